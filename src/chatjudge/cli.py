@@ -1,0 +1,194 @@
+"""The `chatjudge` command line. Exit status: 0 all judged, 1 some items failed, 2 bad usage
+or invalid data (nothing sent)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
+
+app = typer.Typer(
+    name="chatjudge",
+    help="Evaluate multi-turn chat assistants with LLM judges.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+ProtocolOpt = Annotated[
+    str, typer.Option("--protocol", "-p", help="A built-in protocol name or a custom .toml file.")
+]
+MapOpt = Annotated[
+    list[str] | None,
+    typer.Option("--map", help="Rename an input column: COLUMN=FIELD (repeatable)."),
+]
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _column_map(pairs: list[str] | None) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for pair in pairs or []:
+        column, sep, field = pair.partition("=")
+        if not sep or not column or not field:
+            raise UsageError(f"--map takes COLUMN=FIELD, got {pair!r}")
+        mapping[column] = field
+    return mapping
+
+
+@app.command()
+def run(
+    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of items.")],
+    protocol: ProtocolOpt,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option("--judge", "-j", help="local, local/PATH.gguf, openai/MODEL, anthropic/MODEL "
+                     "or google/MODEL; repeat for a panel."),
+    ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Run directory (default: under ./chatjudge-runs/, named "
+                     "after the run, so the same command resumes)."),
+    ] = None,
+    map_: MapOpt = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once.")] = 16,
+    samples: Annotated[int, typer.Option(min=1, help="Independent judge calls per item.")] = 1,
+    flip: Annotated[bool, typer.Option(help="Pairwise: judge both presentation orders.")] = True,
+    limit: Annotated[int | None, typer.Option(min=1, help="Judge only the first N rows.")] = None,
+    base_url: Annotated[
+        list[str] | None,
+        typer.Option("--base-url", help="Judge endpoint; repeat to spread calls over replicas."),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Send every call again.")] = False,
+    temperature: Annotated[float, typer.Option(min=0.0)] = 0.0,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Reply token limit.")] = 1024,
+    seed: Annotated[int | None, typer.Option(help="Sampling seed (sample k uses seed + k).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per call attempt.")] = 120.0,
+    max_retries: Annotated[int, typer.Option(min=0, help="Retries of transient faults.")] = 6,
+    rpm: Annotated[float | None, typer.Option(help="Requests per minute, per judge.")] = None,
+    tpm: Annotated[float | None, typer.Option(help="Prompt tokens per minute, per judge.")] = None,
+    price_in: Annotated[float | None, typer.Option(help="USD per million input tokens.")] = None,
+    price_out: Annotated[float | None, typer.Option(help="USD per million output tokens.")] = None,
+    include_system: Annotated[
+        bool, typer.Option("--include-system", help="Show system messages to the judge.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Judge every item of DATA and write results.jsonl, summary.json and report.html."""
+    from chatjudge.api import build_engine
+    from chatjudge.runner import FatalJudgeError, RunConfig
+
+    try:
+        config = RunConfig(
+            concurrency=concurrency, samples=samples, flip=flip, limit=limit, no_cache=no_cache,
+            include_system=include_system, temperature=temperature, max_tokens=max_tokens,
+            seed=seed, timeout=timeout, max_retries=max_retries, requests_per_minute=rpm,
+            tokens_per_minute=tpm, price_in=price_in, price_out=price_out, progress=not quiet,
+        )
+        engine = build_engine(
+            data, protocol, judge or ["local"], out_dir, column_map=_column_map(map_),
+            base_url=base_url, config=config,
+        )
+    except DataValidationError as exc:
+        raise _fail(f"{data}: {exc}\nnothing was sent to a judge.") from None
+    except (ChatJudgeError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    err.print(f"judging {engine.n_rows} item(s) of {data} with {protocol} "
+              f"({', '.join(j.name for j in engine.judges)}) -> {engine.out_dir}", highlight=False)
+    try:
+        outcome = asyncio.run(engine.run())
+    except FatalJudgeError as exc:
+        raise _fail(f"{exc}\nfinished judgments are kept in {engine.out_dir}.") from None
+    except KeyboardInterrupt:
+        raise _fail(f"interrupted: finished judgments are kept in {engine.out_dir}; "
+                    "run the same command again to resume.", 130) from None
+    _show(outcome.summary, engine.out_dir, write=True)
+    raise typer.Exit(1 if outcome.summary["n_failed"] else 0)
+
+
+def _show(summary: dict[str, Any], run_dir: Path, *, write: bool) -> None:
+    from chatjudge.report import summary_table, write_report
+
+    out.print(summary_table(summary))
+    if write:
+        path = write_report(run_dir)
+        err.print(f"results: {run_dir / 'results.jsonl'}\nreport:  {path}", highlight=False)
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory written by `chatjudge run`.")],
+) -> None:
+    """Print a run's summary and (re)write DIR/report.html."""
+    path = run_dir / "summary.json"
+    if not path.is_file():
+        raise _fail(f"{run_dir} has no summary.json: is it a chatjudge run directory?")
+    _show(json.loads(path.read_text(encoding="utf-8")), run_dir, write=True)
+
+
+@app.command()
+def protocols() -> None:
+    """List the built-in protocols with their data fields."""
+    from rich.table import Table
+
+    from chatjudge.protocols import list_protocols
+
+    table = Table("protocol", "kind", "fields (* required)", "verdict scores", "metrics")
+    for p in list_protocols():
+        fields = ", ".join(f.name + ("*" if f.required else "") for f in p.fields)
+        table.add_row(p.name, p.kind, fields, ", ".join(p.score_names),
+                      ", ".join(m.name for m in p.metrics))
+    out.print(table)
+    out.print("Custom protocols: pass a .toml file to --protocol (see examples/).")
+
+
+@app.command()
+def prompt(
+    data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of items.")],
+    protocol: ProtocolOpt,
+    row: Annotated[int, typer.Option("--row", help="Which row (1-based, among rows).")] = 1,
+    map_: MapOpt = None,
+    flipped: Annotated[bool, typer.Option(help="Pairwise: show the flipped order.")] = False,
+    instruction: Annotated[
+        bool, typer.Option(help="Append the output-format instruction (judges without schema).")
+    ] = False,
+    include_system: Annotated[bool, typer.Option("--include-system")] = False,
+) -> None:
+    """Print the exact prompt a judge would get for one row."""
+    from chatjudge.data import Source, iter_items, validate
+    from chatjudge.protocols import get_protocol
+
+    try:
+        proto = get_protocol(protocol)
+        source = Source(data, _column_map(map_))
+        n = validate(source, proto, limit=row)
+        if row < 1 or row > n:
+            raise UsageError(f"--row {row} is out of range: the data has {n} row(s)")
+        item = next(i for i in iter_items(source, proto, limit=row, include_system=include_system)
+                    if i.index == row - 1)
+    except DataValidationError as exc:
+        raise _fail(f"{data}: {exc}") from None
+    except ChatJudgeError as exc:
+        raise _fail(str(exc)) from None
+    text = proto.render(item.text, flipped=flipped)
+    sys.stdout.write(text + (proto.output_instruction if instruction else "") + "\n")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Items: validated rows with their prompt text rendered, ready for a judge."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from chatjudge.data.conversation import render_messages
+from chatjudge.data.sources import Source
+from chatjudge.data.validate import row_problems
+from chatjudge.errors import DataValidationError, Problem
+from chatjudge.protocols.spec import Protocol
+
+MAX_PROBLEMS_SHOWN = 200
+
+
+@dataclass(slots=True)
+class Item:
+    """One row to judge: `fields` as given (messages kept), `text` as the prompt shows them."""
+
+    index: int  # 0-based position among judged rows
+    row: int  # 1-based row number in the input
+    id: str
+    fields: dict[str, Any]
+    text: dict[str, str]
+
+
+def validate(source: Source, protocol: Protocol, *, limit: int | None = None) -> int:
+    """Check every row (up to `limit`) before anything is sent; return the row count.
+
+    Raises DataValidationError listing each problem by row and field.
+    """
+    problems: list[Problem] = []
+    total = 0
+    seen: dict[str, int] = {}
+    count = 0
+    for raw in _limited(source, limit):
+        count += 1
+        found = (
+            [Problem(raw.number, "(row)", raw.error)]
+            if raw.data is None
+            else row_problems(raw.number, raw.data, protocol.fields)
+        )
+        if raw.data is not None and raw.data.get("id") is not None:
+            key = str(raw.data["id"])
+            if key in seen:
+                found.append(Problem(raw.number, "id", f"duplicate id {key!r} (first at row {seen[key]})"))
+            else:
+                seen[key] = raw.number
+        total += len(found)
+        if len(problems) < MAX_PROBLEMS_SHOWN:
+            problems.extend(found[: MAX_PROBLEMS_SHOWN - len(problems)])
+    if total:
+        raise DataValidationError(problems, total)
+    if count == 0:
+        raise DataValidationError([Problem(0, "(data)", "the dataset has no rows")])
+    return count
+
+
+def iter_items(
+    source: Source, protocol: Protocol, *, limit: int | None = None, include_system: bool = False
+) -> Iterator[Item]:
+    """Yield items of an already validated source, rendering conversation fields once."""
+    names = [f.name for f in protocol.fields]
+    for index, raw in enumerate(_limited(source, limit)):
+        data = raw.data
+        assert data is not None, "iter_items needs a validated source"
+        fields = {n: data.get(n) for n in names}
+        text = {n: _as_text(v, include_system) for n, v in fields.items()}
+        item_id = data.get("id")
+        yield Item(index, raw.number, str(item_id) if item_id is not None else str(raw.number),
+                   fields, text)
+
+
+def _limited(source: Source, limit: int | None) -> Iterator[Any]:
+    for i, raw in enumerate(source):
+        if limit is not None and i >= limit:
+            return
+        yield raw
+
+
+def _as_text(value: Any, include_system: bool) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return render_messages(value, include_system=include_system)
+    return value if isinstance(value, str) else str(value)

@@ -1,0 +1,158 @@
+"""Row sources: JSONL, CSV, Parquet files, lists of dicts and pandas DataFrames.
+
+A source can be iterated more than once (validation reads everything before the
+first judge call, judging reads it again), and file sources stream, so memory
+stays flat however large the file is.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chatjudge.errors import UsageError
+
+
+@dataclass(slots=True)
+class RawRow:
+    """One input record: `number` is 1-based (the line number for JSONL)."""
+
+    number: int
+    data: dict[str, Any] | None
+    error: str | None = None
+
+
+class Source:
+    """A re-iterable sequence of raw rows with columns renamed by `column_map`."""
+
+    def __init__(self, data: Any, column_map: Mapping[str, str] | None = None) -> None:
+        self.column_map = dict(column_map or {})
+        self._data = data
+        self.name = _describe(data)
+
+    def __iter__(self) -> Iterator[RawRow]:
+        rows = _rows(self._data)
+        if not self.column_map:
+            return rows
+        return (self._rename(r) for r in rows)
+
+    def _rename(self, row: RawRow) -> RawRow:
+        if row.data is not None:
+            row.data = {self.column_map.get(k, k): v for k, v in row.data.items()}
+        return row
+
+
+def _describe(data: Any) -> str:
+    if isinstance(data, str | Path):
+        path = Path(data)
+        if not path.is_file():
+            raise UsageError(f"data file not found: {path}")
+        if _kind(path) is None:
+            raise UsageError(f"{path}: unknown data format; use .jsonl, .csv or .parquet")
+        return path.stem
+    if isinstance(data, list):
+        return "list"
+    if type(data).__name__ == "DataFrame":
+        return "dataframe"
+    raise UsageError(
+        f"unsupported data of type {type(data).__name__}: "
+        "pass a .jsonl/.csv/.parquet path, a list of dicts or a pandas DataFrame"
+    )
+
+
+def _kind(path: Path) -> str | None:
+    suffix = path.suffix.lower()
+    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv",
+            ".parquet": "parquet", ".pq": "parquet"}.get(suffix)
+
+
+def _rows(data: Any) -> Iterator[RawRow]:
+    if isinstance(data, list):
+        for i, rec in enumerate(data, 1):
+            yield RawRow(i, rec) if isinstance(rec, dict) else RawRow(i, None, _not_object(rec))
+        return
+    if not isinstance(data, str | Path):
+        yield from _dataframe_rows(data)
+        return
+    path = Path(data)
+    kind = _kind(path)
+    if kind == "jsonl":
+        yield from _jsonl_rows(path)
+    elif kind == "csv":
+        yield from _csv_rows(path)
+    else:
+        yield from _parquet_rows(path)
+
+
+def _not_object(value: Any) -> str:
+    return f"expected an object with named fields, got {type(value).__name__}"
+
+
+def _jsonl_rows(path: Path) -> Iterator[RawRow]:
+    with path.open("r", encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError as exc:
+                yield RawRow(number, None, f"unparseable JSON line: {exc}")
+                continue
+            yield RawRow(number, rec) if isinstance(rec, dict) else RawRow(
+                number, None, _not_object(rec)
+            )
+
+
+def _csv_rows(path: Path) -> Iterator[RawRow]:
+    with path.open("r", encoding="utf-8", newline="") as fh:
+        for number, rec in enumerate(csv.DictReader(fh), 1):
+            if None in rec:
+                yield RawRow(number, None, "more cells than header columns")
+                continue
+            yield RawRow(number, {k: _decode_cell(v) for k, v in rec.items()})
+
+
+def _decode_cell(value: str | None) -> Any:
+    """A CSV cell holding a JSON message list is decoded; anything else stays text."""
+    if value is None or value == "":
+        return None
+    if value.lstrip().startswith("["):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(decoded, list):
+            return decoded
+    return value
+
+
+def _parquet_rows(path: Path) -> Iterator[RawRow]:
+    import pyarrow.parquet as pq
+
+    number = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
+        for rec in batch.to_pylist():
+            number += 1
+            yield RawRow(number, {k: _decode_value(v) for k, v in rec.items()})
+
+
+def _dataframe_rows(frame: Any) -> Iterator[RawRow]:
+    columns = [str(c) for c in frame.columns]
+    for number, values in enumerate(frame.itertuples(index=False, name=None), 1):
+        yield RawRow(number, {c: _decode_value(v) for c, v in zip(columns, values, strict=True)})
+
+
+def _decode_value(value: Any) -> Any:
+    """Normalise what pandas/pyarrow hand back: NaN is missing, arrays are lists."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if hasattr(value, "tolist") and not isinstance(value, str):
+        value = value.tolist()
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        return _decode_cell(value)
+    return value

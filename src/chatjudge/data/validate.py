@@ -1,0 +1,54 @@
+"""Row validation against a protocol's fields: every problem, with row number and field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatjudge.data.conversation import ROLES
+from chatjudge.errors import Problem
+from chatjudge.protocols.spec import FieldSpec
+
+
+def row_problems(number: int, data: dict[str, Any], fields: tuple[FieldSpec, ...]) -> list[Problem]:
+    """Problems of one decoded row (empty when the row is valid)."""
+    problems: list[Problem] = []
+    for spec in fields:
+        value = data.get(spec.name)
+        if value is None or (isinstance(value, str) and not value.strip() and spec.required):
+            if spec.required:
+                what = "missing required field" if value is None else "required field is empty"
+                problems.append(Problem(number, spec.name, what))
+            continue
+        if isinstance(value, list):
+            if not spec.conversation:
+                problems.append(Problem(number, spec.name, "expected a string, got a list"))
+            else:
+                problems.extend(_message_problems(number, spec.name, value))
+        elif not isinstance(value, str | int | float) or isinstance(value, bool):
+            expected = "a string or a list of messages" if spec.conversation else "a string"
+            problems.append(
+                Problem(number, spec.name, f"expected {expected}, got {type(value).__name__}")
+            )
+    item_id = data.get("id")
+    if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, str | int)):
+        problems.append(Problem(number, "id", f"expected a string or integer, got {item_id!r}"))
+    return problems
+
+
+def _message_problems(number: int, field: str, messages: list[Any]) -> list[Problem]:
+    problems: list[Problem] = []
+    for i, message in enumerate(messages, 1):
+        where = f"message {i}"
+        if not isinstance(message, dict):
+            problems.append(Problem(number, field, f"{where}: expected an object with role and content"))
+            continue
+        role = message.get("role")
+        if role not in ROLES:
+            problems.append(
+                Problem(number, field, f"{where}: unknown role {role!r} (use user, assistant or system)")
+            )
+        content = message.get("content")
+        if not isinstance(content, str):
+            got = "missing" if content is None else type(content).__name__
+            problems.append(Problem(number, field, f"{where}: content must be a string, got {got}"))
+    return problems

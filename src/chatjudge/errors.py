@@ -1,0 +1,96 @@
+"""Typed errors: data problems, usage problems and judge faults with their retry policy.
+
+The run engine decides what to retry by looking only at these types, so every
+provider maps its own failures onto them and no provider retries by itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ChatJudgeError(Exception):
+    """Base of every error chatjudge raises on purpose."""
+
+
+class UsageError(ChatJudgeError):
+    """A bad option, protocol name, judge name or file: exit status 2, nothing sent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One problem with one input row; `row` counts from 1 (line or data row number)."""
+
+    row: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"row {self.row}, field '{self.field}': {self.message}"
+
+
+class DataValidationError(ChatJudgeError):
+    """The dataset failed validation; every problem is listed and nothing was sent."""
+
+    def __init__(self, problems: list[Problem], total: int | None = None) -> None:
+        self.problems = problems
+        self.total = total if total is not None else len(problems)
+        shown = "\n".join(f"  {p}" for p in problems)
+        more = self.total - len(problems)
+        tail = f"\n  ... and {more} more" if more > 0 else ""
+        super().__init__(f"invalid data ({self.total} problem(s)):\n{shown}{tail}")
+
+
+class VerdictError(ChatJudgeError):
+    """A judge reply that does not yield a valid verdict: a recorded failure, never a score."""
+
+
+class JudgeError(ChatJudgeError):
+    """A judge call failed. `retryable` tells the run engine whether to try again."""
+
+    retryable = False
+    fatal = False  # stops the whole run (for example a bad API key)
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class RateLimitError(JudgeError):
+    """429 or a provider's equivalent; `retry_after` seconds when the provider said so."""
+
+    retryable = True
+
+    def __init__(
+        self, message: str, *, status: int | None = 429, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
+
+
+class ServerError(JudgeError):
+    """5xx, overloaded: transient on the provider's side."""
+
+    retryable = True
+
+
+class JudgeConnectionError(JudgeError):
+    """Connection refused, reset or closed before a reply."""
+
+    retryable = True
+
+
+class JudgeTimeoutError(JudgeError):
+    """No reply within the per-call timeout."""
+
+    retryable = True
+
+
+class BadRequestError(JudgeError):
+    """The provider refused this request (4xx other than auth and rate limits)."""
+
+
+class AuthError(JudgeError):
+    """Missing or rejected credentials: retrying cannot help and every call would fail."""
+
+    fatal = True

@@ -1,0 +1,274 @@
+"""The run engine: the one place where data, protocols, judges and the store meet.
+
+Items stream from the source; each item's calls (judges x samples x orders) are
+looked up in the store and only the missing ones go to a bounded queue served by
+`concurrency` workers. Every reply is committed to the store as it arrives and
+every finished item is appended to `results.jsonl`, so a crash, a kill or Ctrl-C
+loses no finished judgment and re-running sends only what is missing. Memory is
+bounded by the queue, not by the dataset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from chatjudge.data import Item, Source, iter_items
+from chatjudge.errors import ChatJudgeError, JudgeError, VerdictError
+from chatjudge.judges.base import Judge
+from chatjudge.protocols.spec import Protocol
+from chatjudge.runner.aggregate import CallOutcome, reduce_calls
+from chatjudge.runner.config import RunConfig
+from chatjudge.runner.keys import KeyMaker
+from chatjudge.runner.policy import CallPolicy
+from chatjudge.runner.progress import RunProgress
+from chatjudge.runner.summary import SummaryBuilder
+from chatjudge.store import Store
+from chatjudge.types import JudgeRequest, Reply
+from chatjudge.verdicts import parse_verdict
+
+RESULTS, SUMMARY, STORE, RUN_INFO = "results.jsonl", "summary.json", "calls.sqlite", "run.json"
+
+
+class FatalJudgeError(ChatJudgeError):
+    """A judge fault that stops the run (bad credentials): nothing more is sent."""
+
+
+@dataclass(slots=True)
+class _ItemState:
+    item: Item
+    calls: list[CallOutcome]
+    pending: int = 0
+
+
+@dataclass(slots=True)
+class _Call:
+    state: _ItemState
+    slot: int
+    judge: int
+    request: JudgeRequest
+    key: str
+
+
+@dataclass
+class RunOutcome:
+    out_dir: Path
+    summary: dict[str, Any]
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+class Engine:
+    def __init__(
+        self,
+        source: Source,
+        protocol: Protocol,
+        judges: list[Judge],
+        config: RunConfig,
+        out_dir: Path,
+        *,
+        n_rows: int,
+        on_item: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        """`n_rows`: the row count `chatjudge.data.validate` returned for this source."""
+        self.source = source
+        self.protocol = protocol
+        self.judges = judges
+        self.config = config
+        self.out_dir = out_dir
+        self.on_item = on_item
+        self.n_rows = n_rows
+        self.orders = (False, True) if config.flip and protocol.kind == "pairwise" else (False,)
+        self.policies = [
+            CallPolicy(config.retry(), requests_per_minute=config.requests_per_minute,
+                       tokens_per_minute=config.tokens_per_minute)
+            for _ in judges
+        ]
+        self.limits = [
+            asyncio.Semaphore(min(config.concurrency, j.max_concurrency or config.concurrency))
+            for j in judges
+        ]
+        schema = protocol.verdict_schema
+        self.requests = [
+            [JudgeRequest("", schema, _schema_name(protocol), protocol.output_instruction,
+                          config.settings(k)) for k in range(config.samples)]
+            for _ in judges
+        ]
+        self.keys = [
+            [KeyMaker(j.identity(), config.settings(k).as_key(), schema) for k in range(config.samples)]
+            for j in judges
+        ]
+        self.summary = SummaryBuilder(protocol, [j.name for j in judges], flip=config.flip,
+                                      samples=config.samples)
+        self.usage = {"calls": 0, "cached_calls": 0, "input_tokens": 0, "output_tokens": 0}
+        self._fatal: JudgeError | None = None
+
+    async def run(self) -> RunOutcome:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._write_run_info()
+        store = Store(self.out_dir / STORE)
+        queue: asyncio.Queue[_Call | None] = asyncio.Queue(maxsize=2 * self.config.concurrency)
+        progress = RunProgress(self.n_rows, enabled=self.config.progress)
+        try:
+            with (self.out_dir / RESULTS).open("w", encoding="utf-8") as out, progress:
+                self._out, self._store, self._progress = out, store, progress
+                workers = [asyncio.create_task(self._worker(queue))
+                           for _ in range(self.config.concurrency)]
+                try:
+                    await self._produce(queue)
+                    for _ in workers:
+                        await queue.put(None)
+                    await asyncio.gather(*workers)
+                finally:
+                    for w in workers:
+                        w.cancel()
+                    await asyncio.gather(*workers, return_exceptions=True)
+            if self._fatal is not None:
+                raise FatalJudgeError(f"run stopped: {self._fatal}") from self._fatal
+        finally:
+            store.close()
+            for judge in self.judges:
+                await judge.aclose()
+        summary = self.summary.build(self.usage, self._cost())
+        (self.out_dir / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        return RunOutcome(self.out_dir, summary, self.usage)
+
+    async def _produce(self, queue: asyncio.Queue[_Call | None]) -> None:
+        protocol, store, no_cache = self.protocol, self._store, self.config.no_cache
+        for item in iter_items(self.source, protocol, limit=self.config.limit,
+                               include_system=self.config.include_system):
+            if self._fatal is not None:
+                return
+            state = _ItemState(item, [])
+            missing: list[_Call] = []
+            for j, judge in enumerate(self.judges):
+                for k in range(self.config.samples):
+                    for flipped in self.orders:
+                        prompt = protocol.render(item.text, flipped=flipped)
+                        key = self.keys[j][k].key(prompt, k)
+                        outcome = CallOutcome(judge.name, k, flipped)
+                        state.calls.append(outcome)
+                        stored = None if no_cache else store.get(key)
+                        if stored is not None:
+                            outcome.cached = True
+                            self.usage["cached_calls"] += 1
+                            self._settle(outcome, Reply(stored.raw, stored.input_tokens,
+                                                        stored.output_tokens), stored.latency)
+                        else:
+                            request = self.requests[j][k]
+                            missing.append(_Call(state, len(state.calls) - 1, j,
+                                                 _with_prompt(request, prompt), key))
+            state.pending = len(missing)
+            if not missing:
+                self._finish(state)
+                continue
+            for call in missing:
+                await queue.put(call)
+
+    async def _worker(self, queue: asyncio.Queue[_Call | None]) -> None:
+        while (call := await queue.get()) is not None:
+            if self._fatal is not None:
+                continue
+            judge = self.judges[call.judge]
+            outcome = call.state.calls[call.slot]
+            request = call.request
+            async with self.limits[call.judge]:
+                started = time.monotonic()
+                try:
+                    reply = await self.policies[call.judge].call(
+                        lambda judge=judge, request=request: judge.generate(request),
+                        tokens=len(request.prompt) // 4,
+                    )
+                except JudgeError as exc:
+                    if exc.fatal:
+                        self._fatal = exc
+                        continue
+                    outcome.error = f"{type(exc).__name__}: {exc}"
+                    reply = None
+            if reply is not None:
+                latency = time.monotonic() - started
+                self._store.put(call.key, judge.name, reply, latency)
+                self.usage["calls"] += 1
+                self._settle(outcome, reply, latency)
+            call.state.pending -= 1
+            if call.state.pending == 0:
+                self._finish(call.state)
+
+    def _settle(self, outcome: CallOutcome, reply: Reply, latency: float | None) -> None:
+        outcome.raw = reply.text
+        outcome.input_tokens = reply.input_tokens
+        outcome.output_tokens = reply.output_tokens
+        outcome.latency = latency
+        if not outcome.cached:
+            self.usage["input_tokens"] += reply.input_tokens or 0
+            self.usage["output_tokens"] += reply.output_tokens or 0
+        try:
+            outcome.verdict = parse_verdict(reply.text, self.protocol, flipped=outcome.flipped)
+        except VerdictError as exc:
+            outcome.error = f"VerdictError: {exc}"
+
+    def _finish(self, state: _ItemState) -> None:
+        item, calls = state.item, state.calls
+        failed = [c for c in calls if not c.ok]
+        record: dict[str, Any] = {"format": 1, "id": item.id, "index": item.index}
+        judge_scores = None
+        if failed:
+            record.update(status="failed", scores={}, error=failed[0].error, consistent=None,
+                          agreement=None)
+        else:
+            verdict = reduce_calls(self.protocol, calls)
+            record.update(status="ok", scores=verdict.scores, error=None,
+                          consistent=verdict.consistent, agreement=verdict.agreement)
+            if len(self.judges) > 1:
+                judge_scores = {
+                    j.name: reduce_calls(self.protocol, [c for c in calls if c.judge == j.name]).scores
+                    for j in self.judges
+                }
+                record["judge_scores"] = judge_scores
+        first_ok = next((c for c in calls if c.ok), None)
+        record["rationale"] = first_ok.verdict.rationale if first_ok and first_ok.verdict else {}
+        record["raw"] = calls[0].raw
+        record["usage"] = {
+            "input_tokens": sum(c.input_tokens or 0 for c in calls),
+            "output_tokens": sum(c.output_tokens or 0 for c in calls),
+        }
+        record["calls"] = [c.to_dict() for c in calls]
+        record["fields"] = item.fields
+        self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._out.flush()
+        self.summary.add(not failed, record["scores"], record["consistent"], judge_scores)
+        self._progress.advance(failed=bool(failed), tokens=record["usage"])
+        if self.on_item is not None:
+            self.on_item(record)
+
+    def _cost(self) -> float | None:
+        price_in, price_out = self.config.price_in, self.config.price_out
+        if price_in is None and price_out is None:
+            return None
+        return round(
+            self.usage["input_tokens"] * (price_in or 0) / 1e6
+            + self.usage["output_tokens"] * (price_out or 0) / 1e6, 6
+        )
+
+    def _write_run_info(self) -> None:
+        info = {
+            "protocol": self.protocol.name,
+            "judges": [{"name": j.name, **j.identity()} for j in self.judges],
+            "config": self.config.model_dump(),
+            "data": self.source.name,
+            "n_rows": self.n_rows,
+        }
+        (self.out_dir / RUN_INFO).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+
+
+def _schema_name(protocol: Protocol) -> str:
+    return protocol.name.replace("-", "_")[:64] + "_verdict"
+
+
+def _with_prompt(template: JudgeRequest, prompt: str) -> JudgeRequest:
+    return JudgeRequest(prompt, template.schema, template.schema_name, template.instruction,
+                        template.settings)

@@ -1,0 +1,91 @@
+"""The one retry and rate-limit policy every judge call goes through.
+
+Transient faults (429, 5xx, timeouts, connection errors) are retried with
+exponential back-off and jitter by tenacity, a 429's Retry-After is honoured, and
+a 429 also pauses every worker of that judge until the provider's window passes
+(adaptive back-off), so a rate-limited run slows down instead of hammering.
+Non-retryable faults and the retry cap end the call as failed, with its cause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from aiolimiter import AsyncLimiter
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_exponential_jitter
+
+from chatjudge.errors import JudgeError, JudgeTimeoutError, RateLimitError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryConfig:
+    max_retries: int = 6  # attempts after the first
+    initial_wait: float = 1.0
+    max_wait: float = 60.0
+    timeout: float = 120.0  # per attempt, seconds
+
+
+class CallPolicy:
+    """Retries, per-attempt timeout, rate limits and the shared 429 pause for one judge."""
+
+    def __init__(
+        self,
+        config: RetryConfig,
+        *,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+    ) -> None:
+        self.config = config
+        self._backoff = wait_exponential_jitter(initial=config.initial_wait, max=config.max_wait)
+        self._rpm = AsyncLimiter(requests_per_minute, 60) if requests_per_minute else None
+        self._tpm = AsyncLimiter(tokens_per_minute, 60) if tokens_per_minute else None
+        self._paused_until = 0.0
+        self.retries = 0
+        self.rate_limited = 0
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, RateLimitError) and exc.retry_after is not None:
+            return exc.retry_after + random.uniform(0, 0.1 * exc.retry_after + 0.05)
+        return float(self._backoff(state))
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        self.retries += 1
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, RateLimitError):
+            self.rate_limited += 1
+            pause = exc.retry_after if exc.retry_after is not None else self.config.initial_wait
+            self._paused_until = max(self._paused_until, time.monotonic() + pause)
+
+    async def call(self, attempt: Callable[[], Awaitable[T]], tokens: int = 0) -> T:
+        """Run `attempt` under the policy; raises the last JudgeError when it gives up."""
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.config.max_retries + 1),
+            wait=self._wait,
+            retry=retry_if_exception(lambda e: isinstance(e, JudgeError) and e.retryable),
+            before_sleep=self._before_sleep,
+            reraise=True,
+        )
+        return await retrying(self._once, attempt, tokens)
+
+    async def _once(self, attempt: Callable[[], Awaitable[T]], tokens: int) -> T:
+        delay = self._paused_until - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if self._rpm is not None:
+            await self._rpm.acquire()
+        if self._tpm is not None and tokens:
+            await self._tpm.acquire(min(tokens, self._tpm.max_rate))
+        try:
+            async with asyncio.timeout(self.config.timeout):
+                return await attempt()
+        except TimeoutError as exc:
+            raise JudgeTimeoutError(f"no reply within {self.config.timeout:g} s") from exc

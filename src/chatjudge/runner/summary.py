@@ -1,0 +1,117 @@
+"""The run summary: counts, every metric with its 95% bootstrap interval, usage and cost."""
+
+from __future__ import annotations
+
+import datetime as dt
+from array import array
+from collections import defaultdict
+from typing import Any
+
+from chatjudge.__about__ import __version__
+from chatjudge.protocols.spec import MetricSpec, Protocol
+from chatjudge.stats import bootstrap_ci
+
+FORMAT = 1
+
+
+def metric_value(spec: MetricSpec, scores: dict[str, Any]) -> float:
+    """One item's contribution to a metric."""
+    value = scores[spec.source]
+    if spec.equals is not None:
+        return 1.0 if value == spec.equals else 0.0
+    return (float(value) + spec.offset) * spec.scale
+
+
+class SummaryBuilder:
+    """Collects per-item metric values (compactly: 8 bytes an item a metric) as items finish."""
+
+    def __init__(self, protocol: Protocol, judges: list[str], *, flip: bool, samples: int) -> None:
+        self.protocol = protocol
+        self.judges = judges
+        self.flip = flip and protocol.kind == "pairwise"
+        self.samples = samples
+        self.n_items = 0
+        self.n_failed = 0
+        self._values: dict[str, array[float]] = {m.name: array("d") for m in protocol.metrics}
+        self._consistency: array[float] = array("d")
+        self._per_judge: dict[str, dict[str, array[float]]] = defaultdict(
+            lambda: {m.name: array("d") for m in protocol.metrics}
+        )
+        self._panel: dict[str, list[Any]] = defaultdict(list)  # judge -> per-item verdicts
+
+    def add(
+        self,
+        ok: bool,
+        scores: dict[str, Any],
+        consistent: bool | None,
+        judge_scores: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.n_items += 1
+        if not ok:
+            self.n_failed += 1
+            return
+        for spec in self.protocol.metrics:
+            self._values[spec.name].append(metric_value(spec, scores))
+        if consistent is not None:
+            self._consistency.append(1.0 if consistent else 0.0)
+        if judge_scores:
+            for judge, js in judge_scores.items():
+                for spec in self.protocol.metrics:
+                    self._per_judge[judge][spec.name].append(metric_value(spec, js))
+                self._panel[judge].append(_label(self.protocol, js))
+
+    def build(self, usage: dict[str, int], cost_usd: float | None) -> dict[str, Any]:
+        metrics = {name: _metric(values) for name, values in self._values.items()}
+        if self.flip:
+            metrics["position_consistency"] = _metric(self._consistency)
+        return {
+            "format": FORMAT,
+            "protocol": self.protocol.name,
+            "kind": self.protocol.kind,
+            "judge": "+".join(self.judges),
+            "judges": self.judges,
+            "n_items": self.n_items,
+            "n_ok": self.n_items - self.n_failed,
+            "n_failed": self.n_failed,
+            "metrics": metrics,
+            "samples": self.samples,
+            "flip": self.flip,
+            "usage": usage,
+            "cost_usd": cost_usd,
+            "per_judge": self._per_judge_summary(),
+            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "chatjudge_version": __version__,
+        }
+
+    def _per_judge_summary(self) -> dict[str, Any]:
+        if len(self.judges) < 2:
+            return {}
+        out: dict[str, Any] = {
+            judge: {"metrics": {n: _metric(v) for n, v in self._per_judge[judge].items()}}
+            for judge in self.judges
+        }
+        pairs = []
+        for i, a in enumerate(self.judges):
+            for b in self.judges[i + 1 :]:
+                va, vb = self._panel[a], self._panel[b]
+                same = [x == y for x, y in zip(va, vb, strict=True)]
+                pairs.append({"judges": [a, b], "agreement": sum(same) / len(same) if same else None,
+                              "n": len(same)})
+        out["inter_judge_agreement"] = pairs
+        return out
+
+
+def _label(protocol: Protocol, scores: dict[str, Any]) -> Any:
+    return tuple(scores[n] for n in protocol.score_names)
+
+
+def _metric(values: array[float]) -> dict[str, Any]:
+    n = len(values)
+    if n == 0:
+        return {"value": None, "ci95": None, "n": 0}
+    ci = bootstrap_ci(values) if n >= 2 else None
+    return {
+        "value": round(sum(values) / n, 6),
+        "ci95": [round(ci[0], 6), round(ci[1], 6)] if ci else None,
+        "n": n,
+    }

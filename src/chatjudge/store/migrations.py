@@ -1,0 +1,35 @@
+"""Numbered migrations of the store's SQLite schema; `PRAGMA user_version` records the last."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+
+def _m1_calls(db: sqlite3.Connection) -> None:
+    db.execute(
+        """CREATE TABLE calls (
+            key TEXT PRIMARY KEY,       -- content hash, see chatjudge.runner.keys
+            judge TEXT NOT NULL,        -- judge name, for people reading the store
+            raw TEXT NOT NULL,          -- the reply as received, re-parsed on every run
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            latency REAL,               -- seconds, the successful attempt
+            created REAL NOT NULL       -- unix time
+        ) WITHOUT ROWID"""
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_calls]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Bring `db` to the current schema, one numbered step at a time, each in a transaction."""
+    current = db.execute("PRAGMA user_version").fetchone()[0]
+    if current > SCHEMA_VERSION:
+        raise RuntimeError(f"store schema {current} is newer than this chatjudge ({SCHEMA_VERSION})")
+    for number in range(current, SCHEMA_VERSION):
+        with db:
+            MIGRATIONS[number](db)
+            db.execute(f"PRAGMA user_version = {number + 1}")

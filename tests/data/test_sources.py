@@ -1,0 +1,119 @@
+"""Every input format yields the same items; conversation fields render as `**role**: content`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from chatjudge.data import Source, iter_items, render_messages, validate
+from chatjudge.errors import UsageError
+from chatjudge.protocols import get_protocol
+
+PROTOCOL = get_protocol("interactivity-accuracy")
+ROWS = [
+    {
+        "id": "a",
+        "chat_history": [],
+        "chat": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "How many grams in 2.5 kg?"},
+            {"role": "assistant", "content": "2,500 g."},
+        ],
+        "question": "How many grams are in 2.5 kg?",
+        "answer": "2500",
+    },
+    {
+        "id": "b",
+        "chat_history": "user: hi\nassistant: hello",
+        "chat": [{"role": "user", "content": "A {literal} brace"}],
+        "question": "q?",
+        "answer": 42,
+    },
+]
+
+
+def _items(data, **kw):
+    source = Source(data, kw.pop("column_map", None))
+    validate(source, PROTOCOL)
+    return list(iter_items(source, PROTOCOL, **kw))
+
+
+def _as_dicts(items):
+    return [(i.id, i.row, i.text) for i in items]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n\n", encoding="utf-8")
+    frame = pd.DataFrame(
+        [{k: (json.dumps(v) if isinstance(v, list) else v) for k, v in r.items()} for r in ROWS]
+    )
+    csv = tmp_path / "d.csv"
+    frame.to_csv(csv, index=False)
+    parquet = tmp_path / "d.parquet"
+    # Parquet holds native list columns; a column mixing lists and text is stored as JSON text.
+    native = pd.DataFrame(ROWS).astype({"answer": str})
+    native["chat_history"] = frame["chat_history"]
+    native.to_parquet(parquet)
+    return {"jsonl": jsonl, "csv": csv, "parquet": parquet}
+
+
+def test_all_formats_give_the_same_items(files: dict[str, Path]) -> None:
+    expected = _as_dicts(_items(ROWS))
+    assert _as_dicts(_items(files["jsonl"])) == expected
+    assert _as_dicts(_items(files["csv"])) == expected
+    assert _as_dicts(_items(files["parquet"])) == expected
+    assert _as_dicts(_items(pd.DataFrame(ROWS))) == expected
+
+
+def test_messages_render_one_per_line_without_system() -> None:
+    item = _items(ROWS)[0]
+    assert item.text["chat"] == "**user**: How many grams in 2.5 kg?\n**assistant**: 2,500 g."
+    assert item.text["chat_history"] == ""
+    assert item.fields["chat"] == ROWS[0]["chat"]  # originals kept for the report
+    with_system = _items(ROWS, include_system=True)[0]
+    assert with_system.text["chat"].startswith("**system**: Be brief.\n**user**:")
+
+
+def test_strings_used_as_is_and_numbers_as_text() -> None:
+    item = _items(ROWS)[1]
+    assert item.text["chat_history"] == "user: hi\nassistant: hello"
+    assert item.text["answer"] == "42"
+
+
+def test_column_map_renames_columns() -> None:
+    renamed = [{("conversation" if k == "chat" else k): v for k, v in r.items()} for r in ROWS]
+    items = _items(renamed, column_map={"conversation": "chat"})
+    assert items[0].text["chat"].startswith("**user**: How many grams")
+
+
+def test_id_falls_back_to_row_number_and_limit() -> None:
+    rows = [{k: v for k, v in r.items() if k != "id"} for r in ROWS]
+    items = _items(rows, limit=1)
+    assert [i.id for i in items] == ["1"]
+
+
+def test_jsonl_row_numbers_are_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "gaps.jsonl"
+    path.write_text("\n" + json.dumps(ROWS[0]) + "\n\n" + json.dumps(ROWS[1]) + "\n")
+    assert [i.row for i in _items(path)] == [2, 4]
+
+
+def test_unknown_format_and_missing_file_are_usage_errors(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not found"):
+        Source(tmp_path / "nope.jsonl")
+    bad = tmp_path / "data.xlsx"
+    bad.write_text("x")
+    with pytest.raises(UsageError, match="unknown data format"):
+        Source(bad)
+    with pytest.raises(UsageError, match="unsupported data"):
+        Source(42)
+
+
+def test_render_messages_directly() -> None:
+    text = render_messages([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}])
+    assert text == "**user**: a\n**assistant**: b"
