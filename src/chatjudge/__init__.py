@@ -1,6 +1,22 @@
 """chatjudge: evaluate multi-turn chat assistants with LLM judges."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from chatjudge.__about__ import __version__
-from chatjudge.api import EvalResult, evaluate
+
+if TYPE_CHECKING:
+    from chatjudge.api import EvalResult, evaluate
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use, so `chatjudge --help` and light imports stay fast.
+    if name in ("evaluate", "EvalResult"):
+        from chatjudge import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'chatjudge' has no attribute {name!r}")
+
 
 __all__ = ["EvalResult", "__version__", "evaluate"]

@@ -35,11 +35,19 @@ class EvalResult:
         with (self.out_dir / RESULTS).open(encoding="utf-8") as fh:
             for line in fh:
                 r = json.loads(line)
-                rows.append({"id": r["id"], "index": r["index"], "status": r["status"],
-                             **r["scores"], "consistent": r["consistent"],
-                             "agreement": r["agreement"], "error": r["error"],
-                             "input_tokens": r["usage"]["input_tokens"],
-                             "output_tokens": r["usage"]["output_tokens"]})
+                rows.append(
+                    {
+                        "id": r["id"],
+                        "index": r["index"],
+                        "status": r["status"],
+                        **r["scores"],
+                        "consistent": r["consistent"],
+                        "agreement": r["agreement"],
+                        "error": r["error"],
+                        "input_tokens": r["usage"]["input_tokens"],
+                        "output_tokens": r["usage"]["output_tokens"],
+                    }
+                )
         return pd.DataFrame(rows).sort_values("index").reset_index(drop=True)
 
     @property
@@ -69,8 +77,12 @@ def build_engine(
     names = [j.name for j in judges]
     if len(set(names)) != len(names):
         raise UsageError(f"the same judge is named twice in the panel: {names}")
-    out_dir = Path(out) if out is not None else default_out_dir(
-        source.name, proto.name, names, {**config.fingerprint(), "base_urls": sorted(base_urls)}
+    out_dir = (
+        Path(out)
+        if out is not None
+        else default_out_dir(
+            source.name, proto.name, names, {**config.fingerprint(), "base_urls": sorted(base_urls)}
+        )
     )
     return Engine(source, proto, judges, config, out_dir, n_rows=n_rows)
 
@@ -97,8 +109,9 @@ def evaluate(
         config = RunConfig(progress=False, **options)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    engine = build_engine(data, protocol, judge, out, column_map=column_map, base_url=base_url,
-                          config=config)
+    engine = build_engine(
+        data, protocol, judge, out, column_map=column_map, base_url=base_url, config=config
+    )
     outcome = _run_sync(engine)
     if report:
         from chatjudge.report import write_report

@@ -54,13 +54,21 @@ def run(
     protocol: ProtocolOpt,
     judge: Annotated[
         list[str] | None,
-        typer.Option("--judge", "-j", help="local, local/PATH.gguf, openai/MODEL, anthropic/MODEL "
-                     "or google/MODEL; repeat for a panel."),
+        typer.Option(
+            "--judge",
+            "-j",
+            help="local, local/PATH.gguf, openai/MODEL, anthropic/MODEL "
+            "or google/MODEL; repeat for a panel.",
+        ),
     ] = None,
     out_dir: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Run directory (default: under ./chatjudge-runs/, named "
-                     "after the run, so the same command resumes)."),
+        typer.Option(
+            "--out",
+            "-o",
+            help="Run directory (default: under ./chatjudge-runs/, named "
+            "after the run, so the same command resumes).",
+        ),
     ] = None,
     map_: MapOpt = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once.")] = 16,
@@ -74,9 +82,14 @@ def run(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Send every call again.")] = False,
     temperature: Annotated[float, typer.Option(min=0.0)] = 0.0,
     max_tokens: Annotated[int, typer.Option(min=1, help="Reply token limit.")] = 1024,
-    seed: Annotated[int | None, typer.Option(help="Sampling seed (sample k uses seed + k).")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Sampling seed (sample k uses seed + k).")
+    ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per call attempt.")] = 120.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries of transient faults.")] = 6,
+    retry_wait: Annotated[
+        float, typer.Option(help="First back-off in seconds (then doubling, with jitter).")
+    ] = 1.0,
     rpm: Annotated[float | None, typer.Option(help="Requests per minute, per judge.")] = None,
     tpm: Annotated[float | None, typer.Option(help="Prompt tokens per minute, per judge.")] = None,
     price_in: Annotated[float | None, typer.Option(help="USD per million input tokens.")] = None,
@@ -92,28 +105,52 @@ def run(
 
     try:
         config = RunConfig(
-            concurrency=concurrency, samples=samples, flip=flip, limit=limit, no_cache=no_cache,
-            include_system=include_system, temperature=temperature, max_tokens=max_tokens,
-            seed=seed, timeout=timeout, max_retries=max_retries, requests_per_minute=rpm,
-            tokens_per_minute=tpm, price_in=price_in, price_out=price_out, progress=not quiet,
+            concurrency=concurrency,
+            samples=samples,
+            flip=flip,
+            limit=limit,
+            no_cache=no_cache,
+            include_system=include_system,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            timeout=timeout,
+            max_retries=max_retries,
+            retry_wait=retry_wait,
+            requests_per_minute=rpm,
+            tokens_per_minute=tpm,
+            price_in=price_in,
+            price_out=price_out,
+            progress=not quiet,
         )
         engine = build_engine(
-            data, protocol, judge or ["local"], out_dir, column_map=_column_map(map_),
-            base_url=base_url, config=config,
+            data,
+            protocol,
+            judge or ["local"],
+            out_dir,
+            column_map=_column_map(map_),
+            base_url=base_url,
+            config=config,
         )
     except DataValidationError as exc:
         raise _fail(f"{data}: {exc}\nnothing was sent to a judge.") from None
     except (ChatJudgeError, ValueError) as exc:
         raise _fail(str(exc)) from None
-    err.print(f"judging {engine.n_rows} item(s) of {data} with {protocol} "
-              f"({', '.join(j.name for j in engine.judges)}) -> {engine.out_dir}", highlight=False)
+    err.print(
+        f"judging {engine.n_rows} item(s) of {data} with {protocol} "
+        f"({', '.join(j.name for j in engine.judges)}) -> {engine.out_dir}",
+        highlight=False,
+    )
     try:
         outcome = asyncio.run(engine.run())
     except FatalJudgeError as exc:
         raise _fail(f"{exc}\nfinished judgments are kept in {engine.out_dir}.") from None
     except KeyboardInterrupt:
-        raise _fail(f"interrupted: finished judgments are kept in {engine.out_dir}; "
-                    "run the same command again to resume.", 130) from None
+        raise _fail(
+            f"interrupted: finished judgments are kept in {engine.out_dir}; "
+            "run the same command again to resume.",
+            130,
+        ) from None
     _show(outcome.summary, engine.out_dir, write=True)
     raise typer.Exit(1 if outcome.summary["n_failed"] else 0)
 
@@ -140,18 +177,26 @@ def report(
 
 @app.command()
 def protocols() -> None:
-    """List the built-in protocols with their data fields."""
-    from rich.table import Table
-
+    """List the built-in protocols with their data fields, verdict and metrics."""
     from chatjudge.protocols import list_protocols
 
-    table = Table("protocol", "kind", "fields (* required)", "verdict scores", "metrics")
     for p in list_protocols():
-        fields = ", ".join(f.name + ("*" if f.required else "") for f in p.fields)
-        table.add_row(p.name, p.kind, fields, ", ".join(p.score_names),
-                      ", ".join(m.name for m in p.metrics))
-    out.print(table)
-    out.print("Custom protocols: pass a .toml file to --protocol (see examples/).")
+        fields = ", ".join(
+            f.name
+            + (" (optional)" if not f.required else "")
+            + (" [messages]" if f.conversation else "")
+            for f in p.fields
+        )
+        scores = [f"{s.name} {s.min:g}-{s.max:g}" for s in p.scores]
+        if p.choice is not None:
+            scores.append(f"{p.choice.name} {'/'.join(p.choice.options)}")
+        out.print(f"[bold]{p.name}[/] ({p.kind}): {p.description}", highlight=False)
+        out.print(f"  fields:  {fields}", highlight=False, markup=False)
+        out.print(f"  verdict: {', '.join(scores)}", highlight=False, markup=False)
+        out.print(f"  metrics: {', '.join(m.name for m in p.metrics)}\n", highlight=False)
+    out.print(
+        "Custom protocols: pass a .toml file to --protocol (see examples/chat_quality_1to5.toml)."
+    )
 
 
 @app.command()
@@ -176,8 +221,11 @@ def prompt(
         n = validate(source, proto, limit=row)
         if row < 1 or row > n:
             raise UsageError(f"--row {row} is out of range: the data has {n} row(s)")
-        item = next(i for i in iter_items(source, proto, limit=row, include_system=include_system)
-                    if i.index == row - 1)
+        item = next(
+            i
+            for i in iter_items(source, proto, limit=row, include_system=include_system)
+            if i.index == row - 1
+        )
     except DataValidationError as exc:
         raise _fail(f"{data}: {exc}") from None
     except ChatJudgeError as exc:

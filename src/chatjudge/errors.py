@@ -86,6 +86,16 @@ class JudgeTimeoutError(JudgeError):
     retryable = True
 
 
+class MalformedReplyError(JudgeError):
+    """A reply came back but held no valid verdict; asked again a bounded number of times."""
+
+    retryable = True
+
+    def __init__(self, message: str, reply: object) -> None:
+        super().__init__(message)
+        self.reply = reply
+
+
 class BadRequestError(JudgeError):
     """The provider refused this request (4xx other than auth and rate limits)."""
 

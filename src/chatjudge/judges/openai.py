@@ -4,13 +4,17 @@ Spoken with aiohttp rather than the `openai` SDK: on a 2-core machine the SDK
 spends 3-7 ms of CPU per call against about 0.5 ms for aiohttp, and judging is a
 hot loop. Several base URLs make one judge spread over replicas (a vLLM fleet
 with no load balancer): each call goes to the replica with the fewest calls in
-flight. The verdict schema is sent as `response_format`; a server that refuses
-it gets the protocol's output-format instruction instead, from then on.
+flight.
+
+The verdict schema is sent as `response_format` in the first shape the server
+accepts, tried in order: OpenAI's `json_schema` (OpenAI, vLLM, SGLang, Ollama),
+`json_object` with a `schema` (llama-cpp-python's server, which answers the first
+with an error), then none, with the protocol's output-format instruction
+appended and the tolerant parser doing the rest. A refusal is remembered.
 """
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import json
 import os
@@ -34,6 +38,7 @@ from chatjudge.judges.base import Judge
 from chatjudge.types import JudgeRequest, Reply
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+MODES = ("json_schema", "json_object", "instruction")
 
 
 class OpenAIJudge(Judge):
@@ -42,7 +47,9 @@ class OpenAIJudge(Judge):
     needs_key = True
     key_env_var = "OPENAI_API_KEY"
 
-    def __init__(self, model: str, *, base_urls: Sequence[str] = (), timeout: float = 120.0) -> None:
+    def __init__(
+        self, model: str, *, base_urls: Sequence[str] = (), timeout: float = 120.0
+    ) -> None:
         super().__init__(model)
         urls = list(base_urls) or [os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL]
         self.base_urls = [u.rstrip("/") for u in urls]
@@ -54,13 +61,15 @@ class OpenAIJudge(Judge):
         self._next = 0
         key = os.environ.get("OPENAI_API_KEY")
         if not key and DEFAULT_BASE_URL in self.base_urls:
-            raise AuthError("OPENAI_API_KEY is not set: export it, or use --base-url for a local server")
+            raise AuthError(
+                "OPENAI_API_KEY is not set: export it, or use --base-url for a local server"
+            )
         self._headers = {"Content-Type": "application/json"}
         if key:
             self._headers["Authorization"] = f"Bearer {key}"
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
-        self.structured = True  # becomes False once a server refuses response_format
+        self.mode = 0  # index into MODES; moves on when a server refuses a response_format
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.provider, "model": self.model, "base_urls": sorted(self.base_urls)}
@@ -69,7 +78,9 @@ class OpenAIJudge(Judge):
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, headers=self._headers,
+                connector=connector,
+                timeout=self._timeout,
+                headers=self._headers,
                 json_serialize=json.dumps,
             )
         return self._session
@@ -83,14 +94,22 @@ class OpenAIJudge(Judge):
         }
         if settings.seed is not None:
             body["seed"] = settings.seed
-        if self.structured:
+        mode = MODES[self.mode]
+        if mode == "json_schema":
             body["messages"] = [{"role": "user", "content": request.prompt}]
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": request.schema_name, "schema": request.schema, "strict": True},
+                "json_schema": {
+                    "name": request.schema_name,
+                    "schema": request.schema,
+                    "strict": True,
+                },
             }
         else:
-            body["messages"] = [{"role": "user", "content": self.prompt_with_instruction(request)}]
+            content = self.prompt_with_instruction(request)
+            body["messages"] = [{"role": "user", "content": content}]
+            if mode == "json_object":
+                body["response_format"] = {"type": "json_object", "schema": request.schema}
         return json.dumps(body).encode()
 
     def _pick(self) -> int:
@@ -102,14 +121,14 @@ class OpenAIJudge(Judge):
         return min(range(start, start + n), key=lambda i: self._in_flight[i % n]) % n
 
     async def generate(self, request: JudgeRequest) -> Reply:
-        structured = self.structured
-        try:
-            return await self._send(request)
-        except BadRequestError as exc:
-            if structured and _refuses_schema(str(exc)):
-                self.structured = False
+        while True:
+            mode = self.mode
+            try:
                 return await self._send(request)
-            raise
+            except (BadRequestError, ServerError) as exc:
+                if MODES[mode] == "instruction" or not _refuses_format(str(exc)):
+                    raise
+                self.mode = max(self.mode, mode + 1)
 
     async def _send(self, request: JudgeRequest) -> Reply:
         i = self._pick()
@@ -121,7 +140,7 @@ class OpenAIJudge(Judge):
                     raise _http_error(resp.status, payload, resp.headers)
         except JudgeError:
             raise
-        except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
+        except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
             raise JudgeTimeoutError(f"no reply within {self._timeout.total:g} s") from exc
         except aiohttp.ClientError as exc:
             raise JudgeConnectionError(f"{type(exc).__name__}: {exc}") from exc
@@ -146,9 +165,9 @@ def _reply(payload: bytes) -> Reply:
     return Reply(text, usage.get("prompt_tokens"), usage.get("completion_tokens"))
 
 
-def _refuses_schema(message: str) -> bool:
+def _refuses_format(message: str) -> bool:
     lowered = message.lower()
-    return "response_format" in lowered or "json_schema" in lowered or "schema" in lowered
+    return "response_format" in lowered or "json_schema" in lowered
 
 
 def _http_error(status: int, payload: bytes, headers: Any) -> JudgeError:

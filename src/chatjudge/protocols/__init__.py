@@ -51,6 +51,16 @@ def list_protocols() -> list[Protocol]:
 
 
 __all__ = [
-    "BASELINE", "CANDIDATE", "TIE", "BUILTIN", "ChoiceSpec", "FieldSpec", "MetricSpec",
-    "Protocol", "ScoreSpec", "Template", "get_protocol", "list_protocols",
+    "BASELINE",
+    "CANDIDATE",
+    "TIE",
+    "BUILTIN",
+    "ChoiceSpec",
+    "FieldSpec",
+    "MetricSpec",
+    "Protocol",
+    "ScoreSpec",
+    "Template",
+    "get_protocol",
+    "list_protocols",
 ]

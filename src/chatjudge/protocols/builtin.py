@@ -39,7 +39,7 @@ def load_template(filename: str) -> str:
 INTERACTIVITY_INSTRUCTION = """
 
 Reply with the JSON object only, exactly in this shape and with no other text:
-{"interactivity": {"thought": "...", "score": 1 or 2 or 3}, "accuracy": {"thought": "...", "score": 0 or 1}}"""
+{"interactivity": {"thought": "...", "score": 1 or 2 or 3}, "accuracy": {"thought": "...", "score": 0 or 1}}"""  # noqa: E501
 
 PAIRWISE_INSTRUCTION = """
 
@@ -55,23 +55,41 @@ def interactivity_accuracy() -> Protocol:
         kind="pointwise",
         template=load_template("interactivity_accuracy.txt"),
         fields=(
-            FieldSpec(name="chat_history", required=False, conversation=True,
-                      description="earlier conversation, may be empty"),
+            FieldSpec(
+                name="chat_history",
+                required=False,
+                conversation=True,
+                description="earlier conversation, may be empty",
+            ),
             FieldSpec(name="chat", conversation=True, description="follow-up conversation"),
             FieldSpec(name="question", description="target question"),
             FieldSpec(name="answer", description="ground-truth answer"),
         ),
         scores=(
-            ScoreSpec(name="interactivity", path="interactivity.score", min=1, max=3,
-                      rationale="interactivity.thought"),
-            ScoreSpec(name="accuracy", path="accuracy.score", min=0, max=1,
-                      rationale="accuracy.thought"),
+            ScoreSpec(
+                name="interactivity",
+                path="interactivity.score",
+                min=1,
+                max=3,
+                rationale="interactivity.thought",
+            ),
+            ScoreSpec(
+                name="accuracy", path="accuracy.score", min=0, max=1, rationale="accuracy.thought"
+            ),
         ),
         metrics=(
-            MetricSpec(name="interactivity", source="interactivity",
-                       description="mean interactivity score (1-3)"),
-            MetricSpec(name="itr", source="interactivity", offset=-2.5, scale=200.0,
-                       description="interactivity rate: mean of (score - 2.5) * 2, times 100"),
+            MetricSpec(
+                name="interactivity",
+                source="interactivity",
+                description="mean interactivity score (1-3)",
+            ),
+            MetricSpec(
+                name="itr",
+                source="interactivity",
+                offset=-2.5,
+                scale=200.0,
+                description="interactivity rate: mean of (score - 2.5) * 2, times 100",
+            ),
             MetricSpec(name="accuracy", source="accuracy", description="share of correct answers"),
         ),
         output_instruction=INTERACTIVITY_INSTRUCTION,
@@ -85,8 +103,12 @@ def pairwise_chat_quality() -> Protocol:
         kind="pairwise",
         template=load_template("pairwise_chat_quality.txt"),
         fields=(
-            FieldSpec(name="history", required=False, conversation=True,
-                      description="conversation history"),
+            FieldSpec(
+                name="history",
+                required=False,
+                conversation=True,
+                description="conversation history",
+            ),
             FieldSpec(name="prompt", conversation=True, description="current user prompt"),
             FieldSpec(name="baseline_model_response", description="baseline, shown as Response A"),
             FieldSpec(name="response", description="candidate, shown as Response B"),

@@ -182,7 +182,8 @@ class Protocol(_Strict):
             if s.rationale:
                 out.append((s.rationale, (str, "")))
             number = int if s.integer else float
-            out.append((s.path, (Annotated[number, Field(ge=s.min, le=s.max)], ...)))
+            score = Annotated[number, BeforeValidator(_no_bool), Field(ge=s.min, le=s.max)]
+            out.append((s.path, (score, ...)))
         if self.choice is not None:
             if self.choice.rationale:
                 out.append((self.choice.rationale, (str, "")))
@@ -190,6 +191,13 @@ class Protocol(_Strict):
             choice_type = Annotated[Literal[labels], BeforeValidator(_normalise_label)]  # type: ignore[valid-type]
             out.append((self.choice.path, (choice_type, ...)))
         return out
+
+
+def _no_bool(value: Any) -> Any:
+    """`true` is not a score, though pydantic would read it as 1."""
+    if isinstance(value, bool):
+        raise ValueError("a score must be a number, not true/false")
+    return value
 
 
 def _normalise_label(value: Any) -> Any:

@@ -13,6 +13,13 @@ from chatjudge.runner.engine import (
 from chatjudge.runner.paths import default_out_dir
 
 __all__ = [
-    "RESULTS", "RUN_INFO", "STORE", "SUMMARY", "Engine", "FatalJudgeError", "RunConfig",
-    "RunOutcome", "default_out_dir",
+    "RESULTS",
+    "RUN_INFO",
+    "STORE",
+    "SUMMARY",
+    "Engine",
+    "FatalJudgeError",
+    "RunConfig",
+    "RunOutcome",
+    "default_out_dir",
 ]

@@ -38,12 +38,18 @@ class CallOutcome:
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict
         return {
-            "judge": self.judge, "sample": self.sample, "flipped": self.flipped,
+            "judge": self.judge,
+            "sample": self.sample,
+            "flipped": self.flipped,
             "status": "ok" if v else "failed",
-            "scores": v.scores if v else {}, "label": v.label if v else None,
+            "scores": v.scores if v else {},
+            "label": v.label if v else None,
             "rationale": v.rationale if v else {},
-            "raw": self.raw, "error": self.error, "cached": self.cached,
-            "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "raw": self.raw,
+            "error": self.error,
+            "cached": self.cached,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
             "latency": None if self.latency is None else round(self.latency, 4),
         }
 
@@ -70,7 +76,9 @@ def _reduce_scores(protocol: Protocol, calls: list[CallOutcome]) -> ItemVerdict:
         scores[name] = int(mean) if float(mean).is_integer() else round(mean, 6)
     agreement = None
     if len(calls) > 1:
-        tuples = Counter(tuple(c.verdict.scores[n] for n in protocol.score_names) for c in calls if c.verdict)
+        tuples = Counter(
+            tuple(c.verdict.scores[n] for n in protocol.score_names) for c in calls if c.verdict
+        )
         agreement = tuples.most_common(1)[0][1] / len(calls)
     return ItemVerdict(scores, None, agreement)
 

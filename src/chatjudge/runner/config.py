@@ -22,6 +22,8 @@ class RunConfig(BaseModel):
     seed: int | None = None
     timeout: float = Field(120.0, gt=0, description="seconds per judge call attempt")
     max_retries: int = Field(6, ge=0, description="attempts after the first, transient faults")
+    retry_wait: float = Field(1.0, gt=0, description="first back-off, seconds (doubles, jittered)")
+    parse_retries: int = Field(2, ge=0, description="asks again after a reply with no verdict")
     requests_per_minute: float | None = Field(None, gt=0)
     tokens_per_minute: float | None = Field(None, gt=0)
     price_in: float | None = Field(None, ge=0, description="USD per million input tokens")
@@ -34,9 +36,20 @@ class RunConfig(BaseModel):
         return GenerationSettings(self.temperature, self.max_tokens, seed)
 
     def retry(self) -> RetryConfig:
-        return RetryConfig(max_retries=self.max_retries, timeout=self.timeout)
+        return RetryConfig(
+            max_retries=self.max_retries, initial_wait=self.retry_wait, timeout=self.timeout
+        )
 
     def fingerprint(self) -> dict[str, object]:
         """The options that change results (for naming a default run directory)."""
-        return self.model_dump(include={"samples", "flip", "limit", "include_system",
-                                        "temperature", "max_tokens", "seed"})
+        return self.model_dump(
+            include={
+                "samples",
+                "flip",
+                "limit",
+                "include_system",
+                "temperature",
+                "max_tokens",
+                "seed",
+            }
+        )

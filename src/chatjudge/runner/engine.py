@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from chatjudge.data import Item, Source, iter_items
-from chatjudge.errors import ChatJudgeError, JudgeError, VerdictError
+from chatjudge.errors import ChatJudgeError, JudgeError, MalformedReplyError, VerdictError
 from chatjudge.judges.base import Judge
 from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.aggregate import CallOutcome, reduce_calls
@@ -30,7 +30,7 @@ from chatjudge.runner.progress import RunProgress
 from chatjudge.runner.summary import SummaryBuilder
 from chatjudge.store import Store
 from chatjudge.types import JudgeRequest, Reply
-from chatjudge.verdicts import parse_verdict
+from chatjudge.verdicts import Verdict, parse_verdict
 
 RESULTS, SUMMARY, STORE, RUN_INFO = "results.jsonl", "summary.json", "calls.sqlite", "run.json"
 
@@ -84,8 +84,11 @@ class Engine:
         self.n_rows = n_rows
         self.orders = (False, True) if config.flip and protocol.kind == "pairwise" else (False,)
         self.policies = [
-            CallPolicy(config.retry(), requests_per_minute=config.requests_per_minute,
-                       tokens_per_minute=config.tokens_per_minute)
+            CallPolicy(
+                config.retry(),
+                requests_per_minute=config.requests_per_minute,
+                tokens_per_minute=config.tokens_per_minute,
+            )
             for _ in judges
         ]
         self.limits = [
@@ -94,16 +97,28 @@ class Engine:
         ]
         schema = protocol.verdict_schema
         self.requests = [
-            [JudgeRequest("", schema, _schema_name(protocol), protocol.output_instruction,
-                          config.settings(k)) for k in range(config.samples)]
+            [
+                JudgeRequest(
+                    "",
+                    schema,
+                    _schema_name(protocol),
+                    protocol.output_instruction,
+                    config.settings(k),
+                )
+                for k in range(config.samples)
+            ]
             for _ in judges
         ]
         self.keys = [
-            [KeyMaker(j.identity(), config.settings(k).as_key(), schema) for k in range(config.samples)]
+            [
+                KeyMaker(j.identity(), config.settings(k).as_key(), schema)
+                for k in range(config.samples)
+            ]
             for j in judges
         ]
-        self.summary = SummaryBuilder(protocol, [j.name for j in judges], flip=config.flip,
-                                      samples=config.samples)
+        self.summary = SummaryBuilder(
+            protocol, [j.name for j in judges], flip=config.flip, samples=config.samples
+        )
         self.usage = {"calls": 0, "cached_calls": 0, "input_tokens": 0, "output_tokens": 0}
         self._fatal: JudgeError | None = None
 
@@ -116,8 +131,9 @@ class Engine:
         try:
             with (self.out_dir / RESULTS).open("w", encoding="utf-8") as out, progress:
                 self._out, self._store, self._progress = out, store, progress
-                workers = [asyncio.create_task(self._worker(queue))
-                           for _ in range(self.config.concurrency)]
+                workers = [
+                    asyncio.create_task(self._worker(queue)) for _ in range(self.config.concurrency)
+                ]
                 try:
                     await self._produce(queue)
                     for _ in workers:
@@ -139,8 +155,12 @@ class Engine:
 
     async def _produce(self, queue: asyncio.Queue[_Call | None]) -> None:
         protocol, store, no_cache = self.protocol, self._store, self.config.no_cache
-        for item in iter_items(self.source, protocol, limit=self.config.limit,
-                               include_system=self.config.include_system):
+        for item in iter_items(
+            self.source,
+            protocol,
+            limit=self.config.limit,
+            include_system=self.config.include_system,
+        ):
             if self._fatal is not None:
                 return
             state = _ItemState(item, [])
@@ -156,12 +176,22 @@ class Engine:
                         if stored is not None:
                             outcome.cached = True
                             self.usage["cached_calls"] += 1
-                            self._settle(outcome, Reply(stored.raw, stored.input_tokens,
-                                                        stored.output_tokens), stored.latency)
+                            self._settle(
+                                outcome,
+                                Reply(stored.raw, stored.input_tokens, stored.output_tokens),
+                                stored.latency,
+                            )
                         else:
                             request = self.requests[j][k]
-                            missing.append(_Call(state, len(state.calls) - 1, j,
-                                                 _with_prompt(request, prompt), key))
+                            missing.append(
+                                _Call(
+                                    state,
+                                    len(state.calls) - 1,
+                                    j,
+                                    _with_prompt(request, prompt),
+                                    key,
+                                )
+                            )
             state.pending = len(missing)
             if not missing:
                 self._finish(state)
@@ -171,45 +201,79 @@ class Engine:
 
     async def _worker(self, queue: asyncio.Queue[_Call | None]) -> None:
         while (call := await queue.get()) is not None:
-            if self._fatal is not None:
-                continue
-            judge = self.judges[call.judge]
-            outcome = call.state.calls[call.slot]
-            request = call.request
-            async with self.limits[call.judge]:
-                started = time.monotonic()
-                try:
-                    reply = await self.policies[call.judge].call(
-                        lambda judge=judge, request=request: judge.generate(request),
-                        tokens=len(request.prompt) // 4,
-                    )
-                except JudgeError as exc:
-                    if exc.fatal:
-                        self._fatal = exc
-                        continue
-                    outcome.error = f"{type(exc).__name__}: {exc}"
-                    reply = None
-            if reply is not None:
-                latency = time.monotonic() - started
-                self._store.put(call.key, judge.name, reply, latency)
-                self.usage["calls"] += 1
-                self._settle(outcome, reply, latency)
-            call.state.pending -= 1
-            if call.state.pending == 0:
-                self._finish(call.state)
+            if self._fatal is None:
+                await self._judge(call)
+
+    async def _judge(self, call: _Call) -> None:
+        judge = self.judges[call.judge]
+        outcome = call.state.calls[call.slot]
+        malformed = 0
+
+        async def attempt() -> tuple[Reply, Verdict | None, str | None]:
+            nonlocal malformed
+            reply = await judge.generate(call.request)
+            try:
+                return (
+                    reply,
+                    parse_verdict(reply.text, self.protocol, flipped=outcome.flipped),
+                    None,
+                )
+            except VerdictError as exc:
+                malformed += 1
+                if malformed <= self.config.parse_retries:
+                    raise MalformedReplyError(str(exc), reply) from exc
+                return reply, None, f"VerdictError: {exc}"
+
+        started = time.monotonic()
+        async with self.limits[call.judge]:
+            try:
+                reply, verdict, error = await self.policies[call.judge].call(
+                    attempt, tokens=len(call.request.prompt) // 4
+                )
+            except MalformedReplyError as exc:  # the retry cap ended on a bad reply: keep it
+                reply, verdict, error = exc.reply, None, f"VerdictError: {exc}"  # type: ignore[assignment]
+            except JudgeError as exc:
+                if exc.fatal:
+                    self._fatal = exc
+                    return
+                reply, verdict, error = None, None, f"{type(exc).__name__}: {exc}"
+        if reply is not None:
+            latency = time.monotonic() - started
+            self._store.put(call.key, judge.name, reply, latency)
+            self.usage["calls"] += 1
+            self._record(outcome, reply, latency, verdict, error)
+        else:
+            outcome.error = error
+        call.state.pending -= 1
+        if call.state.pending == 0:
+            self._finish(call.state)
 
     def _settle(self, outcome: CallOutcome, reply: Reply, latency: float | None) -> None:
+        """A stored reply: parsed again, so a parser fix re-scores it without a new call."""
+        try:
+            verdict = parse_verdict(reply.text, self.protocol, flipped=outcome.flipped)
+            error = None
+        except VerdictError as exc:
+            verdict, error = None, f"VerdictError: {exc}"
+        self._record(outcome, reply, latency, verdict, error)
+
+    def _record(
+        self,
+        outcome: CallOutcome,
+        reply: Reply,
+        latency: float | None,
+        verdict: Verdict | None,
+        error: str | None,
+    ) -> None:
         outcome.raw = reply.text
         outcome.input_tokens = reply.input_tokens
         outcome.output_tokens = reply.output_tokens
         outcome.latency = latency
+        outcome.verdict = verdict
+        outcome.error = error
         if not outcome.cached:
             self.usage["input_tokens"] += reply.input_tokens or 0
             self.usage["output_tokens"] += reply.output_tokens or 0
-        try:
-            outcome.verdict = parse_verdict(reply.text, self.protocol, flipped=outcome.flipped)
-        except VerdictError as exc:
-            outcome.error = f"VerdictError: {exc}"
 
     def _finish(self, state: _ItemState) -> None:
         item, calls = state.item, state.calls
@@ -217,15 +281,23 @@ class Engine:
         record: dict[str, Any] = {"format": 1, "id": item.id, "index": item.index}
         judge_scores = None
         if failed:
-            record.update(status="failed", scores={}, error=failed[0].error, consistent=None,
-                          agreement=None)
+            record.update(
+                status="failed", scores={}, error=failed[0].error, consistent=None, agreement=None
+            )
         else:
             verdict = reduce_calls(self.protocol, calls)
-            record.update(status="ok", scores=verdict.scores, error=None,
-                          consistent=verdict.consistent, agreement=verdict.agreement)
+            record.update(
+                status="ok",
+                scores=verdict.scores,
+                error=None,
+                consistent=verdict.consistent,
+                agreement=verdict.agreement,
+            )
             if len(self.judges) > 1:
                 judge_scores = {
-                    j.name: reduce_calls(self.protocol, [c for c in calls if c.judge == j.name]).scores
+                    j.name: reduce_calls(
+                        self.protocol, [c for c in calls if c.judge == j.name]
+                    ).scores
                     for j in self.judges
                 }
                 record["judge_scores"] = judge_scores
@@ -251,7 +323,8 @@ class Engine:
             return None
         return round(
             self.usage["input_tokens"] * (price_in or 0) / 1e6
-            + self.usage["output_tokens"] * (price_out or 0) / 1e6, 6
+            + self.usage["output_tokens"] * (price_out or 0) / 1e6,
+            6,
         )
 
     def _write_run_info(self) -> None:
@@ -270,5 +343,6 @@ def _schema_name(protocol: Protocol) -> str:
 
 
 def _with_prompt(template: JudgeRequest, prompt: str) -> JudgeRequest:
-    return JudgeRequest(prompt, template.schema, template.schema_name, template.instruction,
-                        template.settings)
+    return JudgeRequest(
+        prompt, template.schema, template.schema_name, template.instruction, template.settings
+    )

@@ -12,7 +12,9 @@ from typing import Any
 RUNS_ROOT = Path("chatjudge-runs")
 
 
-def default_out_dir(data_name: str, protocol: str, judges: list[str], options: dict[str, Any]) -> Path:
+def default_out_dir(
+    data_name: str, protocol: str, judges: list[str], options: dict[str, Any]
+) -> Path:
     """`chatjudge-runs/<data>-<protocol>-<judge>-<hash of the result-changing options>`."""
     digest = hashlib.sha256(
         json.dumps({"judges": judges, "options": options}, sort_keys=True, default=str).encode()

@@ -45,8 +45,9 @@ class CallPolicy:
     ) -> None:
         self.config = config
         self._backoff = wait_exponential_jitter(initial=config.initial_wait, max=config.max_wait)
-        self._rpm = AsyncLimiter(requests_per_minute, 60) if requests_per_minute else None
-        self._tpm = AsyncLimiter(tokens_per_minute, 60) if tokens_per_minute else None
+        # Per-second buckets: a minute's allowance spread evenly, not spent in one burst.
+        self._rpm = _bucket(requests_per_minute)
+        self._tpm = _bucket(tokens_per_minute)
         self._paused_until = 0.0
         self.retries = 0
         self.rate_limited = 0
@@ -89,3 +90,10 @@ class CallPolicy:
                 return await attempt()
         except TimeoutError as exc:
             raise JudgeTimeoutError(f"no reply within {self.config.timeout:g} s") from exc
+
+
+def _bucket(per_minute: float | None) -> AsyncLimiter | None:
+    if not per_minute:
+        return None
+    per_second = per_minute / 60
+    return AsyncLimiter(max(per_second, 1.0), max(1.0, 1.0 / per_second) if per_second < 1 else 1.0)

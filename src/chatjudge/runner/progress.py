@@ -46,7 +46,10 @@ class RunProgress:
         task = self._progress.tasks[0]
         speed = task.speed
         self._progress.update(
-            self._task, advance=1, failed=self.failed, tokens=self._tokens,
+            self._task,
+            advance=1,
+            failed=self.failed,
+            tokens=self._tokens,
             rate=f"{speed:.1f} items/s" if speed else "",
         )
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.protocols.spec import MetricSpec, Protocol
-from chatjudge.stats import bootstrap_ci
+from chatjudge.stats import bootstrap_metrics
 
 FORMAT = 1
 
@@ -52,8 +52,8 @@ class SummaryBuilder:
             return
         for spec in self.protocol.metrics:
             self._values[spec.name].append(metric_value(spec, scores))
-        if consistent is not None:
-            self._consistency.append(1.0 if consistent else 0.0)
+        if self.flip:
+            self._consistency.append(float("nan") if consistent is None else float(consistent))
         if judge_scores:
             for judge, js in judge_scores.items():
                 for spec in self.protocol.metrics:
@@ -61,9 +61,10 @@ class SummaryBuilder:
                 self._panel[judge].append(_label(self.protocol, js))
 
     def build(self, usage: dict[str, int], cost_usd: float | None) -> dict[str, Any]:
-        metrics = {name: _metric(values) for name, values in self._values.items()}
+        columns = dict(self._values)
         if self.flip:
-            metrics["position_consistency"] = _metric(self._consistency)
+            columns["position_consistency"] = self._consistency
+        metrics = _metrics(columns)
         return {
             "format": FORMAT,
             "protocol": self.protocol.name,
@@ -87,16 +88,20 @@ class SummaryBuilder:
         if len(self.judges) < 2:
             return {}
         out: dict[str, Any] = {
-            judge: {"metrics": {n: _metric(v) for n, v in self._per_judge[judge].items()}}
-            for judge in self.judges
+            judge: {"metrics": _metrics(self._per_judge[judge])} for judge in self.judges
         }
         pairs = []
         for i, a in enumerate(self.judges):
             for b in self.judges[i + 1 :]:
                 va, vb = self._panel[a], self._panel[b]
                 same = [x == y for x, y in zip(va, vb, strict=True)]
-                pairs.append({"judges": [a, b], "agreement": sum(same) / len(same) if same else None,
-                              "n": len(same)})
+                pairs.append(
+                    {
+                        "judges": [a, b],
+                        "agreement": sum(same) / len(same) if same else None,
+                        "n": len(same),
+                    }
+                )
         out["inter_judge_agreement"] = pairs
         return out
 
@@ -105,13 +110,6 @@ def _label(protocol: Protocol, scores: dict[str, Any]) -> Any:
     return tuple(scores[n] for n in protocol.score_names)
 
 
-def _metric(values: array[float]) -> dict[str, Any]:
-    n = len(values)
-    if n == 0:
-        return {"value": None, "ci95": None, "n": 0}
-    ci = bootstrap_ci(values) if n >= 2 else None
-    return {
-        "value": round(sum(values) / n, 6),
-        "ci95": [round(ci[0], 6), round(ci[1], 6)] if ci else None,
-        "n": n,
-    }
+def _metrics(columns: dict[str, array[float]]) -> dict[str, Any]:
+    """Each metric's value and 95% bootstrap interval, all from one shared item resampling."""
+    return {name: est.to_dict() for name, est in bootstrap_metrics(columns).items()}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,14 +47,16 @@ def parse_verdict(text: str, protocol: Protocol, *, flipped: bool = False) -> Ve
     if protocol.choice is not None and not protocol.scores:
         label = _labelled_choice(text, protocol)
         if label is not None:
-            verdict = _verdict(_put(protocol.choice.path, label, {}), protocol, flipped, lenient=True)
+            verdict = _verdict(
+                _put(protocol.choice.path, label, {}), protocol, flipped, lenient=True
+            )
             verdict.rationale[protocol.choice.name] = text.strip()
             return verdict
     reason = errors[-1] if errors else "no JSON object found in the reply"
     raise VerdictError(f"no valid verdict: {reason}")
 
 
-def _candidates(text: str):  # type: ignore[no-untyped-def]
+def _candidates(text: str) -> Iterator[Any]:
     stripped = text.strip()
     try:
         yield json.loads(stripped)

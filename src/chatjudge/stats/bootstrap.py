@@ -1,0 +1,217 @@
+"""Percentile bootstrap over items, seeded, vectorised for means over many items.
+
+Items (rows) are the resampling unit: everything known about one item is drawn
+together, so several metrics resampled in one pass share the same resamples.
+
+Means are computed from resampled column sums. When items take few distinct
+values (choices, 0/1 and 1-3 scores: the usual case), resampling n items is the
+same as a multinomial draw of how often each distinct row appears, which costs
+O(distinct rows) per resample instead of O(n): 2,000 resamples of 100,000 items
+take a fraction of a second. Otherwise item indices are drawn in chunks that
+bound memory. Both are exact item bootstraps and deterministic for a seed; which
+one runs depends only on the data, so an interval depends on the seed and on the
+columns resampled together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+_CHUNK_CELLS = 1 << 22  # resampled indices held in memory at once (32 MB of int64)
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A metric's value over the items where it is defined, its 95% interval and that count.
+
+    `value` is None when no item counts; `ci95` is None when fewer than two do.
+    """
+
+    value: float | None
+    ci95: tuple[float, float] | None
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `{"value", "ci95", "n"}` object of summary.json."""
+        ci = list(self.ci95) if self.ci95 is not None else None
+        return {"value": self.value, "ci95": ci, "n": self.n}
+
+
+def bootstrap_ci(
+    values: Sequence[Any] | np.ndarray,
+    statistic: Callable[[np.ndarray], float] = np.nanmean,
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of `statistic` over items; None for fewer than 2 items.
+
+    `values` holds one entry per item, or one row per item (shape (n, ...)) when an
+    item carries several numbers that must stay together. The default statistic is
+    the mean skipping NaN (items that do not count), computed without a Python loop;
+    any other statistic is called once per resample with the resampled rows.
+    Resamples where the statistic is NaN are left out of the percentiles.
+    """
+    data = np.asarray(values)
+    if data.ndim == 0:
+        raise ValueError("values must be a sequence with one entry per item")
+    if statistic is np.nanmean or (statistic is np.mean and not _has_nan(data)):
+        if data.ndim != 1:
+            raise ValueError("the mean statistic needs one value per item (a 1-D sequence)")
+        column = np.asarray(data, dtype=float)
+        if np.count_nonzero(~np.isnan(column)) < 2:
+            return None
+        stats = _nanmeans(column[:, None], n_resamples, seed)[:, 0]
+    else:
+        if len(data) < 2:
+            return None
+        stats = resample_statistic(data, lambda rows: (statistic(rows),), n_resamples, seed)[:, 0]
+    return percentile_interval(stats, level)
+
+
+def bootstrap_metrics(
+    columns: Mapping[str, Sequence[float] | np.ndarray],
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, Estimate]:
+    """Every metric's mean and 95% interval from one shared item resampling.
+
+    Each column has one value per item (all the same length); a metric is the mean
+    of its column skipping NaN, so an item that does not count for a metric (a
+    failed call, no flipped order) is NaN there and still counts for the others.
+    Transform scores before passing them (`itr` is the mean of `(score - 2.5) * 200`).
+    """
+    names = list(columns)
+    if not names:
+        return {}
+    arrays = [np.asarray(columns[name], dtype=float) for name in names]
+    if any(a.ndim != 1 for a in arrays):
+        raise ValueError("every column must be a 1-D sequence with one value per item")
+    if len({len(a) for a in arrays}) > 1:
+        lengths = {name: len(a) for name, a in zip(names, arrays, strict=True)}
+        raise ValueError(f"columns differ in length: {lengths}")
+    matrix = np.column_stack(arrays)
+    counted = ~np.isnan(matrix)
+    n = counted.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(counted, matrix, 0.0).sum(axis=0) / n
+    stats = _nanmeans(matrix, n_resamples, seed) if len(matrix) >= 2 else None
+    result = {}
+    for j, name in enumerate(names):
+        ci = percentile_interval(stats[:, j], 0.95) if stats is not None and n[j] >= 2 else None
+        value = float(values[j]) if n[j] else None
+        result[name] = Estimate(value=value, ci95=ci, n=int(n[j]))
+    return result
+
+
+def percentile_interval(stats: np.ndarray, level: float) -> tuple[float, float] | None:
+    """The central `level` percentile interval of resampled statistics, NaN left out."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    finite = stats[~np.isnan(stats)]
+    if finite.size == 0:
+        return None
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(finite, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def resampled_sums(rows: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """Column sums of `rows` (n items x k numbers) in each of `n_resamples` item resamples.
+
+    Returns an (n_resamples, k) array. Ratios of these sums give means, shares and
+    any statistic built from them (Cohen's kappa from label indicators).
+    """
+    _check_resamples(n_resamples)
+    n = len(rows)
+    rng = np.random.default_rng(seed)
+    distinct, frequency = np.unique(rows, axis=0, return_counts=True)
+    sums = np.empty((n_resamples, rows.shape[1]))
+    if len(distinct) * 8 <= n:
+        start = 0
+        for counts in _multinomial_chunks(rng, frequency, n_resamples):
+            sums[start : start + len(counts)] = counts @ distinct
+            start += len(counts)
+        return sums
+    for start, stop in _chunks(n_resamples, n):
+        index = rng.integers(0, n, size=(stop - start, n))
+        for j in range(rows.shape[1]):
+            sums[start:stop, j] = np.take(rows[:, j], index).sum(axis=1)
+    return sums
+
+
+def resampled_counts(
+    rows: np.ndarray, n_resamples: int, seed: int
+) -> tuple[np.ndarray, Iterator[np.ndarray]]:
+    """The distinct rows, and chunk by chunk how often each appears in each item resample.
+
+    Drawing n items with replacement is a multinomial draw over the distinct rows
+    weighted by their frequency; each chunk is a (resamples, distinct rows) array.
+    """
+    _check_resamples(n_resamples)
+    distinct, frequency = np.unique(rows, axis=0, return_counts=True)
+    rng = np.random.default_rng(seed)
+    return distinct, _multinomial_chunks(rng, frequency, n_resamples)
+
+
+def resample_statistic(
+    rows: np.ndarray,
+    statistic: Callable[[np.ndarray], Sequence[float]],
+    n_resamples: int,
+    seed: int,
+) -> np.ndarray:
+    """Call `statistic` (returning k numbers) on each item resample: an (n_resamples, k) array."""
+    _check_resamples(n_resamples)
+    n = len(rows)
+    rng = np.random.default_rng(seed)
+    out: list[Sequence[float]] = []
+    for index in _index_rows(rng, n, n_resamples):
+        out.append(statistic(rows[index]))
+    return np.asarray(out, dtype=float).reshape(n_resamples, -1)
+
+
+def _nanmeans(matrix: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """Resampled means of each column skipping NaN: (n_resamples, k); NaN where none counts."""
+    counted = ~np.isnan(matrix)
+    partial = ~counted.all(axis=0)  # only columns with NaN need their count resampled
+    rows = np.column_stack([np.where(counted, matrix, 0.0), counted[:, partial]])
+    sums = resampled_sums(rows, n_resamples, seed)
+    k = matrix.shape[1]
+    n = np.full((n_resamples, k), float(len(matrix)))
+    n[:, partial] = sums[:, k:]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums[:, :k] / n
+
+
+def _multinomial_chunks(
+    rng: np.random.Generator, frequency: np.ndarray, n_resamples: int
+) -> Iterator[np.ndarray]:
+    n = frequency.sum()
+    for start, stop in _chunks(n_resamples, len(frequency)):
+        yield rng.multinomial(n, frequency / n, size=stop - start)
+
+
+def _check_resamples(n_resamples: int) -> None:
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+
+
+def _chunks(n_resamples: int, width: int) -> Iterator[tuple[int, int]]:
+    step = max(1, _CHUNK_CELLS // max(width, 1))
+    for start in range(0, n_resamples, step):
+        yield start, min(start + step, n_resamples)
+
+
+def _index_rows(rng: np.random.Generator, n: int, n_resamples: int) -> Iterator[np.ndarray]:
+    for start, stop in _chunks(n_resamples, n):
+        yield from rng.integers(0, n, size=(stop - start, n))
+
+
+def _has_nan(data: np.ndarray) -> bool:
+    return data.dtype.kind in "fc" and bool(np.isnan(data).any())

@@ -1,0 +1,163 @@
+"""Percentile bootstrap over items: reproducibility, coverage, shared resamples, speed."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+from chatjudge.stats import Estimate, bootstrap_ci, bootstrap_metrics
+
+
+def test_same_seed_same_interval_and_other_seed_differs() -> None:
+    rng = np.random.default_rng(7)
+    continuous = rng.normal(size=80)  # many distinct values: item indices are drawn
+    binary = (rng.random(400) < 0.3).astype(float)  # two distinct values: multinomial draw
+    for values in (continuous, binary):
+        first = bootstrap_ci(values, seed=3)
+        assert first is not None
+        assert bootstrap_ci(values, seed=3) == first
+        assert bootstrap_ci(values, seed=4) != first
+    median = bootstrap_ci(continuous, np.median, seed=3)
+    assert median == bootstrap_ci(continuous, np.median, seed=3)
+    assert median != bootstrap_ci(continuous, np.median, seed=4)
+
+
+def test_rows_of_one_item_stay_together() -> None:
+    # Each item is (judge score, the same score again): any resample that split an
+    # item's numbers would show a difference.
+    scores = np.random.default_rng(3).integers(1, 6, size=60).astype(float)
+    rows = np.column_stack([scores, scores])
+    assert bootstrap_ci(rows, lambda r: np.abs(r[:, 0] - r[:, 1]).max()) == (0.0, 0.0)
+    lo, hi = bootstrap_ci(rows, lambda r: r[:, 0].mean())
+    assert lo < scores.mean() < hi
+
+
+def test_fewer_than_two_values_gives_none() -> None:
+    assert bootstrap_ci([]) is None
+    assert bootstrap_ci([4.0]) is None
+    assert bootstrap_ci([np.nan, 4.0]) is None  # NaN items do not count
+    assert bootstrap_ci([4.0], np.median) is None
+
+
+def test_nan_items_are_skipped_by_the_mean() -> None:
+    values = [1.0, np.nan, 3.0, np.nan, 5.0, 7.0]
+    lo, hi = bootstrap_ci(values)
+    assert 1.0 <= lo < 4.0 < hi <= 7.0
+    result = bootstrap_metrics({"x": values})["x"]
+    assert result.value == pytest.approx(4.0)
+    assert result.n == 4
+
+
+def _coverage(draw: np.ndarray, true_mean: float) -> float:
+    hits = 0
+    for i, sample in enumerate(draw):
+        lo, hi = bootstrap_ci(sample, seed=i)
+        hits += lo <= true_mean <= hi
+    return hits / len(draw)
+
+
+def test_coverage_is_near_nominal_for_continuous_and_binary_data() -> None:
+    rng = np.random.default_rng(2024)
+    start = time.perf_counter()
+    exponential = _coverage(rng.exponential(1.0, size=(300, 50)), 1.0)
+    bernoulli = _coverage((rng.random((300, 50)) < 0.3).astype(float), 0.3)
+    assert 0.88 <= exponential <= 0.99, exponential
+    assert 0.88 <= bernoulli <= 0.99, bernoulli
+    assert time.perf_counter() - start < 10
+
+
+def test_interval_width_matches_the_normal_approximation() -> None:
+    # Bootstrap SE of a mean is sd/sqrt(n); the 95% interval is about +-1.96 SE.
+    rng = np.random.default_rng(11)
+    p, n = 0.3, 10_000
+    binary = (rng.random(n) < p).astype(float)
+    lo, hi = bootstrap_ci(binary)
+    expected = 2 * 1.96 * np.sqrt(binary.mean() * (1 - binary.mean()) / n)
+    assert hi - lo == pytest.approx(expected, rel=0.1)
+    assert lo < binary.mean() < hi
+    normal = rng.normal(5.0, 2.0, size=2_000)
+    lo, hi = bootstrap_ci(normal)
+    assert hi - lo == pytest.approx(2 * 1.96 * normal.std() / np.sqrt(2_000), rel=0.1)
+
+
+def test_multinomial_and_index_resampling_agree() -> None:
+    # The same 3-valued column alone (3 distinct rows: multinomial) and next to a
+    # column of unique values (as many distinct rows as items: indices drawn).
+    rng = np.random.default_rng(5)
+    scores = rng.integers(1, 4, size=1_000).astype(float)
+    alone = bootstrap_metrics({"s": scores})["s"].ci95
+    paired = bootstrap_metrics({"s": scores, "u": np.arange(1_000.0)})["s"].ci95
+    assert alone != paired
+    width = alone[1] - alone[0]
+    assert paired[1] - paired[0] == pytest.approx(width, rel=0.12)
+    assert paired[0] == pytest.approx(alone[0], abs=0.15 * width)
+
+
+def test_metrics_share_the_same_resamples() -> None:
+    rng = np.random.default_rng(1)
+    wins = (rng.random(500) < 0.4).astype(float)
+    out = bootstrap_metrics({"win": wins, "copy": wins.copy(), "loss": 1 - wins})
+    assert out["win"].ci95 == out["copy"].ci95
+    lo, hi = out["win"].ci95
+    assert out["loss"].ci95 == pytest.approx((1 - hi, 1 - lo), abs=1e-12)
+
+
+def test_metrics_with_items_that_do_not_count() -> None:
+    out = bootstrap_metrics(
+        {
+            "score": [1.0, 2.0, 3.0, 2.0],
+            "consistent": [1.0, np.nan, 0.0, np.nan],
+            "one": [np.nan, np.nan, 5.0, np.nan],
+            "none": [np.nan] * 4,
+        }
+    )
+    assert out["score"] == Estimate(value=2.0, ci95=out["score"].ci95, n=4)
+    assert out["consistent"].value == 0.5 and out["consistent"].n == 2
+    assert out["consistent"].ci95 is not None
+    assert out["one"] == Estimate(value=5.0, ci95=None, n=1)
+    assert out["none"] == Estimate(value=None, ci95=None, n=0)
+    assert json.loads(json.dumps(out["consistent"].to_dict())) == {
+        "value": 0.5,
+        "ci95": list(out["consistent"].ci95),
+        "n": 2,
+    }
+
+
+def test_metrics_reject_columns_of_different_length() -> None:
+    with pytest.raises(ValueError, match="differ in length"):
+        bootstrap_metrics({"a": [1.0, 2.0], "b": [1.0]})
+    assert bootstrap_metrics({}) == {}
+
+
+def test_level_and_resample_count_are_checked() -> None:
+    values = np.arange(20.0)
+    narrow, wide = bootstrap_ci(values, level=0.5), bootstrap_ci(values, level=0.99)
+    assert wide[0] < narrow[0] < narrow[1] < wide[1]
+    with pytest.raises(ValueError, match="level"):
+        bootstrap_ci(values, level=95)
+    with pytest.raises(ValueError, match="n_resamples"):
+        bootstrap_ci(values, n_resamples=0)
+
+
+def test_every_metric_of_100k_items_in_one_fast_pass() -> None:
+    rng = np.random.default_rng(0)
+    n = 100_000
+    interactivity = rng.integers(1, 4, size=n).astype(float)
+    consistent = np.where(rng.random(n) < 0.5, np.nan, rng.integers(0, 2, size=n))
+    columns = {
+        "interactivity": interactivity,
+        "itr": (interactivity - 2.5) * 200,
+        "accuracy": rng.integers(0, 2, size=n).astype(float),
+        "position_consistency": consistent,
+    }
+    start = time.perf_counter()
+    out = bootstrap_metrics(columns)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 3.0, f"{elapsed:.2f}s"  # about 0.3 s on an idle core
+    for name, column in columns.items():
+        lo, hi = out[name].ci95
+        assert lo < np.nanmean(column) < hi
+    assert out["position_consistency"].n == int(np.count_nonzero(~np.isnan(consistent)))

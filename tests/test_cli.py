@@ -1,0 +1,182 @@
+"""The command line through a real process: exit statuses, validation before sending,
+resuming after SIGKILL, and secrets that never reach a file or a log."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from chatjudge.protocols import get_protocol
+from tests.runner.conftest import pointwise_rows, read_results, write_jsonl
+from tests.support.stub_openai import StubServer
+
+SECRET = "sk-test-DO-NOT-LEAK-4f9c2b"
+
+
+def chatjudge(*args: str, key: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    if key:
+        env["OPENAI_API_KEY"] = key
+    return subprocess.run([sys.executable, "-m", "chatjudge.cli", *args], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+
+
+@pytest.fixture
+def stub():
+    with StubServer(latency=0.005, retry_after=0.05) as server:
+        yield server
+
+
+def _judge(stub: StubServer, data: Path, out: Path, *extra: str, key: str | None = None):
+    return chatjudge("run", str(data), "--protocol", "interactivity-accuracy", "--judge",
+                     "openai/stub", "--base-url", stub.base_url, "--out", str(out),
+                     "--retry-wait", "0.01", *extra, key=key)
+
+
+def test_success_exit_0_and_outputs(stub: StubServer, tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(6))
+    done = _judge(stub, data, tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["n_items"] == 6 and summary["n_ok"] == 6
+    assert {"interactivity", "itr", "accuracy"} <= set(summary["metrics"])
+    assert "accuracy" in done.stdout  # the summary table
+    assert (tmp_path / "run" / "report.html").is_file()
+
+
+def test_failed_items_exit_1(stub: StubServer, tmp_path: Path) -> None:
+    stub.configure(permanent={"POISON": "503"})
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(3, marker="POISON"))
+    done = _judge(stub, data, tmp_path / "run", "--max-retries", "1")
+    assert done.returncode == 1
+    assert read_results(tmp_path / "run")["item-0000"]["error"].startswith("ServerError")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"chat": "x", "question": "q"}\n', "row 1, field 'answer': missing required field"),
+        ('{"chat": "x", "question": "q", "answer": "a"}\nnot json\n',
+         "row 2, field '(row)': unparseable JSON line"),
+        ('{"chat": [{"role": "bot", "content": "x"}], "question": "q", "answer": "a"}\n',
+         "row 1, field 'chat': message 1: unknown role 'bot'"),
+        ('{"chat": 5.5, "question": ["q"], "answer": "a"}\n',
+         "row 1, field 'question': expected a string, got a list"),
+    ],
+)
+def test_invalid_data_exit_2_and_nothing_sent(
+    stub: StubServer, tmp_path: Path, content: str, message: str
+) -> None:
+    data = tmp_path / "bad.jsonl"
+    data.write_text(content)
+    done = _judge(stub, data, tmp_path / "run")
+    assert done.returncode == 2
+    assert message in done.stderr and "nothing was sent" in done.stderr
+    assert stub.stats.requests == 0
+    assert not (tmp_path / "run").exists()
+
+
+def test_bad_usage_exit_2(stub: StubServer, tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(1))
+    assert "unknown protocol" in chatjudge("run", str(data), "-p", "nope").stderr
+    assert chatjudge("run", str(data), "-p", "nope").returncode == 2
+    done = chatjudge("run", str(data), "-p", "interactivity-accuracy", "-j", "acme/x")
+    assert done.returncode == 2 and "unknown judge provider 'acme'" in done.stderr
+    done = chatjudge("run", str(data), "-p", "interactivity-accuracy", "--map", "oops")
+    assert done.returncode == 2 and "COLUMN=FIELD" in done.stderr
+    assert stub.stats.requests == 0
+
+
+def test_map_renames_columns(stub: StubServer, tmp_path: Path) -> None:
+    rows = [{("conversation" if k == "chat" else k): v for k, v in r.items()}
+            for r in pointwise_rows(2)]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    assert _judge(stub, data, tmp_path / "r1").returncode == 2
+    done = _judge(stub, data, tmp_path / "r2", "--map", "conversation=chat")
+    assert done.returncode == 0, done.stderr
+
+
+def test_auth_failure_stops_the_run_and_the_key_never_leaks(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    stub.configure(api_key="the-right-key")
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(20))
+    done = _judge(stub, data, tmp_path / "run", "--concurrency", "1", key=SECRET)
+    assert done.returncode == 2
+    assert "AuthError" in done.stderr or "HTTP 401" in done.stderr
+    assert stub.stats.requests < 5  # stopped, not retried 20 times
+    assert SECRET not in done.stderr + done.stdout
+
+
+def test_the_api_key_is_never_written(stub: StubServer, tmp_path: Path) -> None:
+    stub.configure(api_key=SECRET, record=True)
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(3))
+    done = _judge(stub, data, tmp_path / "run", key=SECRET)
+    assert done.returncode == 0, done.stderr
+    assert stub.stats.last_request["headers"]["Authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in done.stdout + done.stderr
+    for path in (tmp_path / "run").iterdir():
+        assert SECRET.encode() not in path.read_bytes(), path.name
+
+
+def test_sigkill_halfway_then_rerun_sends_only_what_is_missing(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    stub.configure(latency=0.05)
+    rows = pointwise_rows(120)
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    out = tmp_path / "run"
+    args = ["run", str(data), "-p", "interactivity-accuracy", "-j", "openai/stub",
+            "--base-url", stub.base_url, "--out", str(out), "--concurrency", "4", "--quiet"]
+    proc = subprocess.Popen([sys.executable, "-m", "chatjudge.cli", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= 40:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = [json.loads(line) for line in results.read_text().splitlines() if line.endswith("}")]
+    assert 40 <= len(finished) < 120
+    before = stub.stats.requests
+    done = chatjudge(*args)
+    assert done.returncode == 0, done.stderr
+    # Every item finished before the kill was answered from the store, not sent again.
+    protocol = get_protocol("interactivity-accuracy")
+    from chatjudge.data import Source, iter_items
+
+    prompts = {i.id: protocol.render(i.text) for i in iter_items(Source(rows), protocol)}
+    assert all(stub.stats.sends_of(prompts[r["id"]]) == 1 for r in finished)
+    # Only what was missing was sent (items in flight at the kill may be sent twice).
+    assert stub.stats.requests - before <= 120 - len(finished)
+    assert stub.stats.requests <= 120 + 4
+    final = read_results(out)
+    assert len(final) == 120 and all(r["status"] == "ok" for r in final.values())
+
+
+def test_prompt_prints_the_exact_prompt(tmp_path: Path) -> None:
+    rows = pointwise_rows(2)
+    rows[1]["answer"] = "{answer} and a lone { brace"
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    done = chatjudge("prompt", str(data), "-p", "interactivity-accuracy", "--row", "2")
+    assert done.returncode == 0
+    assert "Ground Truth Answer: {answer} and a lone { brace" in done.stdout
+    assert "**user**: Question 1:" in done.stdout
+    assert chatjudge("prompt", str(data), "-p", "interactivity-accuracy", "--row", "3").returncode == 2
+
+
+def test_protocols_lists_both_with_fields() -> None:
+    done = chatjudge("protocols")
+    assert done.returncode == 0
+    for text in ("interactivity-accuracy", "pairwise-chat-quality", "chat_history",
+                 "baseline_model_response"):
+        assert text in done.stdout
