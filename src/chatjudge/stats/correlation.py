@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from chatjudge.stats.bootstrap import percentile_interval, resampled_counts
 
@@ -72,6 +71,8 @@ def correlation(
     for side, column in (("judge", pairs[:, 0]), ("human", pairs[:, 1])):
         if np.ptp(column) == 0:
             raise ValueError(f"{side} scores are constant ({column[0]:g}): no correlation")
+    from scipy import stats  # imported here: scipy.stats costs over a second to load
+
     rho = stats.spearmanr(pairs[:, 0], pairs[:, 1])
     tau = stats.kendalltau(pairs[:, 0], pairs[:, 1])
     distinct, chunks = resampled_counts(pairs, n_resamples, seed)
