@@ -70,6 +70,7 @@ class OpenAIJudge(Judge):
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
         self.mode = 0  # index into MODES; moves on when a server refuses a response_format
+        self._prefixes: dict[tuple[Any, ...], bytes] = {}
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.provider, "model": self.model, "base_urls": sorted(self.base_urls)}
@@ -86,6 +87,16 @@ class OpenAIJudge(Judge):
         return self._session
 
     def _body(self, request: JudgeRequest) -> bytes:
+        """The request body; all but the prompt is serialized once per settings and schema."""
+        mode = MODES[self.mode]
+        key = (mode, request.settings, request.schema_name, id(request.schema))
+        prefix = self._prefixes.get(key)
+        if prefix is None:
+            prefix = self._prefixes[key] = self._prefix(request, mode)
+        content = request.prompt if mode == "json_schema" else self.prompt_with_instruction(request)
+        return prefix + json.dumps(content).encode() + b"}]}"
+
+    def _prefix(self, request: JudgeRequest, mode: str) -> bytes:
         settings = request.settings
         body: dict[str, Any] = {
             "model": self.model,
@@ -94,9 +105,7 @@ class OpenAIJudge(Judge):
         }
         if settings.seed is not None:
             body["seed"] = settings.seed
-        mode = MODES[self.mode]
         if mode == "json_schema":
-            body["messages"] = [{"role": "user", "content": request.prompt}]
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {
@@ -105,12 +114,9 @@ class OpenAIJudge(Judge):
                     "strict": True,
                 },
             }
-        else:
-            content = self.prompt_with_instruction(request)
-            body["messages"] = [{"role": "user", "content": content}]
-            if mode == "json_object":
-                body["response_format"] = {"type": "json_object", "schema": request.schema}
-        return json.dumps(body).encode()
+        elif mode == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": request.schema}
+        return json.dumps(body)[:-1].encode() + b', "messages": [{"role": "user", "content": '
 
     def _pick(self) -> int:
         n = len(self._endpoints)

@@ -313,7 +313,10 @@ class Engine:
         self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._out.flush()
         self.summary.add(not failed, record["scores"], record["consistent"], judge_scores)
-        self._progress.advance(failed=bool(failed), tokens=record["usage"])
+        usage = record["usage"]
+        self._progress.advance(
+            failed=bool(failed), tokens=usage["input_tokens"] + usage["output_tokens"]
+        )
         if self.on_item is not None:
             self.on_item(record)
 

@@ -44,7 +44,10 @@ class CallPolicy:
         tokens_per_minute: float | None = None,
     ) -> None:
         self.config = config
-        self._backoff = wait_exponential_jitter(initial=config.initial_wait, max=config.max_wait)
+        # Retries after the first run under tenacity, so its first wait is already doubled.
+        self._backoff = wait_exponential_jitter(
+            initial=2 * config.initial_wait, max=config.max_wait, jitter=config.initial_wait
+        )
         # Per-second buckets: a minute's allowance spread evenly, not spent in one burst.
         self._rpm = _bucket(requests_per_minute)
         self._tpm = _bucket(tokens_per_minute)
@@ -55,26 +58,48 @@ class CallPolicy:
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, RateLimitError) and exc.retry_after is not None:
-            return exc.retry_after + random.uniform(0, 0.1 * exc.retry_after + 0.05)
+            return _after(exc.retry_after)
         return float(self._backoff(state))
 
+    def _first_wait(self, exc: JudgeError) -> float:
+        if isinstance(exc, RateLimitError) and exc.retry_after is not None:
+            return _after(exc.retry_after)
+        return self.config.initial_wait * (1 + random.random())
+
     def _before_sleep(self, state: RetryCallState) -> None:
-        self.retries += 1
         exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, JudgeError):
+            self._note(exc)
+
+    def _note(self, exc: JudgeError) -> None:
+        """Count a retry; a 429 pauses every worker of this judge (adaptive back-off)."""
+        self.retries += 1
         if isinstance(exc, RateLimitError):
             self.rate_limited += 1
             pause = exc.retry_after if exc.retry_after is not None else self.config.initial_wait
             self._paused_until = max(self._paused_until, time.monotonic() + pause)
 
     async def call(self, attempt: Callable[[], Awaitable[T]], tokens: int = 0) -> T:
-        """Run `attempt` under the policy; raises the last JudgeError when it gives up."""
+        """Run `attempt` under the policy; raises the last JudgeError when it gives up.
+
+        The first attempt runs directly: tenacity's set-up is paid only by calls that
+        fail, which keeps the common path of the judge loop lean.
+        """
+        try:
+            return await self._once(attempt, tokens)
+        except JudgeError as exc:
+            if not exc.retryable or self.config.max_retries == 0:
+                raise
+            first = exc
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_retries + 1),
+            stop=stop_after_attempt(self.config.max_retries),
             wait=self._wait,
             retry=retry_if_exception(lambda e: isinstance(e, JudgeError) and e.retryable),
             before_sleep=self._before_sleep,
             reraise=True,
         )
+        self._note(first)
+        await asyncio.sleep(self._first_wait(first))
         return await retrying(self._once, attempt, tokens)
 
     async def _once(self, attempt: Callable[[], Awaitable[T]], tokens: int) -> T:
@@ -97,3 +122,8 @@ def _bucket(per_minute: float | None) -> AsyncLimiter | None:
         return None
     per_second = per_minute / 60
     return AsyncLimiter(max(per_second, 1.0), max(1.0, 1.0 / per_second) if per_second < 1 else 1.0)
+
+
+def _after(retry_after: float) -> float:
+    """The provider's Retry-After plus a little jitter, so waiting workers do not return at once."""
+    return retry_after + random.uniform(0, 0.1 * retry_after + 0.05)
