@@ -234,6 +234,121 @@ def prompt(
     sys.stdout.write(text + (proto.output_instruction if instruction else "") + "\n")
 
 
+@app.command()
+def compare(
+    runs: Annotated[list[str], typer.Argument(help="Run directories, optionally named: NAME=DIR.")],
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Where compare.json/.html go.")
+    ] = None,
+    baseline_name: Annotated[
+        str, typer.Option(help="Pairwise runs: the name of their shared baseline.")
+    ] = "baseline",
+    score: Annotated[
+        str | None, typer.Option(help="Pointwise runs: the score to compare (default: first).")
+    ] = None,
+) -> None:
+    """Rate several candidates judged on the same items: Bradley-Terry ratings with 95%
+    intervals and the pairwise win-rate matrix (Arena-Hard-Auto style)."""
+    from rich.table import Table
+
+    from chatjudge.analysis import compare_runs
+    from chatjudge.report import write_compare_report
+
+    named: dict[str, Path] = {}
+    for spec in runs:
+        name, sep, path = spec.partition("=")
+        run_dir = Path(path if sep else spec)
+        named[name if sep else run_dir.name] = run_dir
+    try:
+        result = compare_runs(named, baseline=baseline_name, score=score)
+    except (ChatJudgeError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    table = Table(
+        "model",
+        "rating",
+        "95% CI",
+        "won",
+        "tied",
+        "lost",
+        title=f"{result['protocol']}: {result['n_items']} items, {result['n_battles']} battles",
+    )
+    for r in result["ratings"]:
+        c = result["outcomes"][r["model"]]
+        ci = r["ci95"]
+        table.add_row(
+            r["model"],
+            f"{r['rating']:.0f}",
+            f"[{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "-",
+            str(c["won"]),
+            str(c["tied"]),
+            str(c["lost"]),
+        )
+    out.print(table)
+    target = out_dir or Path("chatjudge-runs") / ("compare-" + "-".join(named)[:60])
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "compare.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    page = write_compare_report(target / "compare.html", result)
+    err.print(f"comparison: {target / 'compare.json'}\nreport:     {page}", highlight=False)
+
+
+@app.command()
+def agree(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory written by `chatjudge run`.")],
+    human: Annotated[
+        Path, typer.Option("--human", help="JSONL/CSV of human ratings: id, label or score.")
+    ],
+    column: Annotated[
+        str | None, typer.Option(help="The rating column (default: label, score or human).")
+    ] = None,
+    score: Annotated[
+        str | None, typer.Option(help="Pointwise runs: the judge score to correlate.")
+    ] = None,
+) -> None:
+    """Agreement of a run's judge with human raters: agreement with and without ties and
+    Cohen's kappa (pairwise), Spearman/Kendall and Krippendorff's alpha (scores)."""
+    from chatjudge.analysis import agree_with_humans
+
+    try:
+        result = agree_with_humans(run_dir, human, column=column, score=score)
+    except (ChatJudgeError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    out.print(_agreement_lines(result), highlight=False)
+    (run_dir / "agreement.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    err.print(f"agreement: {run_dir / 'agreement.json'}", highlight=False)
+
+
+def _ci(ci: list[float] | None) -> str:
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
+
+
+def _agreement_lines(r: dict[str, Any]) -> str:
+    lines = [f"{r['judge']} vs humans on {r['n_items']} items ({r['protocol']})"]
+    for key, title in (("with_ties", "with ties (S1)"), ("without_ties", "without ties (S2)")):
+        a = r.get(key)
+        if a and "error" in a:
+            lines.append(f"  {title}: {a['error']}")
+        elif a:
+            kappa = "-" if a["kappa"] is None else f"{a['kappa']:.3f} {_ci(a['kappa_ci95'])}"
+            lines.append(
+                f"  {title}: agreement {a['agreement']:.3f} {_ci(a['ci95'])}, "
+                f"kappa {kappa}, n={a['n']}"
+            )
+    if "correlation" in r:
+        c = r["correlation"]
+        lines.append(
+            f"  {r['score']} vs mean human: Spearman {c['spearman']:.3f} "
+            f"{_ci(c['spearman_ci95'])}, Kendall {c['kendall']:.3f} "
+            f"{_ci(c['kendall_ci95'])}, n={c['n']}"
+        )
+    if "krippendorff_alpha" in r:
+        k = r["krippendorff_alpha"]
+        for key in ("humans", "humans_and_judge"):
+            v = k[key]
+            value = "-" if v["value"] is None else f"{v['value']:.3f} {_ci(v['ci95'])}"
+            lines.append(f"  Krippendorff's alpha, {key.replace('_', ' ')}: {value}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     app()
 

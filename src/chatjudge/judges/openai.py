@@ -15,10 +15,8 @@ appended and the tolerant parser doing the rest. A refusal is remembered.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +33,7 @@ from chatjudge.errors import (
     UsageError,
 )
 from chatjudge.judges.base import Judge
+from chatjudge.judges.headers import retry_after
 from chatjudge.types import JudgeRequest, Reply
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -197,24 +196,3 @@ def _error_message(payload: bytes) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or error)
     return str(error or data)[:300]
-
-
-def retry_after(headers: Any) -> float | None:
-    """Seconds to wait from `Retry-After` (seconds or HTTP date) or `retry-after-ms`."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, when.timestamp() - time.time())

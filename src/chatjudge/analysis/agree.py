@@ -1,0 +1,108 @@
+"""`chatjudge agree`: how far a run's judge agrees with human raters.
+
+Human labels come from a JSONL or CSV file keyed by item `id`, one row per rating
+(a `rater` column is optional). Pairwise runs: the judge's choice against every
+human vote, with ties (MT-Bench setup S1) and without (S2), with Cohen's kappa.
+Pointwise runs: Spearman and Kendall correlation of the judge's score with the
+mean human score, and Krippendorff's alpha among the humans and with the judge
+as one more rater. Every figure carries a 95% bootstrap interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from chatjudge.analysis.runs import load_summary, ok_scores
+from chatjudge.errors import UsageError
+from chatjudge.stats import agreement, correlation, krippendorff_alpha, krippendorff_alpha_ci
+
+
+def read_human_labels(path: Path, column: str | None = None) -> tuple[str, dict[str, list[Any]]]:
+    """`(column, {item id: [ratings]})` from a JSONL/CSV file with `id` and a rating column."""
+    import pandas as pd
+
+    if not path.is_file():
+        raise UsageError(f"human labels file not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        frame = pd.read_json(path, lines=True, dtype=False)
+    elif suffix == ".csv":
+        frame = pd.read_csv(path, dtype={"id": str})
+    else:
+        raise UsageError(f"{path}: human labels must be .jsonl or .csv")
+    if "id" not in frame.columns:
+        raise UsageError(f"{path}: no 'id' column")
+    if column is None:
+        column = next((c for c in ("label", "score", "human") if c in frame.columns), None)
+        if column is None:
+            raise UsageError(
+                f"{path}: name the rating column with --column (found {list(frame.columns)})"
+            )
+    if column not in frame.columns:
+        raise UsageError(f"{path}: no column '{column}'")
+    labels: dict[str, list[Any]] = defaultdict(list)
+    for row_number, (item_id, value) in enumerate(zip(frame["id"], frame[column], strict=True), 1):
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        if isinstance(value, str) and not value.strip():
+            raise UsageError(f"{path}: row {row_number}, field '{column}': empty rating")
+        labels[str(item_id)].append(value)
+    return column, dict(labels)
+
+
+def agree_with_humans(
+    run_dir: Path, human_path: Path, *, column: str | None = None, score: str | None = None
+) -> dict[str, Any]:
+    summary = load_summary(run_dir)
+    judged = ok_scores(run_dir)
+    column, humans = read_human_labels(human_path, column)
+    shared = [i for i in judged if i in humans]
+    if not shared:
+        raise UsageError(f"no item of {run_dir} judged ok has a human label in {human_path}")
+    out: dict[str, Any] = {
+        "run": str(run_dir),
+        "human": str(human_path),
+        "column": column,
+        "protocol": summary["protocol"],
+        "judge": summary["judge"],
+        "n_items": len(shared),
+    }
+    if summary["kind"] == "pairwise":
+        judge, human = zip(
+            *((judged[i]["pairwise_choice"], h) for i in shared for h in humans[i]), strict=True
+        )
+        out["with_ties"] = agreement(judge, human, ties=True).to_dict()
+        try:
+            out["without_ties"] = agreement(judge, human, ties=False).to_dict()
+        except ValueError as exc:  # every pair had a tie on one side
+            out["without_ties"] = {"error": str(exc)}
+        return out
+    score = score or next(k for k, v in judged[shared[0]].items() if isinstance(v, int | float))
+    judge_scores = [float(judged[i][score]) for i in shared]
+    human_means = [sum(map(float, humans[i])) / len(humans[i]) for i in shared]
+    out["score"] = score
+    out["correlation"] = correlation(judge_scores, human_means).to_dict()
+    raters = max(len(humans[i]) for i in shared)
+    if raters >= 2:
+        matrix = [
+            [float(humans[i][r]) if r < len(humans[i]) else math.nan for i in shared]
+            for r in range(raters)
+        ]
+        with_judge = [*matrix, judge_scores]
+        out["krippendorff_alpha"] = {
+            "humans": _alpha(matrix),
+            "humans_and_judge": _alpha(with_judge),
+            "n_raters": raters,
+        }
+    return out
+
+
+def _alpha(matrix: list[list[float]]) -> dict[str, Any]:
+    try:
+        ci = krippendorff_alpha_ci(matrix, "ordinal")
+        return {"value": krippendorff_alpha(matrix, "ordinal"), "ci95": list(ci) if ci else None}
+    except ValueError as exc:
+        return {"value": None, "ci95": None, "error": str(exc)}

@@ -1,0 +1,103 @@
+"""A plain Python callable as judge: `fn(prompt)` or `fn(prompt, schema)`, sync or async.
+
+The callable cannot be made to follow the verdict schema, so it gets the prompt with
+the protocol's output-format instruction appended, and `schema` (the verdict JSON
+schema) when its signature takes a second positional parameter. It returns the reply
+text, a dict (sent on as JSON) or a `Reply` (to report token usage). Sync callables run
+in a worker thread so that a slow one does not block the event loop.
+
+Errors: a `chatjudge.errors.JudgeError` raised by the callable passes through with its
+retry policy (raise `RateLimitError` or `ServerError` to be retried); any other
+exception becomes a non-retryable `JudgeError` carrying the exception's text, so the
+item is recorded as failed and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import json
+from collections.abc import Callable
+from typing import Any
+
+from chatjudge.errors import JudgeError, UsageError
+from chatjudge.judges.base import Judge
+from chatjudge.types import JudgeRequest, Reply
+
+
+class FunctionJudge(Judge):
+    provider = "python"
+    supports_schema = False
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.qualname = _qualname(fn)
+        super().__init__(f"{getattr(fn, '__module__', None) or '?'}.{self.qualname}")
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            type(fn).__call__  # an object with `async def __call__`
+        )
+        self.takes_schema = _positional_arity(fn) >= 2
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}/{self.qualname}"
+
+    async def generate(self, request: JudgeRequest) -> Reply:
+        args: tuple[Any, ...] = (self.prompt_with_instruction(request),)
+        if self.takes_schema:
+            args += (request.schema,)
+        try:
+            if self.is_async:
+                result = await self.fn(*args)
+            else:
+                result = await asyncio.to_thread(self.fn, *args)
+                if inspect.isawaitable(result):
+                    result = await result
+        except JudgeError:
+            raise
+        except Exception as exc:
+            raise JudgeError(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
+        return _reply(result, self.name)
+
+
+def _qualname(fn: Callable[..., Any]) -> str:
+    if isinstance(fn, functools.partial):
+        return _qualname(fn.func)
+    return getattr(fn, "__qualname__", None) or type(fn).__qualname__
+
+
+def _positional_arity(fn: Callable[..., Any]) -> int:
+    """How many positional arguments `fn` accepts (2 for `*args`), checked once up front."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # some builtins have no signature: give them the prompt
+        return 1
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required_kw = [
+        p.name
+        for p in params
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+    ]
+    if required_kw:
+        raise UsageError(
+            f"a judge function is called as fn(prompt[, schema]); it requires {required_kw}"
+        )
+    if sum(1 for p in params if p.kind in positional and p.default is p.empty) > 2:
+        raise UsageError("a judge function is called as fn(prompt[, schema]); it requires more")
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return 2
+    arity = sum(1 for p in params if p.kind in positional)
+    if arity == 0:
+        raise UsageError("a judge function must take the prompt as its first argument")
+    return arity
+
+
+def _reply(result: Any, name: str) -> Reply:
+    if isinstance(result, Reply):
+        return result
+    if isinstance(result, str):
+        return Reply(result)
+    if isinstance(result, dict):
+        return Reply(json.dumps(result, ensure_ascii=False))
+    raise JudgeError(f"{name} returned {type(result).__name__}; expected str, dict or Reply")

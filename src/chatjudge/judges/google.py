@@ -1,0 +1,185 @@
+"""Gemini through Google's official `google-genai` SDK, on the Gemini API or Vertex AI.
+
+`pip install 'chatjudge[google]'`. The backend and credentials are the SDK's, read from
+its environment variables: `GEMINI_API_KEY` / `GOOGLE_API_KEY` for the Gemini API;
+`GOOGLE_GENAI_USE_VERTEXAI=true` with `GOOGLE_CLOUD_PROJECT` and `GOOGLE_CLOUD_LOCATION`
+(application default credentials) or with an API key (express mode) for Vertex AI.
+
+The verdict schema goes as `response_json_schema` with `response_mime_type`
+`application/json`: Gemini takes JSON Schema as is there, `additionalProperties`
+included, so no conversion to its OpenAPI dialect is needed. The SDK's retries are off
+(one attempt): the run engine retries, for every provider alike.
+
+`base_url=` (`--base-url`) replaces the endpoint's host. On Vertex AI the SDK would take
+a base URL with a project and location that come only from the environment for an API
+gateway (no project in the path, no credentials); the judge passes them on explicitly,
+so the request keeps its project path and its credentials.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+
+from chatjudge.errors import (
+    AuthError,
+    BadRequestError,
+    JudgeConnectionError,
+    JudgeError,
+    JudgeTimeoutError,
+    RateLimitError,
+    ServerError,
+    UsageError,
+)
+from chatjudge.judges.base import Judge
+from chatjudge.judges.headers import retry_after
+from chatjudge.types import JudgeRequest, Reply
+
+if TYPE_CHECKING:
+    from google.genai import types
+
+_SETUP = (
+    "set GEMINI_API_KEY for the Gemini API, or GOOGLE_GENAI_USE_VERTEXAI=true with "
+    "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION for Vertex AI"
+)
+
+
+class GoogleJudge(Judge):
+    provider = "google"
+    supports_schema = True
+    needs_key = True
+    key_env_var = "GEMINI_API_KEY"
+
+    def __init__(self, model: str, *, base_url: str | None = None, timeout: float = 120.0) -> None:
+        super().__init__(model)
+        try:
+            import google.auth.exceptions
+            from google import genai
+            from google.genai import errors, types
+        except ImportError as exc:
+            raise UsageError(
+                "google/ judges need Google's SDK: pip install 'chatjudge[google]'"
+            ) from exc
+        self._types, self._errors, self._auth_errors = types, errors, google.auth.exceptions
+        options = types.HttpOptions(
+            base_url=base_url,
+            timeout=round(timeout * 1000),  # milliseconds
+            retry_options=types.HttpRetryOptions(attempts=1),
+        )
+        try:
+            client = genai.Client(http_options=options)
+            project = os.environ.get("GOOGLE_CLOUD_PROJECT")
+            location = os.environ.get("GOOGLE_CLOUD_LOCATION")
+            if base_url and client.vertexai and project and location:
+                client = genai.Client(http_options=options, project=project, location=location)
+        except (ValueError, google.auth.exceptions.GoogleAuthError) as exc:
+            raise AuthError(f"Google credentials: {exc} ({_SETUP})") from exc
+        self._client = client
+        self.base_url = base_url
+        self.backend = "vertex-ai" if client.vertexai else "gemini-api"
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "backend": self.backend,
+            "base_url": self.base_url,
+        }
+
+    async def generate(self, request: JudgeRequest) -> Reply:
+        settings = request.settings
+        config = self._types.GenerateContentConfig(
+            response_mime_type="application/json",
+            response_json_schema=request.schema,
+            temperature=settings.temperature,
+            max_output_tokens=settings.max_tokens,
+            seed=settings.seed,
+        )
+        try:
+            response = await self._client.aio.models.generate_content(
+                model=self.model, contents=request.prompt, config=config
+            )
+        except Exception as exc:
+            error = self._judge_error(exc)
+            if error is None:
+                raise
+            raise error from exc
+        return _reply(response)
+
+    async def aclose(self) -> None:
+        await self._client.aio.aclose()
+        self._client.close()
+
+    def _judge_error(self, exc: Exception) -> JudgeError | None:
+        """Map an SDK, auth or transport exception onto chatjudge's error types."""
+        if isinstance(exc, self._errors.APIError):
+            return _api_error(exc)
+        if isinstance(exc, TimeoutError):  # aiohttp's timeouts are TimeoutErrors too
+            return JudgeTimeoutError(f"Google: no reply in time ({type(exc).__name__})")
+        auth = self._auth_errors
+        if isinstance(exc, auth.RefreshError | auth.DefaultCredentialsError):
+            return AuthError(f"Google credentials: {exc} ({_SETUP})")
+        # The SDK's async transport is aiohttp whenever aiohttp is installed, as it is here.
+        if isinstance(exc, auth.TransportError | aiohttp.ClientError | OSError):
+            return JudgeConnectionError(f"Google: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _api_error(exc: Any) -> JudgeError:
+    """An HTTP error from the API, by status code and `google.rpc` status name."""
+    code, status = exc.code, exc.status or ""
+    text = f"Google HTTP {code} {status}: {exc.message}".replace("  ", " ")
+    if code == 429 or status == "RESOURCE_EXHAUSTED":
+        return RateLimitError(text, status=code, retry_after=_retry_delay(exc))
+    if code in (401, 403) or status in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
+        return AuthError(text, status=code)
+    if any(str(d.get("reason", "")).startswith("API_KEY_") for d in _details(exc)):
+        return AuthError(text, status=code)  # a bad key is a 400 INVALID_ARGUMENT
+    if code == 408:
+        return JudgeTimeoutError(text, status=code)
+    if (isinstance(code, int) and code >= 500) or status in ("UNAVAILABLE", "INTERNAL"):
+        return ServerError(text, status=code)
+    if isinstance(code, int) and 400 <= code < 500:
+        return BadRequestError(text, status=code)
+    return JudgeError(text, status=code)
+
+
+def _details(exc: Any) -> list[dict[str, Any]]:
+    """The `google.rpc` detail objects of an error body (`error.details`)."""
+    body = exc.details if isinstance(exc.details, dict) else {}
+    error = body.get("error", body)
+    details = error.get("details") if isinstance(error, dict) else None
+    return [d for d in details or [] if isinstance(d, dict)]
+
+
+def _retry_delay(exc: Any) -> float | None:
+    """Seconds from the error's `RetryInfo.retryDelay` (`"7s"`), else its Retry-After header."""
+    for detail in _details(exc):
+        if str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            delay = detail.get("retryDelay")
+            if isinstance(delay, str) and delay.endswith("s"):
+                try:
+                    return max(0.0, float(delay[:-1]))
+                except ValueError:
+                    pass
+    headers = getattr(exc.response, "headers", None)
+    return retry_after(headers) if headers is not None else None
+
+
+def _reply(response: types.GenerateContentResponse) -> Reply:
+    text = response.text
+    if text is None:
+        feedback = response.prompt_feedback
+        if feedback is not None and feedback.block_reason is not None:
+            raise BadRequestError(f"Google blocked the prompt: {feedback.block_reason}")
+        finish = response.candidates[0].finish_reason if response.candidates else None
+        raise BadRequestError(f"Google returned no text (finish reason {finish})")
+    usage = response.usage_metadata
+    if usage is None:
+        return Reply(text)
+    output = None
+    if usage.candidates_token_count is not None:
+        output = usage.candidates_token_count + (usage.thoughts_token_count or 0)
+    return Reply(text, usage.prompt_token_count, output)
