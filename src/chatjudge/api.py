@@ -112,7 +112,7 @@ def evaluate(
     engine = build_engine(
         data, protocol, judge, out, column_map=column_map, base_url=base_url, config=config
     )
-    outcome = _run_sync(engine)
+    outcome = run_sync(engine)
     if report:
         from chatjudge.report import write_report
 
@@ -120,7 +120,8 @@ def evaluate(
     return EvalResult(outcome.summary, outcome.out_dir)
 
 
-def _run_sync(engine: Engine) -> Any:
+def run_sync(engine: Engine) -> Any:
+    """Run the engine to completion from sync code, even where an event loop is running."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -3,7 +3,6 @@ or invalid data (nothing sent)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -100,7 +99,7 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Judge every item of DATA and write results.jsonl, summary.json and report.html."""
-    from chatjudge.api import build_engine
+    from chatjudge.api import build_engine, run_sync
     from chatjudge.runner import FatalJudgeError, RunConfig
 
     try:
@@ -142,7 +141,7 @@ def run(
         highlight=False,
     )
     try:
-        outcome = asyncio.run(engine.run())
+        outcome = run_sync(engine)
     except FatalJudgeError as exc:
         raise _fail(f"{exc}\nfinished judgments are kept in {engine.out_dir}.") from None
     except KeyboardInterrupt:
@@ -172,7 +171,10 @@ def report(
     path = run_dir / "summary.json"
     if not path.is_file():
         raise _fail(f"{run_dir} has no summary.json: is it a chatjudge run directory?")
-    _show(json.loads(path.read_text(encoding="utf-8")), run_dir, write=True)
+    try:
+        _show(json.loads(path.read_text(encoding="utf-8")), run_dir, write=True)
+    except ChatJudgeError as exc:
+        raise _fail(str(exc)) from None
 
 
 @app.command()

@@ -1,0 +1,9 @@
+"""The run report: a self-contained HTML page and the terminal summary.
+
+The report reads `summary.json` and `results.jsonl`; it never calls a judge.
+"""
+
+from chatjudge.report.html import write_compare_report, write_report
+from chatjudge.report.terminal import summary_table
+
+__all__ = ["summary_table", "write_compare_report", "write_report"]

@@ -1,0 +1,49 @@
+"""How numbers are written, shared by the page and the terminal so both show the same figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Metrics that are shares of items read best as percentages.
+_SHARE_SUFFIXES = ("_rate", "accuracy", "consistency", "agreement")
+
+
+def is_share(name: str) -> bool:
+    return name.endswith(_SHARE_SUFFIXES)
+
+
+def _decimals(value: float) -> int:
+    size = abs(value)
+    return 0 if size >= 100 else 1 if size >= 10 else 2
+
+
+def format_value(name: str, value: float | None, decimals: int | None = None) -> str:
+    """A metric value: shares as percentages, other means with a precision fit to their size."""
+    if value is None:
+        return "n/a"
+    if is_share(name):
+        return format_share(value)
+    return f"{value:.{_decimals(value) if decimals is None else decimals}f}"
+
+
+def format_share(value: float, digits: int = 1) -> str:
+    return f"{value * 100:.{digits}f}%"
+
+
+def format_ci(name: str, ci: list[float] | None, value: float | None = None) -> str:
+    """A 95% interval as `[lo, hi]` written as precisely as its value; a dash when absent."""
+    if not ci:
+        return "—"
+    decimals = None if value is None else _decimals(value)
+    return f"[{format_value(name, ci[0], decimals)}, {format_value(name, ci[1], decimals)}]"
+
+
+def format_count(n: Any) -> str:
+    return f"{n:,}" if isinstance(n, int) else "—"
+
+
+def metric_label(name: str) -> str:
+    """A metric's display name: `candidate_win_rate` -> `Candidate win rate`, `itr` -> `ITR`."""
+    if len(name) <= 3:
+        return name.upper()
+    return name.replace("_", " ").capitalize()

@@ -1,0 +1,277 @@
+"""Writing the self-contained HTML pages: a run's report and a model comparison.
+
+The page is one file: styles, script and SVG charts are inlined and the items are
+embedded as JSON in a `<script type="application/json">` block that the inline
+script renders page by page, so it opens from disk with no network and stays
+usable with 100,000 items. Items are streamed from `results.jsonl` into the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from functools import partial
+from importlib.resources import files
+from pathlib import Path
+from typing import IO, Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from chatjudge.report.charts import Interval, heatmap, interval_chart
+from chatjudge.report.format import (
+    format_ci,
+    format_count,
+    format_share,
+    format_value,
+    is_share,
+    metric_label,
+)
+from chatjudge.report.load import ResultStats, iter_results, read_summary, slim_item
+from chatjudge.report.sections import Section, build_sections
+
+REPORT = "report.html"
+MAX_FILTER_VALUES = 20  # a score with more distinct values gets no value filter
+HINTS = {
+    "interactivity": "mean score, 1 (low) to 3 (high)",
+    "itr": "interactivity rate: mean of (score − 2.5) × 2, × 100",
+    "accuracy": "share of answers judged correct",
+    "candidate_win_rate": "share of items the candidate wins",
+    "baseline_win_rate": "share of items the baseline wins",
+    "tie_rate": "share of items judged a tie",
+    "position_consistency": "same verdict with the responses swapped",
+}
+
+_ENV = Environment(
+    loader=PackageLoader("chatjudge.report", "templates"),
+    autoescape=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    undefined=StrictUndefined,
+)
+
+
+def json_for_script(value: Any) -> Markup:
+    """JSON that is safe inside a `<script>` element: `</script>` in the data cannot end it.
+
+    `<`, `>` and `&` only occur inside JSON strings, where their `\\u` escapes mean the same.
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text)
+
+
+def write_report(run_dir: Path) -> Path:
+    """Write `run_dir/report.html` from `summary.json` and `results.jsonl`; return its path."""
+    run_dir = Path(run_dir)
+    summary = read_summary(run_dir)
+    with tempfile.TemporaryFile("w+", encoding="utf-8", dir=run_dir) as spool:
+        stats = _spool_items(run_dir, spool)
+        spool.seek(0)
+        chunks = (Markup(c) for c in iter(partial(spool.read, 1 << 20), ""))
+        return _write_page(summary, stats, chunks, run_dir / REPORT)
+
+
+def _write_page(
+    summary: dict[str, Any], stats: ResultStats, items: Iterator[Markup], path: Path
+) -> Path:
+    numeric = stats.numeric_scores()
+    config = {
+        "kind": summary.get("kind"),
+        "numericScores": numeric,
+        "choiceScores": stats.choice_scores(),
+        "scoreValues": {
+            n: sorted(stats.scores[n]) for n in numeric if len(stats.scores[n]) <= MAX_FILTER_VALUES
+        },
+        "hasConsistency": bool(stats.consistent),
+        "hasAgreement": stats.has_agreement,
+        "nItems": stats.n_items,
+    }
+    context = {
+        "summary": summary,
+        "metrics": _metric_cards(summary.get("metrics") or {}),
+        "counts": _counts(summary),
+        "usage": _usage(summary),
+        "sections": build_sections(summary, stats),
+        "unreadable": stats.n_unreadable,
+        "config": json_for_script(config),
+        "items": items,
+    }
+    return _write(_ENV.get_template("report.html.j2").generate(**context), path)
+
+
+def write_compare_report(out_path: Path, comparison: dict[str, Any]) -> Path:
+    """Write the comparison page of `chatjudge compare` to `out_path`; return it.
+
+    `comparison` holds:
+      - `models`: list of model names, the order of the matrices below;
+      - `ratings`: `[{"model": str, "rating": float, "ci95": [lo, hi] | None,
+        "n_battles": int (optional)}]`, Bradley-Terry ratings on any scale (Elo-like from
+        `chatjudge.stats.bradley_terry(...).to_dict()["ratings"]`) with 95% intervals;
+      - `win_rates`: `win_rates[i][j]`, the share of battles between `models[i]` and
+        `models[j]` won by `models[i]`, ties counted as half; `None` or NaN on the diagonal
+        and when the two never met (a numpy array from `win_rate_matrix` is fine);
+      - `n_battles`: total number of battles (judged item pairs);
+      - optional `battles`: `battles[i][j]`, battles between `models[i]` and `models[j]`;
+      - optional `protocol`, `judge` (strings), `runs` (run directories compared),
+        `created` (ISO time), `scale` (a sentence saying what a rating difference means).
+    """
+    out_path = Path(out_path)
+    ratings = sorted(comparison["ratings"], key=lambda r: r["rating"], reverse=True)
+    # The matrices follow `models`; the page shows them strongest first, like the ranking.
+    models = [str(m) for m in comparison["models"]]
+    rated = [str(r["model"]) for r in ratings]
+    order = [models.index(m) for m in rated if m in models]
+    order += [i for i in range(len(models)) if i not in order]
+    fmt_rating = partial(format_value, "rating")
+    rating_chart = interval_chart(
+        [
+            Interval(
+                label=str(r["model"]),
+                value=r["rating"],
+                ci95=r.get("ci95"),
+                key=str(r["model"]),
+                note=_battles(r.get("n_battles")),
+            )
+            for r in ratings
+        ],
+        fmt=fmt_rating,
+        x_title="Bradley-Terry rating",
+        bars=False,
+        key="ratings",
+        size=900,
+    )
+    win_chart = heatmap(
+        [models[i] for i in order],
+        _reorder(comparison["win_rates"], order),
+        fmt=lambda v: format_share(v, digits=0),
+        title="How often the row model beat the column model",
+        counts=_reorder(comparison["battles"], order) if comparison.get("battles") else None,
+    )
+    context = {
+        "comparison": comparison,
+        "ratings": [
+            {
+                **r,
+                "text": fmt_rating(r["rating"]),
+                "ci_text": format_ci("rating", r.get("ci95"), r["rating"]),
+            }
+            for r in ratings
+        ],
+        "sections": [
+            Section(
+                "ratings",
+                "Ratings",
+                "Bradley-Terry ratings with 95% bootstrap intervals; "
+                "overlapping intervals mean the order is not settled.",
+                rating_chart,
+            ),
+            Section(
+                "win-rates",
+                "Pairwise win rates",
+                "Each cell: how often the row model beat "
+                "the column model (ties count half), and the number of battles.",
+                win_chart,
+            ),
+        ],
+        "n_battles": format_count(comparison.get("n_battles")),
+        "has_battles": any("n_battles" in r for r in ratings),
+    }
+    return _write(_ENV.get_template("compare.html.j2").generate(**context), out_path)
+
+
+def _reorder(matrix: Any, order: list[int]) -> list[list[Any]]:
+    """Rows and columns in `order`; NaN (pairs that never met) becomes None. Takes numpy too."""
+    rows = matrix.tolist() if hasattr(matrix, "tolist") else matrix
+    return [
+        [None if v is None or v != v else v for v in (rows[i][j] for j in order)] for i in order
+    ]
+
+
+def _battles(n: int | None) -> str:
+    return "" if n is None else f"{n:,} battles"
+
+
+def _write(chunks: Iterable[str], path: Path) -> Path:
+    """Write the page next to its final name first, so a reader never sees half a report."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        out.writelines(chunks)
+    os.replace(tmp, path)
+    return path
+
+
+def _spool_items(run_dir: Path, out: IO[str]) -> ResultStats:
+    """Read the results once: count what the charts need, write the items as one JSON array.
+
+    The page's charts come before its items, so the items wait in a temporary file.
+    """
+    stats = ResultStats()
+    out.write("[")
+    sep = ""
+    for item in iter_results(run_dir):
+        stats.add(item)
+        if item is not None:
+            out.write(sep + json_for_script(slim_item(item)))
+            sep = ","
+    out.write("]")
+    return stats
+
+
+def _metric_cards(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+    cards = []
+    for name, m in metrics.items():
+        value, ci = m.get("value"), m.get("ci95")
+        band = None
+        if is_share(name) and value is not None:  # a 0-100% track with the interval drawn on it
+            lo, hi = ci if ci else (value, value)
+            band = {"lo": lo * 100, "width": (hi - lo) * 100, "value": value * 100}
+        cards.append(
+            {
+                "name": name,
+                "label": metric_label(name),
+                "hint": HINTS.get(name, ""),
+                "value": value,
+                "ci95": ci,
+                "n": m.get("n"),
+                "text": format_value(name, value),
+                "ci_text": format_ci(name, ci, value),
+                "band": band,
+            }
+        )
+    return cards
+
+
+def _counts(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": key,
+            "label": label,
+            "value": summary.get(key),
+            "text": format_count(summary.get(key)),
+        }
+        for key, label in (("n_items", "Items"), ("n_ok", "Judged"), ("n_failed", "Failed"))
+    ]
+
+
+def _usage(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    usage = summary.get("usage") or {}
+    rows = [
+        ("judge calls", format_count(usage.get("calls"))),
+        ("from cache", format_count(usage.get("cached_calls"))),
+        ("input tokens", format_count(usage.get("input_tokens"))),
+        ("output tokens", format_count(usage.get("output_tokens"))),
+    ]
+    if summary.get("cost_usd") is not None:
+        rows.append(("cost", f"${summary['cost_usd']:,.4f}"))
+    return rows
+
+
+def static_text(name: str) -> Markup:
+    """A shipped stylesheet or script, inlined into the page (our own code, not data)."""
+    return Markup(files("chatjudge.report").joinpath("static", name).read_text("utf-8"))
+
+
+_ENV.globals["static_text"] = static_text

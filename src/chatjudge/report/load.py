@@ -1,0 +1,93 @@
+"""Reading a run directory: the summary, and the results streamed one item at a time.
+
+A run may hold 100,000 items, so results are never loaded whole: they are read one
+line at a time, counting what the charts and filters need as they go by.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chatjudge.errors import UsageError
+
+SUMMARY, RESULTS = "summary.json", "results.jsonl"
+
+
+def _no_nan(_: str) -> None:
+    """NaN and Infinity are not JSON: they become null so the page can parse its data."""
+    return None
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    """The run's summary; a directory without one (or without results) is a usage error."""
+    for name in (SUMMARY, RESULTS):
+        if not (run_dir / name).is_file():
+            raise UsageError(f"{run_dir} has no {name}: is it the directory of a finished run?")
+    return json.loads((run_dir / SUMMARY).read_text("utf-8"), parse_constant=_no_nan)
+
+
+def iter_results(run_dir: Path) -> Iterator[dict[str, Any] | None]:
+    """Each line of `results.jsonl` as a dict; `None` for a line that is not JSON.
+
+    A run killed mid-write may leave a truncated last line; it is reported, not fatal.
+    """
+    with (run_dir / RESULTS).open(encoding="utf-8") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line, parse_constant=_no_nan)
+            except ValueError:
+                yield None
+
+
+@dataclass
+class ResultStats:
+    """What one pass over the results tells the page: score values, statuses, consistency."""
+
+    n_items: int = 0
+    n_unreadable: int = 0
+    status: Counter[str] = field(default_factory=Counter)
+    scores: dict[str, Counter[Any]] = field(default_factory=dict)  # score -> value -> items
+    consistent: Counter[bool] = field(default_factory=Counter)
+    has_agreement: bool = False
+
+    def add(self, item: dict[str, Any] | None) -> None:
+        if item is None:
+            self.n_unreadable += 1
+            return
+        self.n_items += 1
+        self.status[item.get("status", "failed")] += 1
+        for name, value in (item.get("scores") or {}).items():
+            self.scores.setdefault(name, Counter())[value] += 1
+        if item.get("consistent") is not None:
+            self.consistent[bool(item["consistent"])] += 1
+        if item.get("agreement") is not None:
+            self.has_agreement = True
+
+    def numeric_scores(self) -> list[str]:
+        return [n for n, c in self.scores.items() if not any(isinstance(v, str) for v in c)]
+
+    def choice_scores(self) -> list[str]:
+        return [n for n, c in self.scores.items() if any(isinstance(v, str) for v in c)]
+
+
+def slim_item(item: dict[str, Any]) -> dict[str, Any]:
+    """The item as the page needs it, without text it already has elsewhere.
+
+    A successful call's raw reply repeats its verdict and rationale, and the item's
+    own `raw` and `rationale` repeat its first call's; failed calls keep their raw text.
+    """
+    slim = {k: v for k, v in item.items() if k not in ("format", "raw", "rationale")}
+    calls = item.get("calls") or []
+    if not calls:  # nothing else holds the judge's words
+        slim.update({k: item[k] for k in ("raw", "rationale") if item.get(k)})
+    slim["calls"] = [
+        c if c.get("status") != "ok" else {k: v for k, v in c.items() if k != "raw"} for c in calls
+    ]
+    return slim

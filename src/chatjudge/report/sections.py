@@ -1,0 +1,220 @@
+"""The page's charts, chosen from what the summary and the results hold."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from markupsafe import Markup
+
+from chatjudge.report.charts import Bar, Interval, count_bars, interval_chart
+from chatjudge.report.format import format_share, format_value, is_share, metric_label
+from chatjudge.report.load import ResultStats
+
+MAX_BARS = 12  # more distinct score values than this are grouped into ranges
+OUTCOMES = (  # pairwise metrics, from the candidate's side, and how they are drawn
+    ("candidate_win_rate", "Candidate wins", "win"),
+    ("tie_rate", "Tie", "tie"),
+    ("baseline_win_rate", "Baseline wins", "loss"),
+)
+AGREEMENT_KEY = "inter_judge_agreement"
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One titled chart on the page, with a sentence saying how to read it."""
+
+    key: str
+    title: str
+    note: str
+    chart: Markup
+
+
+def build_sections(summary: dict[str, Any], stats: ResultStats) -> list[Section]:
+    metrics = summary.get("metrics") or {}
+    sections = [_score_section(name, stats.scores[name]) for name in stats.numeric_scores()]
+    if any(name in metrics for name, _, _ in OUTCOMES):
+        sections.append(_outcome_section(metrics, stats))
+    else:
+        sections += [_choice_section(n, stats.scores[n]) for n in stats.choice_scores()]
+    if "position_consistency" in metrics:
+        sections.append(_consistency_section(metrics["position_consistency"], stats))
+    per_judge = summary.get("per_judge") or {}
+    judges = [j for j in per_judge if j != AGREEMENT_KEY and isinstance(per_judge[j], dict)]
+    if judges:
+        sections += _panel_sections(per_judge, judges)
+    return sections
+
+
+def _score_section(name: str, counts: Counter[Any]) -> Section:
+    values = sorted(counts)
+    if len(values) <= MAX_BARS:
+        bars = [Bar(_number(v), counts[v]) for v in values]
+    else:
+        bars = _binned(counts)
+    return Section(
+        key=f"score-{name}",
+        title=f"{metric_label(name)} scores",
+        note="Judged items by score (an item's score is the mean over its judge calls).",
+        chart=count_bars(bars, x_title=f"{name} score", key=f"score-{name}"),
+    )
+
+
+def _binned(counts: Counter[Any]) -> list[Bar]:
+    lo, hi = min(counts), max(counts)
+    width = (hi - lo) / MAX_BARS or 1
+    bins = [0] * MAX_BARS
+    for value, n in counts.items():
+        bins[min(int((value - lo) / width), MAX_BARS - 1)] += n
+    return [
+        Bar(f"{_number(lo + i * width)}–{_number(lo + (i + 1) * width)}", n)
+        for i, n in enumerate(bins)
+    ]
+
+
+def _items(n: int) -> str:
+    return f"{n:,} item" if n == 1 else f"{n:,} items"
+
+
+def _percent(value: float) -> str:
+    return format_share(value, digits=0)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if float(value).is_integer() else f"{value:.2f}".rstrip("0")
+
+
+def _choice_section(name: str, counts: Counter[Any]) -> Section:
+    return Section(
+        key=f"choice-{name}",
+        title=metric_label(name),
+        note="Judged items by verdict.",
+        chart=count_bars(
+            [Bar(str(v), n) for v, n in counts.most_common()], x_title=name, key=f"choice-{name}"
+        ),
+    )
+
+
+def _outcome_section(metrics: dict[str, Any], stats: ResultStats) -> Section:
+    choice: Counter[Any] = Counter()
+    for name in stats.choice_scores():
+        choice.update(stats.scores[name])
+    names = {"candidate_win_rate": "CANDIDATE", "tie_rate": "TIE", "baseline_win_rate": "BASELINE"}
+    rows = [
+        Interval(
+            label=label,
+            value=metrics[name].get("value"),
+            ci95=metrics[name].get("ci95"),
+            tone=tone,
+            key=name,
+            note=_items(choice[names[name]]),
+        )
+        for name, label, tone in OUTCOMES
+        if name in metrics
+    ]
+    return Section(
+        key="outcomes",
+        title="Candidate vs baseline",
+        note="Share of judged items won by each side, from the candidate's side; "
+        "whiskers are 95% bootstrap intervals.",
+        chart=interval_chart(
+            rows,
+            fmt=format_share,
+            tick_fmt=_percent,
+            x_title="share of judged items",
+            domain=(0.0, 1.0),
+            key="outcomes",
+        ),
+    )
+
+
+def _consistency_section(metric: dict[str, Any], stats: ResultStats) -> Section:
+    agreed, disagreed = stats.consistent[True], stats.consistent[False]
+    row = Interval(
+        label="Same verdict in both orders",
+        value=metric.get("value"),
+        ci95=metric.get("ci95"),
+        tone="primary",
+        key="position_consistency",
+        note=f"{agreed:,} of {agreed + disagreed:,}",
+    )
+    return Section(
+        key="consistency",
+        title="Position consistency",
+        note="Each item was judged with the responses in both orders; an inconsistent "
+        "pair counts as a tie.",
+        chart=interval_chart(
+            [row],
+            fmt=format_share,
+            tick_fmt=_percent,
+            x_title="share of judged items",
+            domain=(0.0, 1.0),
+            key="consistency",
+        ),
+    )
+
+
+def _panel_sections(per_judge: dict[str, Any], judges: list[str]) -> list[Section]:
+    names: list[str] = []
+    for judge in judges:
+        names += [n for n in per_judge[judge].get("metrics", {}) if n not in names]
+    sections = []
+    for name in names:
+        rows = [
+            Interval(
+                label=judge,
+                value=m.get("value"),
+                ci95=m.get("ci95"),
+                key=f"{name}:{judge}",
+                note=f"n = {m.get('n', 0):,}",
+            )
+            for judge in judges
+            if (m := per_judge[judge].get("metrics", {}).get(name)) is not None
+        ]
+        share = is_share(name)
+        sections.append(
+            Section(
+                key=f"judge-{name}",
+                title=f"{metric_label(name)} by judge",
+                note="Each judge of the panel on its own, with 95% bootstrap intervals.",
+                chart=interval_chart(
+                    rows,
+                    fmt=partial(format_value, name),
+                    x_title=metric_label(name),
+                    domain=(0.0, 1.0) if share else None,
+                    bars=share,
+                    key=f"judge-{name}",
+                    tick_fmt=_percent if share else None,
+                ),
+            )
+        )
+    pairs = per_judge.get(AGREEMENT_KEY) or []
+    if pairs:
+        rows = [
+            Interval(
+                label=" vs ".join(p["judges"]),
+                value=p.get("agreement"),
+                tone="neutral",
+                key="agreement:" + "|".join(p["judges"]),
+                note=f"n = {p.get('n', 0):,}",
+            )
+            for p in pairs
+        ]
+        sections.append(
+            Section(
+                key="judge-agreement",
+                title="Agreement between judges",
+                note="Share of items on which two judges gave the same verdict.",
+                chart=interval_chart(
+                    rows,
+                    fmt=format_share,
+                    tick_fmt=_percent,
+                    x_title="share of items",
+                    domain=(0.0, 1.0),
+                    key="judge-agreement",
+                ),
+            )
+        )
+    return sections

@@ -1,0 +1,59 @@
+"""The run summary as a terminal table, with the same figures the page shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from chatjudge.report.format import format_ci, format_count, format_value, metric_label
+from chatjudge.report.sections import AGREEMENT_KEY
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    """Metric, value, 95% CI and n for every metric, then the item counts (and a panel's judges).
+
+    Names are escaped: a judge called `[local]` must print as such, not as rich markup.
+    """
+    table = Table(
+        title=escape(f"{summary.get('protocol', '?')} · {summary.get('judge', '?')}"),
+        title_justify="left",
+        header_style="bold",
+    )
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("95% CI", justify="right")
+    table.add_column("n", justify="right")
+    for name, m in (summary.get("metrics") or {}).items():
+        table.add_row(
+            escape(metric_label(name)),
+            format_value(name, m.get("value")),
+            format_ci(name, m.get("ci95"), m.get("value")),
+            format_count(m.get("n")),
+        )
+    per_judge = summary.get("per_judge") or {}
+    judges = [j for j in per_judge if j != AGREEMENT_KEY and isinstance(per_judge[j], dict)]
+    if judges:
+        table.add_section()
+        for judge in judges:
+            for name, m in (per_judge[judge].get("metrics") or {}).items():
+                table.add_row(
+                    escape(f"{metric_label(name)} [{judge}]"),
+                    format_value(name, m.get("value")),
+                    format_ci(name, m.get("ci95"), m.get("value")),
+                    format_count(m.get("n")),
+                )
+        for pair in per_judge.get(AGREEMENT_KEY) or []:
+            table.add_row(
+                escape("Agreement " + " vs ".join(pair["judges"])),
+                format_value("agreement", pair.get("agreement")),
+                "—",
+                format_count(pair.get("n")),
+            )
+    table.add_section()
+    n_failed = summary.get("n_failed")
+    table.add_row("items", format_count(summary.get("n_items")), "", "")
+    table.add_row("judged", format_count(summary.get("n_ok")), "", "")
+    table.add_row("failed", format_count(n_failed), "", "", style="red" if n_failed else None)
+    return table
