@@ -45,7 +45,9 @@ def validate(source: Source, protocol: Protocol, *, limit: int | None = None) ->
         if raw.data is not None and raw.data.get("id") is not None:
             key = str(raw.data["id"])
             if key in seen:
-                found.append(Problem(raw.number, "id", f"duplicate id {key!r} (first at row {seen[key]})"))
+                found.append(
+                    Problem(raw.number, "id", f"duplicate id {key!r} (first at row {seen[key]})")
+                )
             else:
                 seen[key] = raw.number
         total += len(found)
@@ -69,8 +71,13 @@ def iter_items(
         fields = {n: data.get(n) for n in names}
         text = {n: _as_text(v, include_system) for n, v in fields.items()}
         item_id = data.get("id")
-        yield Item(index, raw.number, str(item_id) if item_id is not None else str(raw.number),
-                   fields, text)
+        yield Item(
+            index,
+            raw.number,
+            str(item_id) if item_id is not None else str(raw.number),
+            fields,
+            text,
+        )
 
 
 def _limited(source: Source, limit: int | None) -> Iterator[Any]:

@@ -67,8 +67,14 @@ def _describe(data: Any) -> str:
 
 def _kind(path: Path) -> str | None:
     suffix = path.suffix.lower()
-    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv",
-            ".parquet": "parquet", ".pq": "parquet"}.get(suffix)
+    return {
+        ".jsonl": "jsonl",
+        ".ndjson": "jsonl",
+        ".json": "jsonl",
+        ".csv": "csv",
+        ".parquet": "parquet",
+        ".pq": "parquet",
+    }.get(suffix)
 
 
 def _rows(data: Any) -> Iterator[RawRow]:
@@ -103,8 +109,10 @@ def _jsonl_rows(path: Path) -> Iterator[RawRow]:
             except ValueError as exc:
                 yield RawRow(number, None, f"unparseable JSON line: {exc}")
                 continue
-            yield RawRow(number, rec) if isinstance(rec, dict) else RawRow(
-                number, None, _not_object(rec)
+            yield (
+                RawRow(number, rec)
+                if isinstance(rec, dict)
+                else RawRow(number, None, _not_object(rec))
             )
 
 

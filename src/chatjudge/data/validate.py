@@ -40,12 +40,16 @@ def _message_problems(number: int, field: str, messages: list[Any]) -> list[Prob
     for i, message in enumerate(messages, 1):
         where = f"message {i}"
         if not isinstance(message, dict):
-            problems.append(Problem(number, field, f"{where}: expected an object with role and content"))
+            problems.append(
+                Problem(number, field, f"{where}: expected an object with role and content")
+            )
             continue
         role = message.get("role")
         if role not in ROLES:
             problems.append(
-                Problem(number, field, f"{where}: unknown role {role!r} (use user, assistant or system)")
+                Problem(
+                    number, field, f"{where}: unknown role {role!r} (use user, assistant or system)"
+                )
             )
         content = message.get("content")
         if not isinstance(content, str):

@@ -28,7 +28,9 @@ def migrate(db: sqlite3.Connection) -> None:
     """Bring `db` to the current schema, one numbered step at a time, each in a transaction."""
     current = db.execute("PRAGMA user_version").fetchone()[0]
     if current > SCHEMA_VERSION:
-        raise RuntimeError(f"store schema {current} is newer than this chatjudge ({SCHEMA_VERSION})")
+        raise RuntimeError(
+            f"store schema {current} is newer than this chatjudge ({SCHEMA_VERSION})"
+        )
     for number in range(current, SCHEMA_VERSION):
         with db:
             MIGRATIONS[number](db)
