@@ -335,7 +335,9 @@ def _agreement_lines(r: dict[str, Any]) -> str:
                 f"  {title}: agreement {a['agreement']:.3f} {_ci(a['ci95'])}, "
                 f"kappa {kappa}, n={a['n']}"
             )
-    if "correlation" in r:
+    if "correlation" in r and "error" in r["correlation"]:
+        lines.append(f"  {r['score']} vs mean human: {r['correlation']['error']}")
+    elif "correlation" in r:
         c = r["correlation"]
         lines.append(
             f"  {r['score']} vs mean human: Spearman {c['spearman']:.3f} "

@@ -104,3 +104,21 @@ class AuthError(JudgeError):
     """Missing or rejected credentials: retrying cannot help and every call would fail."""
 
     fatal = True
+
+
+def error_for_status(status: int, message: str, *, retry_after: float | None = None) -> JudgeError:
+    """What an HTTP error status means for the run, the same for every provider.
+
+    401/403 stop the run; 429 is retried after `retry_after`; 408 is a timeout;
+    409 and 5xx (Anthropic's 529 overloaded included) are transient; any other
+    4xx is this request's own fault and is not retried.
+    """
+    if status in (401, 403):
+        return AuthError(message, status=status)
+    if status == 429:
+        return RateLimitError(message, status=status, retry_after=retry_after)
+    if status == 408:
+        return JudgeTimeoutError(message, status=status)
+    if status >= 500 or status == 409:
+        return ServerError(message, status=status)
+    return BadRequestError(message, status=status)

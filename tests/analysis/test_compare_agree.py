@@ -129,3 +129,16 @@ def test_agree_errors_name_the_problem(tmp_path: Path) -> None:
     other.write_text(json.dumps({"id": "zzz", "label": "A"}) + "\n")
     done = runner.invoke(app, ["agree", str(run), "--human", str(other)])
     assert done.exit_code == 2 and "no item" in done.output
+
+
+def test_agree_with_a_constant_judge_says_so(tmp_path: Path) -> None:
+    rows = [{"id": f"d{i}", "chat": "hi", "question": "q", "answer": "a"} for i in range(5)]
+    run = tmp_path / "run"
+    chatjudge.evaluate(rows, "interactivity-accuracy",
+                       lambda p: '{"interactivity": {"thought": "t", "score": 2}, '
+                                 '"accuracy": {"thought": "t", "score": 1}}', run, report=False)
+    human = tmp_path / "human.jsonl"
+    human.write_text("".join(json.dumps({"id": f"d{i}", "score": i}) + "\n" for i in range(5)))
+    done = runner.invoke(app, ["agree", str(run), "--human", str(human), "--score", "interactivity"])
+    assert done.exit_code == 0, done.output
+    assert "judge scores are constant (2): no correlation" in done.output

@@ -84,7 +84,10 @@ def agree_with_humans(
     judge_scores = [float(judged[i][score]) for i in shared]
     human_means = [sum(map(float, humans[i])) / len(humans[i]) for i in shared]
     out["score"] = score
-    out["correlation"] = correlation(judge_scores, human_means).to_dict()
+    try:
+        out["correlation"] = correlation(judge_scores, human_means).to_dict()
+    except ValueError as exc:  # a constant side (a judge giving one score to all): undefined
+        out["correlation"] = {"error": str(exc), "n": len(shared)}
     raters = max(len(humans[i]) for i in shared)
     if raters >= 2:
         matrix = [

@@ -19,13 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from chatjudge.errors import (
     AuthError,
-    BadRequestError,
     JudgeConnectionError,
     JudgeError,
     JudgeTimeoutError,
-    RateLimitError,
-    ServerError,
     UsageError,
+    error_for_status,
 )
 from chatjudge.judges.base import Judge
 from chatjudge.judges.headers import retry_after
@@ -112,16 +110,8 @@ def _judge_error(exc: Exception, sdk: Any) -> JudgeError:
     if not isinstance(exc, sdk.APIStatusError):
         return JudgeError(f"Anthropic: {type(exc).__name__}: {exc}")
     status = exc.status_code
-    text = f"Anthropic HTTP {status}: {_describe(exc)}"
-    if status in (401, 403):
-        return AuthError(text, status=status)
-    if status == 429:
-        return RateLimitError(text, status=status, retry_after=retry_after(exc.response.headers))
-    if status == 408:
-        return JudgeTimeoutError(text, status=status)
-    if status >= 500:  # 529 is `overloaded_error`
-        return ServerError(text, status=status)
-    return BadRequestError(text, status=status)
+    text = f"Anthropic HTTP {status}: {_describe(exc)}"  # 529 is `overloaded_error`
+    return error_for_status(status, text, retry_after=retry_after(exc.response.headers))
 
 
 def _describe(exc: Any) -> str:

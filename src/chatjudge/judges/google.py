@@ -29,9 +29,8 @@ from chatjudge.errors import (
     JudgeConnectionError,
     JudgeError,
     JudgeTimeoutError,
-    RateLimitError,
-    ServerError,
     UsageError,
+    error_for_status,
 )
 from chatjudge.judges.base import Judge
 from chatjudge.judges.headers import retry_after
@@ -131,19 +130,20 @@ def _api_error(exc: Any) -> JudgeError:
     """An HTTP error from the API, by status code and `google.rpc` status name."""
     code, status = exc.code, exc.status or ""
     text = f"Google HTTP {code} {status}: {exc.message}".replace("  ", " ")
-    if code == 429 or status == "RESOURCE_EXHAUSTED":
-        return RateLimitError(text, status=code, retry_after=_retry_delay(exc))
-    if code in (401, 403) or status in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
-        return AuthError(text, status=code)
-    if any(str(d.get("reason", "")).startswith("API_KEY_") for d in _details(exc)):
-        return AuthError(text, status=code)  # a bad key is a 400 INVALID_ARGUMENT
-    if code == 408:
-        return JudgeTimeoutError(text, status=code)
-    if (isinstance(code, int) and code >= 500) or status in ("UNAVAILABLE", "INTERNAL"):
-        return ServerError(text, status=code)
-    if isinstance(code, int) and 400 <= code < 500:
-        return BadRequestError(text, status=code)
-    return JudgeError(text, status=code)
+    kind = code  # the status whose meaning applies; the error keeps the real one
+    if status == "RESOURCE_EXHAUSTED":
+        kind = 429
+    elif status in ("UNAUTHENTICATED", "PERMISSION_DENIED") or any(
+        str(d.get("reason", "")).startswith("API_KEY_") for d in _details(exc)
+    ):
+        kind = 401  # a bad key comes back as 400 INVALID_ARGUMENT with reason API_KEY_INVALID
+    elif status in ("UNAVAILABLE", "INTERNAL") and not isinstance(code, int):
+        kind = 503
+    if not isinstance(kind, int) or kind < 400:
+        return JudgeError(text, status=code)
+    error = error_for_status(kind, text, retry_after=_retry_delay(exc) if kind == 429 else None)
+    error.status = code
+    return error
 
 
 def _details(exc: Any) -> list[dict[str, Any]]:

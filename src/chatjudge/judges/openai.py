@@ -28,9 +28,9 @@ from chatjudge.errors import (
     JudgeConnectionError,
     JudgeError,
     JudgeTimeoutError,
-    RateLimitError,
     ServerError,
     UsageError,
+    error_for_status,
 )
 from chatjudge.judges.base import Judge
 from chatjudge.judges.headers import retry_after
@@ -176,15 +176,8 @@ def _refuses_format(message: str) -> bool:
 
 
 def _http_error(status: int, payload: bytes, headers: Any) -> JudgeError:
-    message = _error_message(payload)
-    text = f"HTTP {status}: {message}"
-    if status in (401, 403):
-        return AuthError(text, status=status)
-    if status == 429:
-        return RateLimitError(text, status=status, retry_after=retry_after(headers))
-    if status >= 500 or status in (408, 409):
-        return ServerError(text, status=status)
-    return BadRequestError(text, status=status)
+    message = f"HTTP {status}: {_error_message(payload)}"
+    return error_for_status(status, message, retry_after=retry_after(headers))
 
 
 def _error_message(payload: bytes) -> str:
