@@ -156,3 +156,11 @@ def test_cost_from_prices(stub: StubServer, tmp_path: Path) -> None:
     expected = usage["input_tokens"] * 2.0 / 1e6 + usage["output_tokens"] * 8.0 / 1e6
     assert usage["input_tokens"] > 0
     assert abs(result.summary["cost_usd"] - expected) < 1e-6
+
+
+def test_tokens_per_minute_paces_the_run(stub: StubServer, tmp_path: Path) -> None:
+    # Each prompt is about 1,000 tokens (length / 4); 60,000 a minute is 1,000 a second.
+    started = time.monotonic()
+    _run(stub, pointwise_rows(4), tmp_path / "run", concurrency=4, tokens_per_minute=60_000)
+    assert time.monotonic() - started >= 2.0
+    assert stub.stats.requests == 4

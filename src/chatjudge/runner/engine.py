@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +58,6 @@ class _Call:
 class RunOutcome:
     out_dir: Path
     summary: dict[str, Any]
-    usage: dict[str, int] = field(default_factory=dict)
 
 
 class Engine:
@@ -72,7 +70,6 @@ class Engine:
         out_dir: Path,
         *,
         n_rows: int,
-        on_item: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         """`n_rows`: the row count `chatjudge.data.validate` returned for this source."""
         self.source = source
@@ -80,7 +77,6 @@ class Engine:
         self.judges = judges
         self.config = config
         self.out_dir = out_dir
-        self.on_item = on_item
         self.n_rows = n_rows
         self.orders = (False, True) if config.flip and protocol.kind == "pairwise" else (False,)
         self.policies = [
@@ -151,7 +147,7 @@ class Engine:
                 await judge.aclose()
         summary = self.summary.build(self.usage, self._cost())
         (self.out_dir / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-        return RunOutcome(self.out_dir, summary, self.usage)
+        return RunOutcome(self.out_dir, summary)
 
     async def _produce(self, queue: asyncio.Queue[_Call | None]) -> None:
         protocol, store, no_cache = self.protocol, self._store, self.config.no_cache
@@ -208,9 +204,11 @@ class Engine:
         judge = self.judges[call.judge]
         outcome = call.state.calls[call.slot]
         malformed = 0
+        started = 0.0
 
         async def attempt() -> tuple[Reply, Verdict | None, str | None]:
-            nonlocal malformed
+            nonlocal malformed, started
+            started = time.monotonic()  # latency is the last attempt's, not queueing or back-off
             reply = await judge.generate(call.request)
             try:
                 return (
@@ -224,7 +222,6 @@ class Engine:
                     raise MalformedReplyError(str(exc), reply) from exc
                 return reply, None, f"VerdictError: {exc}"
 
-        started = time.monotonic()
         async with self.limits[call.judge]:
             try:
                 reply, verdict, error = await self.policies[call.judge].call(
@@ -317,8 +314,6 @@ class Engine:
         self._progress.advance(
             failed=bool(failed), tokens=usage["input_tokens"] + usage["output_tokens"]
         )
-        if self.on_item is not None:
-            self.on_item(record)
 
     def _cost(self) -> float | None:
         price_in, price_out = self.config.price_in, self.config.price_out
