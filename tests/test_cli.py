@@ -48,7 +48,12 @@ def test_success_exit_0_and_outputs(stub: StubServer, tmp_path: Path) -> None:
     assert summary["n_items"] == 6 and summary["n_ok"] == 6
     assert {"interactivity", "itr", "accuracy"} <= set(summary["metrics"])
     assert "accuracy" in done.stdout  # the summary table
-    assert (tmp_path / "run" / "report.html").is_file()
+    # The page built while the run went on is the one `report` rebuilds from the files.
+    built = (tmp_path / "run" / "report.html").read_bytes()
+    again = chatjudge("report", str(tmp_path / "run"))
+    assert again.returncode == 0 and "accuracy" in again.stdout
+    assert (tmp_path / "run" / "report.html").read_bytes() == built
+    assert chatjudge("report", str(tmp_path / "nowhere")).returncode == 2
 
 
 def test_failed_items_exit_1(stub: StubServer, tmp_path: Path) -> None:

@@ -112,20 +112,27 @@ def evaluate(
     engine = build_engine(
         data, protocol, judge, out, column_map=column_map, base_url=base_url, config=config
     )
-    outcome = run_sync(engine)
-    if report:
-        from chatjudge.report import write_report
+    if not report:
+        outcome = run_sync(engine)
+        return EvalResult(outcome.summary, outcome.out_dir)
+    from chatjudge.report import ReportBuilder
 
-        write_report(outcome.out_dir)
+    builder = ReportBuilder(engine.out_dir)
+    try:
+        outcome = run_sync(engine, on_item=builder.add)
+    except BaseException:
+        builder.close()
+        raise
+    builder.finish(outcome.summary)
     return EvalResult(outcome.summary, outcome.out_dir)
 
 
-def run_sync(engine: Engine) -> Any:
+def run_sync(engine: Engine, on_item: Callable[[dict[str, Any]], None] | None = None) -> Any:
     """Run the engine to completion from sync code, even where an event loop is running."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(engine.run())
+        return asyncio.run(engine.run(on_item))
     # Called from a running loop (a notebook): run the engine on its own loop in a thread.
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, engine.run()).result()
+        return pool.submit(asyncio.run, engine.run(on_item)).result()

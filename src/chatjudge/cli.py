@@ -140,27 +140,29 @@ def run(
         f"({', '.join(j.name for j in engine.judges)}) -> {engine.out_dir}",
         highlight=False,
     )
+    from chatjudge.report import ReportBuilder, summary_table
+
+    builder = ReportBuilder(engine.out_dir)  # the page is built as items finish
     try:
-        outcome = run_sync(engine)
+        outcome = run_sync(engine, on_item=builder.add)
     except FatalJudgeError as exc:
+        builder.close()
         raise _fail(f"{exc}\nfinished judgments are kept in {engine.out_dir}.") from None
     except KeyboardInterrupt:
+        builder.close()
         raise _fail(
             f"interrupted: finished judgments are kept in {engine.out_dir}; "
             "run the same command again to resume.",
             130,
         ) from None
-    _show(outcome.summary, engine.out_dir, write=True)
+    page = builder.finish(outcome.summary)
+    out.print(summary_table(outcome.summary))
+    _paths(engine.out_dir, page)
     raise typer.Exit(1 if outcome.summary["n_failed"] else 0)
 
 
-def _show(summary: dict[str, Any], run_dir: Path, *, write: bool) -> None:
-    from chatjudge.report import summary_table, write_report
-
-    out.print(summary_table(summary))
-    if write:
-        path = write_report(run_dir)
-        err.print(f"results: {run_dir / 'results.jsonl'}\nreport:  {path}", highlight=False)
+def _paths(run_dir: Path, page: Path) -> None:
+    err.print(f"results: {run_dir / 'results.jsonl'}\nreport:  {page}", highlight=False)
 
 
 @app.command()
@@ -171,10 +173,14 @@ def report(
     path = run_dir / "summary.json"
     if not path.is_file():
         raise _fail(f"{run_dir} has no summary.json: is it a chatjudge run directory?")
+    from chatjudge.report import summary_table, write_report
+
     try:
-        _show(json.loads(path.read_text(encoding="utf-8")), run_dir, write=True)
+        page = write_report(run_dir)
     except ChatJudgeError as exc:
         raise _fail(str(exc)) from None
+    out.print(summary_table(json.loads(path.read_text(encoding="utf-8"))))
+    _paths(run_dir, page)
 
 
 @app.command()

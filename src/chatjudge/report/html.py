@@ -63,15 +63,58 @@ def json_for_script(value: Any) -> Markup:
     return Markup(text)
 
 
+class ReportBuilder:
+    """Builds a run's page while the run goes on: each finished item is counted and
+    spooled at once, so when the run ends only the summary is left to render.
+
+    `write_report` feeds it from `results.jsonl`; `chatjudge run` feeds it each record
+    as the engine writes it, which takes the pass over the results off the end of a run.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.stats = ResultStats()
+        # Closed by finish() or close(): the spool outlives this constructor on purpose.
+        self._spool: IO[str] = tempfile.TemporaryFile(  # noqa: SIM115
+            "w+", encoding="utf-8", dir=self.run_dir
+        )
+        self._spool.write("[")
+        self._sep = ""
+
+    def add(self, item: dict[str, Any] | None) -> None:
+        """Count and spool one results record (`None`: an unreadable line)."""
+        self.stats.add(item)
+        if item is not None:
+            self._spool.write(self._sep + json_for_script(slim_item(item)))
+            self._sep = ","
+
+    def finish(self, summary: dict[str, Any]) -> Path:
+        """Write `run_dir/report.html` with `summary` and every item added; return its path."""
+        try:
+            self._spool.write("]")
+            self._spool.seek(0)
+            chunks = (Markup(c) for c in iter(partial(self._spool.read, 1 << 20), ""))
+            return _write_page(summary, self.stats, chunks, self.run_dir / REPORT)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._spool.close()
+
+
 def write_report(run_dir: Path) -> Path:
     """Write `run_dir/report.html` from `summary.json` and `results.jsonl`; return its path."""
     run_dir = Path(run_dir)
     summary = read_summary(run_dir)
-    with tempfile.TemporaryFile("w+", encoding="utf-8", dir=run_dir) as spool:
-        stats = _spool_items(run_dir, spool)
-        spool.seek(0)
-        chunks = (Markup(c) for c in iter(partial(spool.read, 1 << 20), ""))
-        return _write_page(summary, stats, chunks, run_dir / REPORT)
+    builder = ReportBuilder(run_dir)
+    try:
+        for item in iter_results(run_dir):
+            builder.add(item)
+    except BaseException:
+        builder.close()
+        raise
+    return builder.finish(summary)
 
 
 def _write_page(
@@ -201,23 +244,6 @@ def _write(chunks: Iterable[str], path: Path) -> Path:
         out.writelines(chunks)
     os.replace(tmp, path)
     return path
-
-
-def _spool_items(run_dir: Path, out: IO[str]) -> ResultStats:
-    """Read the results once: count what the charts need, write the items as one JSON array.
-
-    The page's charts come before its items, so the items wait in a temporary file.
-    """
-    stats = ResultStats()
-    out.write("[")
-    sep = ""
-    for item in iter_results(run_dir):
-        stats.add(item)
-        if item is not None:
-            out.write(sep + json_for_script(slim_item(item)))
-            sep = ","
-    out.write("]")
-    return stats
 
 
 def _metric_cards(metrics: dict[str, Any]) -> list[dict[str, Any]]:

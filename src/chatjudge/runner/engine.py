@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,9 @@ class Engine:
         self.usage = {"calls": 0, "cached_calls": 0, "input_tokens": 0, "output_tokens": 0}
         self._fatal: JudgeError | None = None
 
-    async def run(self) -> RunOutcome:
+    async def run(self, on_item: Callable[[dict[str, Any]], None] | None = None) -> RunOutcome:
+        """Judge every item; `on_item` sees each results record as it is written."""
+        self._on_item = on_item
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._write_run_info()
         store = Store(self.out_dir / STORE)
@@ -309,6 +312,8 @@ class Engine:
         record["fields"] = item.fields
         self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._out.flush()
+        if self._on_item is not None:
+            self._on_item(record)
         self.summary.add(not failed, record["scores"], record["consistent"], judge_scores)
         usage = record["usage"]
         self._progress.advance(
