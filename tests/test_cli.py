@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from chatjudge.protocols import get_protocol
+from chatjudge.types import Reply
 from tests.runner.conftest import pointwise_rows, read_results, write_jsonl
 from tests.support.stub_openai import StubServer
 
@@ -185,3 +186,15 @@ def test_protocols_lists_both_with_fields() -> None:
     for text in ("interactivity-accuracy", "pairwise-chat-quality", "chat_history",
                  "baseline_model_response"):
         assert text in done.stdout
+
+
+def test_a_second_run_on_a_busy_directory_exits_2(stub: StubServer, tmp_path: Path) -> None:
+    from chatjudge.store import Store
+
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(2))
+    busy = Store(tmp_path / "run" / "calls.sqlite")
+    busy.put("k", "j", Reply("r"), 0.1)
+    done = _judge(stub, data, tmp_path / "run")
+    busy.close()
+    assert done.returncode == 2 and "in use by another chatjudge run" in done.stderr
+    assert stub.stats.requests == 0

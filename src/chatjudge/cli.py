@@ -148,6 +148,9 @@ def run(
     except FatalJudgeError as exc:
         builder.close()
         raise _fail(f"{exc}\nfinished judgments are kept in {engine.out_dir}.") from None
+    except ChatJudgeError as exc:
+        builder.close()
+        raise _fail(str(exc)) from None
     except KeyboardInterrupt:
         builder.close()
         raise _fail(

@@ -61,3 +61,25 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     db.close()
     with pytest.raises(RuntimeError, match="newer than this chatjudge"):
         Store(path)
+
+
+def test_a_second_run_on_the_same_store_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from chatjudge.errors import UsageError
+
+    first = Store(tmp_path / "calls.sqlite")
+    first.put("k", "j", Reply("r"), 0.1)
+    with pytest.raises(UsageError, match="in use by another chatjudge run"):
+        Store(tmp_path / "calls.sqlite")
+    first.close()
+    again = Store(tmp_path / "calls.sqlite")  # free again once the first run is done
+    assert not again.empty and again.get("k") is not None
+
+
+def test_a_new_store_knows_it_is_empty(tmp_path: Path) -> None:
+    store = Store(tmp_path / "calls.sqlite")
+    assert store.empty
+    store.put("k", "j", Reply("r"), 0.1)
+    store.close()
+    assert not Store(tmp_path / "calls.sqlite").empty

@@ -153,7 +153,8 @@ class Engine:
         return RunOutcome(self.out_dir, summary)
 
     async def _produce(self, queue: asyncio.Queue[_Call | None]) -> None:
-        protocol, store, no_cache = self.protocol, self._store, self.config.no_cache
+        protocol, store = self.protocol, self._store
+        lookup = not (self.config.no_cache or store.empty)  # a new store holds nothing yet
         for item in iter_items(
             self.source,
             protocol,
@@ -171,7 +172,7 @@ class Engine:
                         key = self.keys[j][k].key(prompt, k)
                         outcome = CallOutcome(judge.name, k, flipped)
                         state.calls.append(outcome)
-                        stored = None if no_cache else store.get(key)
+                        stored = store.get(key) if lookup else None
                         if stored is not None:
                             outcome.cached = True
                             self.usage["cached_calls"] += 1

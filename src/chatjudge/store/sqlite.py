@@ -1,7 +1,9 @@
 """The store: every judge reply in SQLite, written as each call completes.
 
 WAL mode with `synchronous=NORMAL` makes each commit cheap (no fsync until a
-checkpoint) while a crash or a kill of the process loses nothing committed.
+checkpoint) while a crash or a kill of the process loses nothing committed. The
+run holds the database exclusively: no shared-memory locking on every commit, and
+a second run started on the same directory is refused instead of interleaving.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from chatjudge.errors import UsageError
 from chatjudge.store.migrations import migrate
 from chatjudge.types import Reply
 
@@ -30,10 +33,19 @@ class Store:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=10000")
-        migrate(self._db)
+        try:
+            self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            migrate(self._db)  # its first write takes the exclusive lock
+        except sqlite3.OperationalError as exc:
+            self._db.close()
+            if "locked" not in str(exc):
+                raise
+            raise UsageError(
+                f"{self.path} is in use by another chatjudge run: wait for it, or use another --out"
+            ) from exc
+        self.empty = self._db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is None
 
     def get(self, key: str) -> StoredReply | None:
         row = self._db.execute(
