@@ -16,11 +16,13 @@ from chatjudge.errors import DataValidationError, UsageError
 def pair(i: int, better: str) -> dict:
     """A pairwise item whose better response carries the word GOOD."""
     good, bad = f"GOOD answer {i}", f"weak answer {i}"
-    return {"id": f"p{i}", "history": [{"role": "user", "content": "hello"},
-                                       {"role": "assistant", "content": "hi"}],
-            "prompt": f"question {i}",
-            "baseline_model_response": good if better == "baseline" else bad,
-            "response": good if better == "candidate" else bad}
+    return {
+        "id": f"p{i}",
+        "history": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}],
+        "prompt": f"question {i}",
+        "baseline_model_response": good if better == "baseline" else bad,
+        "response": good if better == "candidate" else bad,
+    }
 
 
 PAIRS = [pair(0, "candidate"), pair(1, "candidate"), pair(2, "baseline"), pair(3, "candidate")]
@@ -50,8 +52,9 @@ async def async_fair_judge(prompt: str, schema: dict) -> dict:
 
 
 def test_flip_maps_verdicts_to_the_candidate_side(tmp_path: Path) -> None:
-    result = chatjudge.evaluate(PAIRS, "pairwise-chat-quality", fair_judge, tmp_path / "r",
-                                report=False)
+    result = chatjudge.evaluate(
+        PAIRS, "pairwise-chat-quality", fair_judge, tmp_path / "r", report=False
+    )
     m = result.summary["metrics"]
     assert m["candidate_win_rate"]["value"] == 0.75 and m["baseline_win_rate"]["value"] == 0.25
     assert m["position_consistency"]["value"] == 1.0
@@ -63,23 +66,37 @@ def test_flip_maps_verdicts_to_the_candidate_side(tmp_path: Path) -> None:
 
 
 def test_position_bias_becomes_ties_and_is_measured(tmp_path: Path) -> None:
-    result = chatjudge.evaluate(PAIRS, "pairwise-chat-quality", first_position_judge,
-                                tmp_path / "r", report=False)
+    result = chatjudge.evaluate(
+        PAIRS, "pairwise-chat-quality", first_position_judge, tmp_path / "r", report=False
+    )
     m = result.summary["metrics"]
     assert m["tie_rate"]["value"] == 1.0 and m["position_consistency"]["value"] == 0.0
-    unflipped = chatjudge.evaluate(PAIRS, "pairwise-chat-quality", first_position_judge,
-                                   tmp_path / "r2", flip=False, report=False)
+    unflipped = chatjudge.evaluate(
+        PAIRS,
+        "pairwise-chat-quality",
+        first_position_judge,
+        tmp_path / "r2",
+        flip=False,
+        report=False,
+    )
     assert unflipped.summary["metrics"]["baseline_win_rate"]["value"] == 1.0
     assert "position_consistency" not in unflipped.summary["metrics"]
 
 
 def test_panel_majority_per_judge_metrics_and_agreement(tmp_path: Path) -> None:
-    result = chatjudge.evaluate(PAIRS, "pairwise-chat-quality",
-                                [fair_judge, async_fair_judge, first_position_judge],
-                                tmp_path / "r", report=False)
+    result = chatjudge.evaluate(
+        PAIRS,
+        "pairwise-chat-quality",
+        [fair_judge, async_fair_judge, first_position_judge],
+        tmp_path / "r",
+        report=False,
+    )
     s = result.summary
-    assert s["judges"] == ["python/fair_judge", "python/async_fair_judge",
-                           "python/first_position_judge"]
+    assert s["judges"] == [
+        "python/fair_judge",
+        "python/async_fair_judge",
+        "python/first_position_judge",
+    ]
     assert s["metrics"]["candidate_win_rate"]["value"] == 0.75  # two fair judges outvote
     per = s["per_judge"]
     assert per["python/first_position_judge"]["metrics"]["tie_rate"]["value"] == 1.0
@@ -90,8 +107,15 @@ def test_panel_majority_per_judge_metrics_and_agreement(tmp_path: Path) -> None:
 
 def test_dataframe_input_column_map_and_limit(tmp_path: Path) -> None:
     frame = pd.DataFrame(PAIRS).rename(columns={"response": "candidate"})
-    result = chatjudge.evaluate(frame, "pairwise-chat-quality", fair_judge, tmp_path / "r",
-                                column_map={"candidate": "response"}, limit=2, report=False)
+    result = chatjudge.evaluate(
+        frame,
+        "pairwise-chat-quality",
+        fair_judge,
+        tmp_path / "r",
+        column_map={"candidate": "response"},
+        limit=2,
+        report=False,
+    )
     assert result.summary["n_items"] == 2 and list(result.table["id"]) == ["p0", "p1"]
 
 
@@ -103,11 +127,14 @@ def test_bad_rows_and_unknown_options_fail_before_any_call(tmp_path: Path) -> No
         return fair_judge(prompt)
 
     with pytest.raises(DataValidationError, match="row 2, field 'prompt'"):
-        chatjudge.evaluate([PAIRS[0], {**PAIRS[1], "prompt": None}], "pairwise-chat-quality",
-                           counting, tmp_path / "r")
+        chatjudge.evaluate(
+            [PAIRS[0], {**PAIRS[1], "prompt": None}],
+            "pairwise-chat-quality",
+            counting,
+            tmp_path / "r",
+        )
     with pytest.raises(UsageError, match="concurency"):
-        chatjudge.evaluate(PAIRS, "pairwise-chat-quality", counting, tmp_path / "r",
-                           concurency=4)
+        chatjudge.evaluate(PAIRS, "pairwise-chat-quality", counting, tmp_path / "r", concurency=4)
     assert calls == []
 
 
@@ -117,8 +144,7 @@ def test_a_judge_exception_fails_the_item_not_the_run(tmp_path: Path) -> None:
             raise RuntimeError("model crashed")
         return fair_judge(prompt)
 
-    result = chatjudge.evaluate(PAIRS, "pairwise-chat-quality", flaky, tmp_path / "r",
-                                report=False)
+    result = chatjudge.evaluate(PAIRS, "pairwise-chat-quality", flaky, tmp_path / "r", report=False)
     assert result.summary["n_failed"] == 1 and result.summary["n_ok"] == 3
     failed = result.table.set_index("id").loc["p1"]
     assert failed["status"] == "failed" and "model crashed" in failed["error"]
@@ -129,12 +155,23 @@ def test_pointwise_samples_mean_and_agreement(tmp_path: Path) -> None:
 
     def wobbly(prompt: str) -> str:
         score = next(replies)
-        return json.dumps({"interactivity": {"thought": "t", "score": score},
-                           "accuracy": {"thought": "t", "score": 1}})
+        return json.dumps(
+            {
+                "interactivity": {"thought": "t", "score": score},
+                "accuracy": {"thought": "t", "score": 1},
+            }
+        )
 
     rows = [{"chat": "**user**: hi", "question": "q", "answer": "a"}]
-    result = chatjudge.evaluate(rows, "interactivity-accuracy", wobbly, tmp_path / "r",
-                                samples=3, concurrency=1, report=False)
+    result = chatjudge.evaluate(
+        rows,
+        "interactivity-accuracy",
+        wobbly,
+        tmp_path / "r",
+        samples=3,
+        concurrency=1,
+        report=False,
+    )
     record = json.loads((tmp_path / "r" / "results.jsonl").read_text())
     assert record["scores"]["interactivity"] == pytest.approx(7 / 3, abs=1e-6)
     assert record["agreement"] == pytest.approx(2 / 3)
@@ -145,7 +182,8 @@ def test_evaluate_inside_a_running_event_loop(tmp_path: Path) -> None:
     import asyncio
 
     async def notebook_cell() -> dict:
-        return chatjudge.evaluate(PAIRS, "pairwise-chat-quality", fair_judge, tmp_path / "r",
-                                  report=False).summary
+        return chatjudge.evaluate(
+            PAIRS, "pairwise-chat-quality", fair_judge, tmp_path / "r", report=False
+        ).summary
 
     assert asyncio.run(notebook_cell())["n_ok"] == 4

@@ -21,12 +21,19 @@ from tests.support.stub_openai import StubServer
 SECRET = "sk-test-DO-NOT-LEAK-4f9c2b"
 
 
-def chatjudge(*args: str, key: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def chatjudge(
+    *args: str, key: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     if key:
         env["OPENAI_API_KEY"] = key
-    return subprocess.run([sys.executable, "-m", "chatjudge.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "chatjudge.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
@@ -36,9 +43,22 @@ def stub():
 
 
 def _judge(stub: StubServer, data: Path, out: Path, *extra: str, key: str | None = None):
-    return chatjudge("run", str(data), "--protocol", "interactivity-accuracy", "--judge",
-                     "openai/stub", "--base-url", stub.base_url, "--out", str(out),
-                     "--retry-wait", "0.01", *extra, key=key)
+    return chatjudge(
+        "run",
+        str(data),
+        "--protocol",
+        "interactivity-accuracy",
+        "--judge",
+        "openai/stub",
+        "--base-url",
+        stub.base_url,
+        "--out",
+        str(out),
+        "--retry-wait",
+        "0.01",
+        *extra,
+        key=key,
+    )
 
 
 def test_success_exit_0_and_outputs(stub: StubServer, tmp_path: Path) -> None:
@@ -69,12 +89,18 @@ def test_failed_items_exit_1(stub: StubServer, tmp_path: Path) -> None:
     ("content", "message"),
     [
         ('{"chat": "x", "question": "q"}\n', "row 1, field 'answer': missing required field"),
-        ('{"chat": "x", "question": "q", "answer": "a"}\nnot json\n',
-         "row 2, field '(row)': unparseable JSON line"),
-        ('{"chat": [{"role": "bot", "content": "x"}], "question": "q", "answer": "a"}\n',
-         "row 1, field 'chat': message 1: unknown role 'bot'"),
-        ('{"chat": 5.5, "question": ["q"], "answer": "a"}\n',
-         "row 1, field 'question': expected a string, got a list"),
+        (
+            '{"chat": "x", "question": "q", "answer": "a"}\nnot json\n',
+            "row 2, field '(row)': unparseable JSON line",
+        ),
+        (
+            '{"chat": [{"role": "bot", "content": "x"}], "question": "q", "answer": "a"}\n',
+            "row 1, field 'chat': message 1: unknown role 'bot'",
+        ),
+        (
+            '{"chat": 5.5, "question": ["q"], "answer": "a"}\n',
+            "row 1, field 'question': expected a string, got a list",
+        ),
     ],
 )
 def test_invalid_data_exit_2_and_nothing_sent(
@@ -101,8 +127,9 @@ def test_bad_usage_exit_2(stub: StubServer, tmp_path: Path) -> None:
 
 
 def test_map_renames_columns(stub: StubServer, tmp_path: Path) -> None:
-    rows = [{("conversation" if k == "chat" else k): v for k, v in r.items()}
-            for r in pointwise_rows(2)]
+    rows = [
+        {("conversation" if k == "chat" else k): v for k, v in r.items()} for r in pointwise_rows(2)
+    ]
     data = write_jsonl(tmp_path / "d.jsonl", rows)
     assert _judge(stub, data, tmp_path / "r1").returncode == 2
     done = _judge(stub, data, tmp_path / "r2", "--map", "conversation=chat")
@@ -139,10 +166,26 @@ def test_sigkill_halfway_then_rerun_sends_only_what_is_missing(
     rows = pointwise_rows(120)
     data = write_jsonl(tmp_path / "d.jsonl", rows)
     out = tmp_path / "run"
-    args = ["run", str(data), "-p", "interactivity-accuracy", "-j", "openai/stub",
-            "--base-url", stub.base_url, "--out", str(out), "--concurrency", "4", "--quiet"]
-    proc = subprocess.Popen([sys.executable, "-m", "chatjudge.cli", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    args = [
+        "run",
+        str(data),
+        "-p",
+        "interactivity-accuracy",
+        "-j",
+        "openai/stub",
+        "--base-url",
+        stub.base_url,
+        "--out",
+        str(out),
+        "--concurrency",
+        "4",
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chatjudge.cli", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     results = out / "results.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -177,14 +220,20 @@ def test_prompt_prints_the_exact_prompt(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "Ground Truth Answer: {answer} and a lone { brace" in done.stdout
     assert "**user**: Question 1:" in done.stdout
-    assert chatjudge("prompt", str(data), "-p", "interactivity-accuracy", "--row", "3").returncode == 2
+    assert (
+        chatjudge("prompt", str(data), "-p", "interactivity-accuracy", "--row", "3").returncode == 2
+    )
 
 
 def test_protocols_lists_both_with_fields() -> None:
     done = chatjudge("protocols")
     assert done.returncode == 0
-    for text in ("interactivity-accuracy", "pairwise-chat-quality", "chat_history",
-                 "baseline_model_response"):
+    for text in (
+        "interactivity-accuracy",
+        "pairwise-chat-quality",
+        "chat_history",
+        "baseline_model_response",
+    ):
         assert text in done.stdout
 
 

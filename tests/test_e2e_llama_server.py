@@ -18,9 +18,16 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 @pytest.mark.parametrize(
     ("data", "protocol", "metrics"),
     [
-        ("interactivity_accuracy.jsonl", "interactivity-accuracy", {"interactivity", "itr", "accuracy"}),
-        ("pairwise_chat_quality.jsonl", "pairwise-chat-quality",
-         {"candidate_win_rate", "baseline_win_rate", "tie_rate", "position_consistency"}),
+        (
+            "interactivity_accuracy.jsonl",
+            "interactivity-accuracy",
+            {"interactivity", "itr", "accuracy"},
+        ),
+        (
+            "pairwise_chat_quality.jsonl",
+            "pairwise-chat-quality",
+            {"candidate_win_rate", "baseline_win_rate", "tie_rate", "position_consistency"},
+        ),
     ],
 )
 def test_both_protocols_through_a_real_openai_compatible_server(
@@ -28,11 +35,31 @@ def test_both_protocols_through_a_real_openai_compatible_server(
 ) -> None:
     out = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "chatjudge.cli", "run", str(EXAMPLES / data), "--protocol", protocol,
-         "--judge", f"openai/{llama_server.model}", "--base-url", llama_server.base_url,
-         "--out", str(out), "--limit", "2", "--concurrency", "2", "--max-tokens", "400",
-         "--quiet"],
-        capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "chatjudge.cli",
+            "run",
+            str(EXAMPLES / data),
+            "--protocol",
+            protocol,
+            "--judge",
+            f"openai/{llama_server.model}",
+            "--base-url",
+            llama_server.base_url,
+            "--out",
+            str(out),
+            "--limit",
+            "2",
+            "--concurrency",
+            "2",
+            "--max-tokens",
+            "400",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert done.returncode in (0, 1), done.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -47,8 +74,10 @@ def test_both_protocols_through_a_real_openai_compatible_server(
     if protocol == "pairwise-chat-quality":
         assert {r["scores"]["pairwise_choice"] for r in results} <= {"CANDIDATE", "BASELINE", "TIE"}
         assert all(len(r["calls"]) == 2 and r["consistent"] in (True, False) for r in results)
-        rates = [summary["metrics"][m]["value"] for m in ("candidate_win_rate", "baseline_win_rate",
-                                                          "tie_rate")]
+        rates = [
+            summary["metrics"][m]["value"]
+            for m in ("candidate_win_rate", "baseline_win_rate", "tie_rate")
+        ]
         assert abs(sum(rates) - 1) < 1e-6
     else:
         for r in results:

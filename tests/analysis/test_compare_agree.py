@@ -20,7 +20,13 @@ runner = CliRunner()
 def fair_judge(prompt: str) -> str:
     a = re.search(r"### Response A\n(.*?)\n\n### Response B", prompt, re.S).group(1)
     b = re.search(r"### Response B\n(.*)", prompt, re.S).group(1)
-    choice = "A" if "GOOD" in a and "GOOD" not in b else "B" if "GOOD" in b and "GOOD" not in a else "SAME"
+    choice = (
+        "A"
+        if "GOOD" in a and "GOOD" not in b
+        else "B"
+        if "GOOD" in b and "GOOD" not in a
+        else "SAME"
+    )
     return json.dumps({"explanation": "x", "pairwise_choice": choice})
 
 
@@ -34,17 +40,25 @@ def candidate_run(tmp_path: Path, name: str, wins: int, ties: int, n: int = 20) 
             base, cand = "GOOD one", "GOOD two"
         else:
             base, cand = "GOOD", "plain"
-        rows.append({"id": f"q{i}", "prompt": f"question {i}", "baseline_model_response": base,
-                     "response": cand})
+        rows.append(
+            {
+                "id": f"q{i}",
+                "prompt": f"question {i}",
+                "baseline_model_response": base,
+                "response": cand,
+            }
+        )
     out = tmp_path / name
     chatjudge.evaluate(rows, "pairwise-chat-quality", fair_judge, out, report=False)
     return out
 
 
 def test_compare_ranks_candidates_against_the_shared_baseline(tmp_path: Path) -> None:
-    runs = {"strong": candidate_run(tmp_path, "strong", 16, 2),
-            "middling": candidate_run(tmp_path, "middling", 9, 2),
-            "weak": candidate_run(tmp_path, "weak", 3, 2)}
+    runs = {
+        "strong": candidate_run(tmp_path, "strong", 16, 2),
+        "middling": candidate_run(tmp_path, "middling", 9, 2),
+        "weak": candidate_run(tmp_path, "weak", 3, 2),
+    }
     result = compare_runs(runs)
     order = [r["model"] for r in result["ratings"]]
     assert order.index("strong") < order.index("middling") < order.index("weak")
@@ -58,8 +72,9 @@ def test_compare_ranks_candidates_against_the_shared_baseline(tmp_path: Path) ->
     i, j = result["models"].index("strong"), result["models"].index("weak")
     assert result["win_rates"][i][j] > 0.5 > result["win_rates"][j][i]
 
-    done = runner.invoke(app, ["compare", *(f"{k}={v}" for k, v in runs.items()),
-                               "--out", str(tmp_path / "cmp")])
+    done = runner.invoke(
+        app, ["compare", *(f"{k}={v}" for k, v in runs.items()), "--out", str(tmp_path / "cmp")]
+    )
     assert done.exit_code == 0, done.output
     assert "strong" in done.output and "baseline" in done.output
     assert json.loads((tmp_path / "cmp" / "compare.json").read_text())["models"] == result["models"]
@@ -69,9 +84,16 @@ def test_compare_ranks_candidates_against_the_shared_baseline(tmp_path: Path) ->
 def test_compare_refuses_mixed_protocols(tmp_path: Path) -> None:
     pair = candidate_run(tmp_path, "p", 5, 5)
     point = tmp_path / "point"
-    chatjudge.evaluate([{"chat": "hi", "question": "q", "answer": "a"}], "interactivity-accuracy",
-                       lambda p: '{"interactivity": {"thought": "t", "score": 2}, '
-                                 '"accuracy": {"thought": "t", "score": 1}}', point, report=False)
+    chatjudge.evaluate(
+        [{"chat": "hi", "question": "q", "answer": "a"}],
+        "interactivity-accuracy",
+        lambda p: (
+            '{"interactivity": {"thought": "t", "score": 2}, '
+            '"accuracy": {"thought": "t", "score": 1}}'
+        ),
+        point,
+        report=False,
+    )
     with pytest.raises(UsageError, match="mix protocols"):
         compare_runs({"p": pair, "point": point})
 
@@ -80,8 +102,9 @@ def test_agree_pairwise_with_and_without_ties(tmp_path: Path) -> None:
     run = candidate_run(tmp_path, "run", wins=4, ties=2, n=8)  # judge: B B B B SAME SAME A A
     human = tmp_path / "human.jsonl"
     labels = ["B", "B", "A", "B", "SAME", "B", "A", "SAME"]
-    human.write_text("".join(json.dumps({"id": f"q{i}", "label": lab}) + "\n"
-                             for i, lab in enumerate(labels)))
+    human.write_text(
+        "".join(json.dumps({"id": f"q{i}", "label": lab}) + "\n" for i, lab in enumerate(labels))
+    )
     result = agree_with_humans(run, human)
     # Equal on q0, q1, q3, q4, q6 -> 5 of 8.
     assert result["with_ties"]["agreement"] == pytest.approx(5 / 8)
@@ -97,13 +120,19 @@ def test_agree_pairwise_with_and_without_ties(tmp_path: Path) -> None:
 
 
 def test_agree_pointwise_correlation_and_alpha(tmp_path: Path) -> None:
-    rows = [{"id": f"d{i}", "chat": f"**user**: q{i}", "question": "q", "answer": str(i % 3 + 1)}
-            for i in range(12)]
+    rows = [
+        {"id": f"d{i}", "chat": f"**user**: q{i}", "question": "q", "answer": str(i % 3 + 1)}
+        for i in range(12)
+    ]
 
     def judge(prompt: str) -> str:
         score = int(re.search(r"Ground Truth Answer: (\d)", prompt).group(1))
-        return json.dumps({"interactivity": {"thought": "t", "score": score},
-                           "accuracy": {"thought": "t", "score": 1}})
+        return json.dumps(
+            {
+                "interactivity": {"thought": "t", "score": score},
+                "accuracy": {"thought": "t", "score": 1},
+            }
+        )
 
     run = tmp_path / "run"
     chatjudge.evaluate(rows, "interactivity-accuracy", judge, run, report=False)
@@ -134,11 +163,20 @@ def test_agree_errors_name_the_problem(tmp_path: Path) -> None:
 def test_agree_with_a_constant_judge_says_so(tmp_path: Path) -> None:
     rows = [{"id": f"d{i}", "chat": "hi", "question": "q", "answer": "a"} for i in range(5)]
     run = tmp_path / "run"
-    chatjudge.evaluate(rows, "interactivity-accuracy",
-                       lambda p: '{"interactivity": {"thought": "t", "score": 2}, '
-                                 '"accuracy": {"thought": "t", "score": 1}}', run, report=False)
+    chatjudge.evaluate(
+        rows,
+        "interactivity-accuracy",
+        lambda p: (
+            '{"interactivity": {"thought": "t", "score": 2}, '
+            '"accuracy": {"thought": "t", "score": 1}}'
+        ),
+        run,
+        report=False,
+    )
     human = tmp_path / "human.jsonl"
     human.write_text("".join(json.dumps({"id": f"d{i}", "score": i}) + "\n" for i in range(5)))
-    done = runner.invoke(app, ["agree", str(run), "--human", str(human), "--score", "interactivity"])
+    done = runner.invoke(
+        app, ["agree", str(run), "--human", str(human), "--score", "interactivity"]
+    )
     assert done.exit_code == 0, done.output
     assert "judge scores are constant (2): no correlation" in done.output

@@ -25,12 +25,14 @@ def fed_items(n: int) -> tuple[list[dict], list[dict]]:
         last = max(i for i, line in enumerate(lines) if line.startswith("System:"))
         ask = max(i for i in range(last) if lines[i].startswith("User:"))
         item_id = f"fed-{k:03d}"
-        items.append({
-            "id": item_id,
-            "history": "\n".join(lines[:ask]),
-            "prompt": lines[ask].removeprefix("User:").strip(),
-            "response": lines[last].removeprefix("System:").strip(),
-        })
+        items.append(
+            {
+                "id": item_id,
+                "history": "\n".join(lines[:ask]),
+                "prompt": lines[ask].removeprefix("User:").strip(),
+                "response": lines[last].removeprefix("System:").strip(),
+            }
+        )
         for rater, score in enumerate(record["annotations"]["Overall"]):
             if isinstance(score, int | float):
                 ratings.append({"id": item_id, "rater": f"r{rater}", "score": score})
@@ -43,17 +45,36 @@ def test_local_judge_against_fed_human_overall(tmp_path: Path) -> None:
     data.write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
     human.write_text("".join(json.dumps(r) + "\n" for r in ratings), encoding="utf-8")
     cli = [sys.executable, "-m", "chatjudge.cli"]
-    run = subprocess.run([*cli, "run", str(data), "--protocol",
-                          str(ROOT / "examples" / "chat_quality_1to5.toml"), "--judge", "local",
-                          "--out", str(out), "--max-tokens", "300", "--quiet"],
-                         capture_output=True, text=True, timeout=1200)
+    run = subprocess.run(
+        [
+            *cli,
+            "run",
+            str(data),
+            "--protocol",
+            str(ROOT / "examples" / "chat_quality_1to5.toml"),
+            "--judge",
+            "local",
+            "--out",
+            str(out),
+            "--max-tokens",
+            "300",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert run.returncode == 0, run.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["n_ok"] == N_DIALOGUES
     assert 1 <= summary["metrics"]["quality"]["value"] <= 5
 
-    agree = subprocess.run([*cli, "agree", str(out), "--human", str(human), "--score", "quality"],
-                           capture_output=True, text=True, timeout=300)
+    agree = subprocess.run(
+        [*cli, "agree", str(out), "--human", str(human), "--score", "quality"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert agree.returncode == 0, agree.stderr
     assert "Spearman" in agree.stdout and "Kendall" in agree.stdout
     result = json.loads((out / "agreement.json").read_text())

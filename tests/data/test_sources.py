@@ -115,5 +115,7 @@ def test_unknown_format_and_missing_file_are_usage_errors(tmp_path: Path) -> Non
 
 
 def test_render_messages_directly() -> None:
-    text = render_messages([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}])
+    text = render_messages(
+        [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    )
     assert text == "**user**: a\n**assistant**: b"

@@ -29,7 +29,10 @@ def _problems(rows, protocol=IA) -> list[str]:
         ({**GOOD, "answer": None}, "row 1, field 'answer': missing required field"),
         ({**GOOD, "question": "   "}, "row 1, field 'question': required field is empty"),
         ({**GOOD, "question": ["x"]}, "row 1, field 'question': expected a string, got a list"),
-        ({**GOOD, "chat": {"role": "user"}}, "field 'chat': expected a string or a list of messages"),
+        (
+            {**GOOD, "chat": {"role": "user"}},
+            "field 'chat': expected a string or a list of messages",
+        ),
         ({**GOOD, "chat": [{"role": "bot", "content": "x"}]}, "message 1: unknown role 'bot'"),
         ({**GOOD, "chat": [{"role": "user"}]}, "message 1: content must be a string, got missing"),
         ({**GOOD, "chat": [{"role": "user", "content": 3}]}, "content must be a string, got int"),

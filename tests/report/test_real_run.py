@@ -28,10 +28,25 @@ def test_report_of_a_real_pairwise_run(tmp_path: Path, watch: PageWatch, output_
     with StubServer(permanent={"POISON-PILL": "500"}) as stub:
         rows[2]["prompt"] += " POISON-PILL"
         data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        done = CliRunner().invoke(app, [
-            "run", str(data), "-p", "pairwise-chat-quality", "-j", "openai/stub",
-            "--base-url", stub.base_url, "--out", str(out), "--max-retries", "1",
-            "--retry-wait", "0.01"])
+        done = CliRunner().invoke(
+            app,
+            [
+                "run",
+                str(data),
+                "-p",
+                "pairwise-chat-quality",
+                "-j",
+                "openai/stub",
+                "--base-url",
+                stub.base_url,
+                "--out",
+                str(out),
+                "--max-retries",
+                "1",
+                "--retry-wait",
+                "0.01",
+            ],
+        )
     assert done.exit_code == 1, done.output  # one item failed, the rest judged
     page = check_report(watch, out)
     title = page.title()

@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.stub_openai import StubServer
 
-WORDS = "kettle orbit saffron lantern quartz meadow violin harbor ember cobalt".split()
+WORDS = "kettle orbit saffron lantern quartz meadow violin harbor ember cobalt".split()  # noqa: SIM905
 
 
 def pointwise_rows(n: int, marker: str = "") -> list[dict]:
@@ -18,17 +18,22 @@ def pointwise_rows(n: int, marker: str = "") -> list[dict]:
     rows = []
     for i in range(n):
         w = WORDS[i % len(WORDS)]
-        rows.append({
-            "id": f"item-{i:04d}",
-            "chat_history": [],
-            "chat": [
-                {"role": "user", "content": f"Question {i}: how many letters are in '{w}'?"
-                 + (f" {marker}" if i == 0 and marker else "")},
-                {"role": "assistant", "content": f"'{w}' has {len(w)} letters."},
-            ],
-            "question": f"How many letters are in '{w}'? (#{i})",
-            "answer": str(len(w)),
-        })
+        rows.append(
+            {
+                "id": f"item-{i:04d}",
+                "chat_history": [],
+                "chat": [
+                    {
+                        "role": "user",
+                        "content": f"Question {i}: how many letters are in '{w}'?"
+                        + (f" {marker}" if i == 0 and marker else ""),
+                    },
+                    {"role": "assistant", "content": f"'{w}' has {len(w)} letters."},
+                ],
+                "question": f"How many letters are in '{w}'? (#{i})",
+                "answer": str(len(w)),
+            }
+        )
     return rows
 
 

@@ -14,8 +14,15 @@ FAST = {"retry_wait": 0.01, "concurrency": 8}
 
 
 def _run(stub: StubServer, rows, out: Path, **options):
-    return evaluate(rows, "interactivity-accuracy", "openai/stub", out, base_url=stub.base_url,
-                    report=False, **{**FAST, **options})
+    return evaluate(
+        rows,
+        "interactivity-accuracy",
+        "openai/stub",
+        out,
+        base_url=stub.base_url,
+        report=False,
+        **{**FAST, **options},
+    )
 
 
 def _scores(run_dir: Path) -> dict[str, dict]:
@@ -29,8 +36,11 @@ def test_transient_faults_give_the_same_results_as_a_fault_free_run(
     clean = _run(stub, rows, tmp_path / "clean")
     assert clean.summary["n_ok"] == 60
     stub.stats.reset()
-    stub.configure(fault_rate=0.3, fault_kinds=["429", "500", "503", "reset", "malformed",
-                                                "truncated"], faulty_attempts=2)
+    stub.configure(
+        fault_rate=0.3,
+        fault_kinds=["429", "500", "503", "reset", "malformed", "truncated"],
+        faulty_attempts=2,
+    )
     faulty = _run(stub, rows, tmp_path / "faulty")
     assert sum(stub.stats.faults.values()) >= 10  # faults really happened
     assert faulty.summary["n_ok"] == 60 and faulty.summary["n_failed"] == 0
@@ -48,8 +58,9 @@ def test_retry_cap_records_failed_items_with_their_cause(stub: StubServer, tmp_p
     assert failed["status"] == "failed" and failed["scores"] == {}
     assert failed["error"].startswith("ServerError: HTTP 500")
     assert failed["calls"][0]["raw"] is None
-    assert all(r["status"] == "ok" and r["error"] is None for k, r in results.items()
-               if k != "item-0000")
+    assert all(
+        r["status"] == "ok" and r["error"] is None for k, r in results.items() if k != "item-0000"
+    )
     assert stub.stats.faults["500"] == 3  # first attempt + 2 retries, then given up
 
 
@@ -84,15 +95,19 @@ def test_unparseable_replies_are_retried_then_kept_for_reparsing(
     # store and sends nothing.
     requests = stub.stats.requests
     db = sqlite3.connect(tmp_path / "run" / "calls.sqlite")
-    fixed = '{"interactivity": {"thought": "t", "score": 3}, "accuracy": {"thought": "t", "score": 1}}'
+    fixed = (
+        '{"interactivity": {"thought": "t", "score": 3}, "accuracy": {"thought": "t", "score": 1}}'
+    )
     db.execute("UPDATE calls SET raw = ? WHERE raw = ?", (fixed, bad["raw"]))
     db.commit()
     db.close()
     second = _run(stub, rows, tmp_path / "run")
     assert stub.stats.requests == requests
     assert second.summary["n_ok"] == 3
-    assert read_results(tmp_path / "run")["item-0000"]["scores"] == {"interactivity": 3,
-                                                                     "accuracy": 1}
+    assert read_results(tmp_path / "run")["item-0000"]["scores"] == {
+        "interactivity": 3,
+        "accuracy": 1,
+    }
 
 
 def test_rerun_resumes_from_the_store_and_no_cache_sends_again(
@@ -104,8 +119,13 @@ def test_rerun_resumes_from_the_store_and_no_cache_sends_again(
     # Concurrency and timeout are not part of the cache key.
     again = _run(stub, rows, tmp_path / "run", concurrency=3, timeout=30)
     assert stub.stats.requests == 10
-    assert again.summary["usage"] == {**first.summary["usage"], "calls": 0, "cached_calls": 10,
-                                      "input_tokens": 0, "output_tokens": 0}
+    assert again.summary["usage"] == {
+        **first.summary["usage"],
+        "calls": 0,
+        "cached_calls": 10,
+        "input_tokens": 0,
+        "output_tokens": 0,
+    }
     assert again.summary["metrics"] == first.summary["metrics"]
     _run(stub, rows, tmp_path / "run", no_cache=True)
     assert stub.stats.requests == 20
@@ -126,8 +146,15 @@ def test_samples_are_independent_calls_reduced_per_item(stub: StubServer, tmp_pa
 
 def test_replicas_share_the_load(tmp_path: Path) -> None:
     with StubServer(latency=0.02) as a, StubServer(latency=0.02) as b:
-        evaluate(pointwise_rows(40), "interactivity-accuracy", "openai/stub", tmp_path / "run",
-                 base_url=[a.base_url, b.base_url], report=False, **FAST)
+        evaluate(
+            pointwise_rows(40),
+            "interactivity-accuracy",
+            "openai/stub",
+            tmp_path / "run",
+            base_url=[a.base_url, b.base_url],
+            report=False,
+            **FAST,
+        )
         assert a.stats.requests + b.stats.requests == 40
         assert min(a.stats.requests, b.stats.requests) >= 12
 

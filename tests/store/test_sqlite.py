@@ -16,9 +16,13 @@ def test_migrations_give_the_documented_schema(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "calls.sqlite")
     columns = [(r[1], r[2], r[5]) for r in db.execute("PRAGMA table_info(calls)")]
     assert columns == [
-        ("key", "TEXT", 1), ("judge", "TEXT", 0), ("raw", "TEXT", 0),
-        ("input_tokens", "INTEGER", 0), ("output_tokens", "INTEGER", 0),
-        ("latency", "REAL", 0), ("created", "REAL", 0),
+        ("key", "TEXT", 1),
+        ("judge", "TEXT", 0),
+        ("raw", "TEXT", 0),
+        ("input_tokens", "INTEGER", 0),
+        ("output_tokens", "INTEGER", 0),
+        ("latency", "REAL", 0),
+        ("created", "REAL", 0),
     ]
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -11,9 +11,10 @@ bounded by the queue, not by the dataset.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,8 +89,12 @@ class Engine:
             )
             for _ in judges
         ]
+        # Only a judge that caps its own concurrency (in-process models) needs a semaphore;
+        # otherwise the number of workers is the bound.
         self.limits = [
-            asyncio.Semaphore(min(config.concurrency, j.max_concurrency or config.concurrency))
+            asyncio.Semaphore(j.max_concurrency)
+            if j.max_concurrency and j.max_concurrency < config.concurrency
+            else None
             for j in judges
         ]
         schema = protocol.verdict_schema
@@ -125,18 +130,15 @@ class Engine:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._write_run_info()
         store = Store(self.out_dir / STORE)
-        queue: asyncio.Queue[_Call | None] = asyncio.Queue(maxsize=2 * self.config.concurrency)
         progress = RunProgress(self.n_rows, enabled=self.config.progress)
         try:
             with (self.out_dir / RESULTS).open("w", encoding="utf-8") as out, progress:
                 self._out, self._store, self._progress = out, store, progress
+                calls = self._calls()
                 workers = [
-                    asyncio.create_task(self._worker(queue)) for _ in range(self.config.concurrency)
+                    asyncio.create_task(self._worker(calls)) for _ in range(self.config.concurrency)
                 ]
                 try:
-                    await self._produce(queue)
-                    for _ in workers:
-                        await queue.put(None)
                     await asyncio.gather(*workers)
                 finally:
                     for w in workers:
@@ -152,7 +154,12 @@ class Engine:
         (self.out_dir / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         return RunOutcome(self.out_dir, summary)
 
-    async def _produce(self, queue: asyncio.Queue[_Call | None]) -> None:
+    def _calls(self) -> Iterator[_Call]:
+        """The calls to send, item by item, answering what the store already holds.
+
+        Every worker pulls from this one generator, so an item is read only when a
+        worker is free for its calls: memory holds the items in flight, nothing more.
+        """
         protocol, store = self.protocol, self._store
         lookup = not (self.config.no_cache or store.empty)  # a new store holds nothing yet
         for item in iter_items(
@@ -195,14 +202,13 @@ class Engine:
             state.pending = len(missing)
             if not missing:
                 self._finish(state)
-                continue
-            for call in missing:
-                await queue.put(call)
+            yield from missing
 
-    async def _worker(self, queue: asyncio.Queue[_Call | None]) -> None:
-        while (call := await queue.get()) is not None:
-            if self._fatal is None:
-                await self._judge(call)
+    async def _worker(self, calls: Iterator[_Call]) -> None:
+        for call in calls:
+            if self._fatal is not None:
+                return
+            await self._judge(call)
 
     async def _judge(self, call: _Call) -> None:
         judge = self.judges[call.judge]
@@ -226,7 +232,7 @@ class Engine:
                     raise MalformedReplyError(str(exc), reply) from exc
                 return reply, None, f"VerdictError: {exc}"
 
-        async with self.limits[call.judge]:
+        async with self.limits[call.judge] or contextlib.nullcontext():
             try:
                 reply, verdict, error = await self.policies[call.judge].call(
                     attempt, tokens=len(call.request.prompt) // 4
@@ -311,8 +317,8 @@ class Engine:
         }
         record["calls"] = [c.to_dict() for c in calls]
         record["fields"] = item.fields
+        # Buffered: the store is the durable record, results.jsonl is rebuilt by a re-run.
         self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self._out.flush()
         if self._on_item is not None:
             self._on_item(record)
         self.summary.add(not failed, record["scores"], record["consistent"], judge_scores)
