@@ -1,11 +1,11 @@
 """The run engine: the one place where data, protocols, judges and the store meet.
 
 Items stream from the source; each item's calls (judges x samples x orders) are
-looked up in the store and only the missing ones go to a bounded queue served by
-`concurrency` workers. Every reply is committed to the store as it arrives and
-every finished item is appended to `results.jsonl`, so a crash, a kill or Ctrl-C
-loses no finished judgment and re-running sends only what is missing. Memory is
-bounded by the queue, not by the dataset.
+looked up in the store and only the missing ones are handed, through one shared
+generator, to `concurrency` workers. Every reply is committed to the store as it
+arrives and every finished item is appended to `results.jsonl`, so a crash, a kill
+or Ctrl-C loses no finished judgment and re-running sends only what is missing.
+Memory holds the items in flight, not the dataset.
 """
 
 from __future__ import annotations
