@@ -68,7 +68,7 @@ def build_engine(
     """Validate everything (data first) and assemble an engine; nothing is sent yet."""
     proto = get_protocol(protocol)
     source = Source(data, column_map)
-    specs = list(judge) if isinstance(judge, list | tuple) else [judge]
+    specs: list[JudgeSpec] = list(judge) if isinstance(judge, list | tuple) else [judge]  # type: ignore[list-item]
     if not specs:
         raise UsageError("at least one judge is needed")
     base_urls = [base_url] if isinstance(base_url, str) else list(base_url or [])

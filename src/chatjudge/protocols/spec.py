@@ -152,6 +152,7 @@ class Protocol(_Strict):
         for s in self.scores:
             if s.rationale:
                 leaves.append((s.rationale, {"type": "string"}))
+            leaf: dict[str, Any]
             if s.integer and s.max - s.min <= 10:
                 leaf = {"type": "integer", "enum": list(range(int(s.min), int(s.max) + 1))}
             else:
@@ -181,7 +182,7 @@ class Protocol(_Strict):
         for s in self.scores:
             if s.rationale:
                 out.append((s.rationale, (str, "")))
-            number = int if s.integer else float
+            number: Any = int if s.integer else float
             score = Annotated[number, BeforeValidator(_no_bool), Field(ge=s.min, le=s.max)]
             out.append((s.path, (score, ...)))
         if self.choice is not None:
@@ -206,7 +207,7 @@ def _normalise_label(value: Any) -> Any:
     return value
 
 
-class _Leaf(dict):  # type: ignore[type-arg]
+class _Leaf(dict[str, Any]):
     """A finished JSON-schema node, told apart from an intermediate object node."""
 
 

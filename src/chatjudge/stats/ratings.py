@@ -154,6 +154,7 @@ class _Problem:
 
     def __init__(self, rows: np.ndarray, m: int) -> None:
         from scipy.sparse import csr_matrix
+
         a, b = rows[:, 0].astype(int), rows[:, 1].astype(int)
         self.score = rows[:, 2]
         self.m = m
@@ -175,6 +176,7 @@ class _Problem:
     def fit(self, weights: np.ndarray, start: np.ndarray) -> np.ndarray:
         """Log-strengths for each weight row (k fits at once): (k, m)."""
         from scipy import special
+
         k, m = len(weights), self.m
         theta = np.tile(start, (k, 1))
         value = self.loss(theta, weights)
@@ -255,6 +257,7 @@ def _score(outcome: Any, model_a: str, model_b: str, i: int) -> float:
 def _check_connected(models: list[str], a: np.ndarray, b: np.ndarray) -> None:
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
+
     m = len(models)
     graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(m, m))
     n_groups, group = connected_components(graph, directed=False)
