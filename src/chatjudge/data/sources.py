@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
 
 
@@ -105,7 +106,7 @@ def _jsonl_rows(path: Path) -> Iterator[RawRow]:
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
+                rec = jsoncodec.loads(line)
             except ValueError as exc:
                 yield RawRow(number, None, f"unparseable JSON line: {exc}")
                 continue

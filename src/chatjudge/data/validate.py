@@ -37,22 +37,25 @@ def row_problems(number: int, data: dict[str, Any], fields: tuple[FieldSpec, ...
 
 def _message_problems(number: int, field: str, messages: list[Any]) -> list[Problem]:
     problems: list[Problem] = []
-    for i, message in enumerate(messages, 1):
-        where = f"message {i}"
+    for i, message in enumerate(messages, 1):  # the message number is formatted only on a problem
         if not isinstance(message, dict):
             problems.append(
-                Problem(number, field, f"{where}: expected an object with role and content")
+                Problem(number, field, f"message {i}: expected an object with role and content")
             )
             continue
         role = message.get("role")
         if role not in ROLES:
             problems.append(
                 Problem(
-                    number, field, f"{where}: unknown role {role!r} (use user, assistant or system)"
+                    number,
+                    field,
+                    f"message {i}: unknown role {role!r} (use user, assistant or system)",
                 )
             )
         content = message.get("content")
         if not isinstance(content, str):
             got = "missing" if content is None else type(content).__name__
-            problems.append(Problem(number, field, f"{where}: content must be a string, got {got}"))
+            problems.append(
+                Problem(number, field, f"message {i}: content must be a string, got {got}")
+            )
     return problems

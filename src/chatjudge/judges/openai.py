@@ -22,6 +22,7 @@ from typing import Any
 
 import aiohttp
 
+from chatjudge import jsoncodec
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
@@ -93,7 +94,7 @@ class OpenAIJudge(Judge):
         if prefix is None:
             prefix = self._prefixes[key] = self._prefix(request, mode)
         content = request.prompt if mode == "json_schema" else self.prompt_with_instruction(request)
-        return prefix + json.dumps(content).encode() + b"}]}"
+        return prefix + jsoncodec.dumps(content) + b"}]}"
 
     def _prefix(self, request: JudgeRequest, mode: str) -> bytes:
         settings = request.settings
@@ -161,7 +162,7 @@ class OpenAIJudge(Judge):
 
 def _reply(payload: bytes) -> Reply:
     try:
-        data = json.loads(payload)
+        data = jsoncodec.loads(payload)
         message = data["choices"][0]["message"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise ServerError(f"malformed chat-completions response: {payload[:200]!r}") from exc
@@ -182,7 +183,7 @@ def _http_error(status: int, payload: bytes, headers: Any) -> JudgeError:
 
 def _error_message(payload: bytes) -> str:
     try:
-        data = json.loads(payload)
+        data = jsoncodec.loads(payload)
     except ValueError:
         return payload[:300].decode("utf-8", "replace")
     error = data.get("error") if isinstance(data, dict) else None

@@ -8,7 +8,6 @@ usable with 100,000 items. Items are streamed from `results.jsonl` into the file
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -20,6 +19,7 @@ from typing import IO, Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from chatjudge import jsoncodec
 from chatjudge.report.charts import Interval, heatmap, interval_chart
 from chatjudge.report.format import (
     format_ci,
@@ -57,10 +57,14 @@ def json_for_script(value: Any) -> Markup:
     """JSON that is safe inside a `<script>` element: `</script>` in the data cannot end it.
 
     `<`, `>` and `&` only occur inside JSON strings, where their `\\u` escapes mean the same.
+    NaN becomes null, which the page's `JSON.parse` can read.
     """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return Markup(text)
+    return Markup(_script_json(value))
+
+
+def _script_json(value: Any) -> str:
+    text = jsoncodec.dumps(value).decode()
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 class ReportBuilder:
@@ -86,7 +90,8 @@ class ReportBuilder:
         """Count and spool one results record (`None`: an unreadable line)."""
         self.stats.add(item)
         if item is not None:
-            self._spool.write(self._sep + json_for_script(slim_item(item)))
+            self._spool.write(self._sep)  # plain str: the spool is Markup only when read back
+            self._spool.write(_script_json(slim_item(item)))
             self._sep = ","
 
     def finish(self, summary: dict[str, Any]) -> Path:

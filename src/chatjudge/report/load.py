@@ -6,13 +6,13 @@ line at a time, counting what the charts and filters need as they go by.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
 
 SUMMARY, RESULTS = "summary.json", "results.jsonl"
@@ -28,7 +28,7 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
     for name in (SUMMARY, RESULTS):
         if not (run_dir / name).is_file():
             raise UsageError(f"{run_dir} has no {name}: is it the directory of a finished run?")
-    return json.loads((run_dir / SUMMARY).read_text("utf-8"), parse_constant=_no_nan)
+    return jsoncodec.loads((run_dir / SUMMARY).read_bytes(), parse_constant=_no_nan)
 
 
 def iter_results(run_dir: Path) -> Iterator[dict[str, Any] | None]:
@@ -41,7 +41,7 @@ def iter_results(run_dir: Path) -> Iterator[dict[str, Any] | None]:
             if not line.strip():
                 continue
             try:
-                yield json.loads(line, parse_constant=_no_nan)
+                yield jsoncodec.loads(line, parse_constant=_no_nan)
             except ValueError:
                 yield None
 

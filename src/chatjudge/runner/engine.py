@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chatjudge import jsoncodec
 from chatjudge.data import Item, Source, iter_items
 from chatjudge.errors import ChatJudgeError, JudgeError, MalformedReplyError, VerdictError
 from chatjudge.judges.base import Judge
@@ -132,7 +133,7 @@ class Engine:
         store = Store(self.out_dir / STORE)
         progress = RunProgress(self.n_rows, enabled=self.config.progress)
         try:
-            with (self.out_dir / RESULTS).open("w", encoding="utf-8") as out, progress:
+            with (self.out_dir / RESULTS).open("wb") as out, progress:
                 self._out, self._store, self._progress = out, store, progress
                 calls = self._calls()
                 workers = [
@@ -318,7 +319,7 @@ class Engine:
         record["calls"] = [c.to_dict() for c in calls]
         record["fields"] = item.fields
         # Buffered: the store is the durable record, results.jsonl is rebuilt by a re-run.
-        self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._out.write(jsoncodec.dumps(record) + b"\n")
         if self._on_item is not None:
             self._on_item(record)
         self.summary.add(not failed, record["scores"], record["consistent"], judge_scores)

@@ -12,7 +12,6 @@ and only when the reply names one label unambiguously.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 import json_repair
 from pydantic import ValidationError
 
+from chatjudge import jsoncodec
 from chatjudge.errors import VerdictError
 from chatjudge.protocols.spec import Protocol
 
@@ -59,7 +59,7 @@ def parse_verdict(text: str, protocol: Protocol, *, flipped: bool = False) -> Ve
 def _candidates(text: str) -> Iterator[Any]:
     stripped = text.strip()
     try:
-        yield json.loads(stripped)
+        yield jsoncodec.loads(stripped)
         return
     except ValueError:
         pass
@@ -75,7 +75,7 @@ def _candidates(text: str) -> Iterator[Any]:
 
 def _loads_tolerant(text: str) -> Any:
     try:
-        return json.loads(text)
+        return jsoncodec.loads(text)
     except ValueError:
         # A reply cut off right after a digit may have lost the rest of its number (10 -> 1):
         # the number is dropped, so the verdict fails validation instead of guessing.

@@ -1,0 +1,42 @@
+"""JSON on the judge loop's hot path: orjson first, the standard library where orjson says no.
+
+Every judge call decodes an input row and a reply and encodes a request body, a
+results record and a report entry. orjson does each in about a tenth of the time
+of `json` (a 2.4 KB results record: 2.4 µs against 20 µs on the benchmark machine),
+which is a tenth of chatjudge's own CPU per call.
+
+Reading accepts what `json` accepts: what orjson refuses (NaN and Infinity literals,
+lone surrogate escapes) is read again by `json`. One difference is left: an integer
+beyond 64 bits is read as a float, where `json` keeps every digit.
+Writing gives compact UTF-8 JSON; NaN becomes null (valid JSON, where `json` writes
+`NaN`), numpy values become numbers and anything else that is not JSON its `str()`,
+so a date or a Decimal in a user's data never stops a run. Text that is not valid
+Unicode (a lone surrogate, as a reply cut inside an escaped emoji can hold) is
+written by `json` with `\\u` escapes instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+
+def loads(data: str | bytes, *, parse_constant: Callable[[str], Any] | None = None) -> Any:
+    """Parse one JSON document; `parse_constant` is used for NaN/Infinity, as in `json.loads`."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data, parse_constant=parse_constant)
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON (not ASCII-escaped)."""
+    try:
+        return orjson.dumps(value, default=str, option=_OPTIONS)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, default=str, separators=(",", ":")).encode()
