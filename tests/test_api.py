@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import re
 from pathlib import Path
@@ -148,6 +150,22 @@ def test_a_judge_exception_fails_the_item_not_the_run(tmp_path: Path) -> None:
     assert result.summary["n_failed"] == 1 and result.summary["n_ok"] == 3
     failed = result.table.set_index("id").loc["p1"]
     assert failed["status"] == "failed" and "model crashed" in failed["error"]
+
+
+def test_message_values_json_cannot_hold_are_written_as_text(tmp_path: Path) -> None:
+    """A date or a Decimal kept inside a message (extra keys pass validation) must not stop
+    the run after its judge calls are spent: results.jsonl and the report hold them as text."""
+    rows = [dict(PAIRS[0])]
+    rows[0]["history"] = [
+        {"role": "user", "content": "hello", "sent": datetime.datetime(2026, 1, 2, 3, 4)},
+        {"role": "assistant", "content": "hi", "cost": decimal.Decimal("0.25")},
+    ]
+    result = chatjudge.evaluate(rows, "pairwise-chat-quality", fair_judge, tmp_path / "r")
+    assert result.summary["n_ok"] == 1
+    line = json.loads((tmp_path / "r" / "results.jsonl").read_text(encoding="utf-8"))
+    assert line["fields"]["history"][0]["sent"] == "2026-01-02T03:04:00"
+    assert line["fields"]["history"][1]["cost"] == "0.25"
+    assert "2026-01-02T03:04:00" in (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
 
 
 def test_pointwise_samples_mean_and_agreement(tmp_path: Path) -> None:
