@@ -7,7 +7,7 @@ Measures what the run-engine issue asks for, each figure next to its target:
   peak RSS, then the same command again (every call cached): items/s and requests re-sent
   (c) N=100,000, C=256, L=0: peak RSS
 
-    python bench/run_engine.py            # the full benchmark (about 10 minutes on 2 cores)
+    python bench/run_engine.py            # the full benchmark (about 2 minutes on 2 cores)
     python bench/run_engine.py --quick    # smaller N, a smoke test of the whole chain
 
 Run it with the interpreter of the environment chatjudge is installed in.
