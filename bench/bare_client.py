@@ -6,6 +6,9 @@ C workers, parses the reply JSON and does nothing else: no store, no verdicts, n
 results. chatjudge's CPU per call minus this is what chatjudge itself costs.
 
     python bench/bare_client.py [--n 5000] [--concurrency 100] [--latency 0.2]
+
+`run_engine.py` runs it against its own server and dataset (`--base-url`, `--data`, `--json`)
+to print this floor next to chatjudge's figures.
 """
 
 from __future__ import annotations
@@ -53,18 +56,22 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--data", type=Path, help="send this JSONL's items (default: --n new)")
+    parser.add_argument("--base-url", help="a running server with latency --latency")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
     args = parser.parse_args()
     protocol = get_protocol(PROTOCOL)
     with tempfile.TemporaryDirectory() as work:
-        data = Path(work) / "data.jsonl"
-        write_dataset(data, args.n, seed=0)
+        data = args.data or Path(work) / "data.jsonl"
+        if args.data is None:
+            write_dataset(data, args.n, seed=0)
         prompts = [protocol.render(i.text) for i in iter_items(Source(data), protocol)]
-    stub = StubProcess(args.latency, sys.executable)
+    stub = None if args.base_url else StubProcess(args.latency, sys.executable)
     try:
         started, cpu = time.monotonic(), time.process_time()
         asyncio.run(
             send_all(
-                stub.base_url + "/chat/completions",
+                (args.base_url or stub.base_url) + "/chat/completions",
                 prompts,
                 protocol.verdict_schema,
                 args.concurrency,
@@ -72,12 +79,17 @@ def main() -> int:
         )
         wall, cpu = time.monotonic() - started, time.process_time() - cpu
     finally:
-        stub.stop()
+        if stub is not None:
+            stub.stop()
+    n = len(prompts)
     ideal = args.concurrency / args.latency if args.latency else float("inf")
-    rate = args.n / wall
-    print(f"bare aiohttp: N={args.n} C={args.concurrency} L={args.latency}s")
+    rate = n / wall
+    if args.json:
+        print(json.dumps({"n": n, "rate": rate, "ratio": rate / ideal, "cpu_ms": 1000 * cpu / n}))
+        return 0
+    print(f"bare aiohttp: N={n} C={args.concurrency} L={args.latency}s")
     print(f"  calls/s {rate:.1f}  ratio to C/L {rate / ideal:.3f}")
-    print(f"  CPU per call {1000 * cpu / args.n:.3f} ms (client process, sending loop only)")
+    print(f"  CPU per call {1000 * cpu / n:.3f} ms (client process, sending loop only)")
     return 0
 
 

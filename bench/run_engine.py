@@ -46,18 +46,20 @@ class Scenario:
     concurrency: int
     latency: float
     rerun: bool = True  # run the same command again, everything cached
+    floor: bool = True  # then a bare aiohttp client on the same data and server
 
 
 FULL = (
     Scenario("a", 5_000, 256, 1.0),
     Scenario("b", 5_000, 100, 0.2),
-    Scenario("c", 100_000, 256, 0.0, rerun=False),
+    Scenario("c", 100_000, 256, 0.0, rerun=False, floor=False),
 )
 QUICK = (
     Scenario("a", 768, 256, 1.0),
     Scenario("b", 500, 100, 0.2),
-    Scenario("c", 5_000, 256, 0.0, rerun=False),
+    Scenario("c", 5_000, 256, 0.0, rerun=False, floor=False),
 )
+BARE_CLIENT = ROOT / "bench" / "bare_client.py"
 BASELINE_N = 20  # a tiny run: the CLI's fixed cost (start-up, imports, report)
 
 TARGET_RATIO = {"a": 0.9, "b": 0.85}
@@ -103,6 +105,7 @@ class Result:
     first: Run
     rerun: Run | None = None
     server_cpu: float = 0.0
+    floor: dict[str, float] | None = None  # the bare client's figures (bare_client.py --json)
     notes: list[str] = field(default_factory=list)
 
 
@@ -272,9 +275,42 @@ def measured_run(cli: list[str], python: str, work: Path, s: Scenario, timeout: 
             rerun.requests = stub.stats()["requests"] - first.requests
     finally:
         server_cpu = stub.stop()
-    result = Result(s, first, rerun, server_cpu)
+    floor = bare_floor(python, data, s, timeout) if s.floor else None
+    result = Result(s, first, rerun, server_cpu, floor)
     result.notes.append(f"dataset {size / s.n / 1024:.2f} KB/item")
     return result
+
+
+def bare_floor(python: str, data: Path, s: Scenario, timeout: float) -> dict[str, float] | None:
+    """The bare aiohttp client (`bare_client.py`) on the same items, against a fresh server
+    with the same latency: what any Python client pays, the floor for chatjudge's figures."""
+    stub = StubProcess(s.latency, python)
+    try:
+        done = subprocess.run(
+            [
+                python,
+                str(BARE_CLIENT),
+                "--data",
+                str(data),
+                "--base-url",
+                stub.base_url,
+                "--concurrency",
+                str(s.concurrency),
+                "--latency",
+                str(s.latency),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    finally:
+        stub.stop()
+    if done.returncode != 0:
+        print(f"  the bare client failed: {done.stderr[-500:]}", flush=True)
+        return None
+    figures: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return figures
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -328,9 +364,18 @@ def report(result: Result, baseline: Run | None) -> list[str]:
             cpu_ms <= TARGET_CPU_MS,
         )
     )
+    marginal = None  # CPU per call less the fixed cost: the loop's own cost
     if baseline is not None and calls > BASELINE_N:
         marginal = (first.cpu - baseline.cpu) / (calls - BASELINE_N) * 1000
         lines.append(_line("  less a 20-item run's fixed cost", f"{marginal:.3f} ms"))
+    if result.floor is not None:
+        floor = result.floor
+        lines.append(_line("bare aiohttp client: CPU per call", f"{floor['cpu_ms']:.3f} ms"))
+        lines.append(_line("bare aiohttp client: ratio to C/L", f"{floor['ratio']:.3f}"))
+        if marginal is not None:
+            lines.append(
+                _line("chatjudge less fixed cost / bare", f"{marginal / floor['cpu_ms']:.2f}x")
+            )
     lines.append(_line("server CPU per request", f"{result.server_cpu / calls * 1000:.3f} ms"))
     lines.append(_line("requests sent", f"{first.requests:,}", f"{s.n:,}"))
     big = s.name == "c"
@@ -394,6 +439,11 @@ def main(argv: list[str] | None = None) -> int:
     scenarios = [s for s in (QUICK if args.quick else FULL) if s.name in wanted]
     work = Path(tempfile.mkdtemp(prefix="chatjudge-bench-"))
     print(f"working in {work}; chatjudge: {args.cli}", flush=True)
+    if args.quick:
+        print(
+            "--quick: small N, where the fixed start-up cost weighs more; "
+            "the targets are set for the full sizes"
+        )
     results: list[Result] = []
     try:
         # The first run also compiles bytecode: warm up, then measure the fixed cost.
