@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import json_repair
 from pydantic import ValidationError
 
 from chatjudge import jsoncodec
@@ -79,6 +78,8 @@ def _loads_tolerant(text: str) -> Any:
     except ValueError:
         # A reply cut off right after a digit may have lost the rest of its number (10 -> 1):
         # the number is dropped, so the verdict fails validation instead of guessing.
+        import json_repair  # here: well-formed replies, the usual case, never need it
+
         return json_repair.loads(_CUT_NUMBER.sub("", text.rstrip()))
 
 
