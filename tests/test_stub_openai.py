@@ -211,10 +211,14 @@ async def test_counts_concurrency_and_control_api(stub, session):
     async with session.get(f"{stub.url}/_stats", params={"prompts": "1"}) as r:
         over_http = await r.json()
     assert over_http["resent_prompts"] == 1
+    # the span the client kept the server busy: all 21 requests overlap in one 0.2 s wait
+    busy = over_http["last_reply_at"] - over_http["first_request_at"]
+    assert 0.2 <= busy < 1.0
     assert over_http["prompts"][f"{prompt_hash('prompt 0'):016x}"] == {"sends": 2, "answers": 2}
     async with session.post(f"{stub.url}/_control", json={"latency": 0, "reset_stats": True}) as r:
         assert r.status == 200 and (await r.json())["latency"] == 0
     assert stub.stats.requests == 0 and stub.config.latency == 0
+    assert stub.stats.first_request_at is None and stub.stats.last_reply_at is None
     async with session.post(f"{stub.url}/_control", json={"no_such_option": 1}) as r:
         assert r.status == 400
 

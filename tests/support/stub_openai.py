@@ -89,6 +89,8 @@ class StubStats:
         self.rejected: Counter[str] = Counter()  # auth, response_format, bad_request
         self.in_flight = 0
         self.max_in_flight = 0
+        self.first_request_at: float | None = None  # unix time: the span a client kept us busy
+        self.last_reply_at: float | None = None
         self.sends: dict[int, int] = {}  # prompt hash -> requests
         self.answers: dict[int, int] = {}  # prompt hash -> valid 200 replies
         self.recorded: deque[dict[str, Any]] = deque(maxlen=1000)
@@ -125,6 +127,8 @@ class StubStats:
             "rejected": dict(self.rejected),
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
+            "first_request_at": self.first_request_at,
+            "last_reply_at": self.last_reply_at,
             "distinct_prompts": self.distinct_prompts,
             "max_sends": self.max_sends,
             "max_answers": self.max_answers,
@@ -471,10 +475,13 @@ class StubServer:
         stats.requests += 1
         stats.in_flight += 1
         stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
+        if stats.first_request_at is None:
+            stats.first_request_at = time.time()
         try:
             return await self._answer(request, config)
         finally:
             stats.in_flight -= 1
+            stats.last_reply_at = time.time()
 
     async def _answer(self, request: web.Request, config: StubConfig) -> web.StreamResponse:
         stats = self.stats
