@@ -3,6 +3,7 @@ resuming after SIGKILL, and secrets that never reach a file or a log."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -247,3 +248,29 @@ def test_a_second_run_on_a_busy_directory_exits_2(stub: StubServer, tmp_path: Pa
     busy.close()
     assert done.returncode == 2 and "in use by another chatjudge run" in done.stderr
     assert stub.stats.requests == 0
+
+
+@pytest.fixture
+def restored_gc():
+    threshold = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*threshold)
+
+
+def test_run_collects_garbage_less_often_in_its_own_process(
+    stub: StubServer, tmp_path: Path, restored_gc: None
+) -> None:
+    """In-process, to see the collector's settings the command leaves behind."""
+    from typer.testing import CliRunner
+
+    from chatjudge.cli import app
+
+    gc.unfreeze()
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(3))
+    args = ["run", str(data), "-p", "interactivity-accuracy", "--judge", "openai/stub"]
+    args += ["--base-url", stub.base_url, "--out", str(tmp_path / "run"), "-q"]
+    done = CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "dummy"})
+    assert done.exit_code == 0, done.output
+    assert gc.get_threshold()[0] == 10_000
+    assert gc.get_freeze_count() > 0  # start-up objects are out of the collector's way

@@ -3,6 +3,7 @@ or invalid data (nothing sent)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -143,6 +144,7 @@ def run(
     from chatjudge.report import ReportBuilder, summary_table
 
     builder = ReportBuilder(engine.out_dir)  # the page is built as items finish
+    _collect_less_often()
     try:
         outcome = run_sync(engine, on_item=builder.add)
     except FatalJudgeError as exc:
@@ -162,6 +164,19 @@ def run(
     out.print(summary_table(outcome.summary))
     _paths(engine.out_dir, page)
     raise typer.Exit(1 if outcome.summary["n_failed"] else 0)
+
+
+def _collect_less_often() -> None:
+    """Tune the cyclic garbage collector for the judge loop, in our own process only.
+
+    With hundreds of calls in flight, the default gen-0 threshold (700 allocations) runs
+    a collection every few calls, and each one walks the requests still waiting: 30 us
+    of CPU per call at C=256, L=1 s, against 2 us with start-up objects frozen (modules,
+    models: never garbage) and a 10,000 threshold. Garbage without cycles is freed by
+    reference counting as before. `evaluate()` leaves the caller's collector alone.
+    """
+    gc.freeze()
+    gc.set_threshold(10_000)
 
 
 def _paths(run_dir: Path, page: Path) -> None:
