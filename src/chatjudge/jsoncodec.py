@@ -2,8 +2,8 @@
 
 Every judge call decodes an input row and a reply and encodes a request body, a
 results record and a report entry. orjson does each in about a tenth of the time
-of `json` (a 2.4 KB results record: 2.4 µs against 20 µs on the benchmark machine),
-which is a tenth of chatjudge's own CPU per call.
+of `json` (a 2.4 KB results record: 2.4 µs against 20 µs on the benchmark machine);
+with `json` these took about a tenth of the CPU chatjudge spent per call.
 
 Reading accepts what `json` accepts: what orjson refuses (NaN and Infinity literals,
 lone surrogate escapes) is read again by `json`. One difference is left: an integer
