@@ -1,8 +1,9 @@
 # Two set-up commands, each creating its own environment from a fresh clone:
 #   make demo   judge the bundled examples with the embedded local judge (no key, no network)
 #   make test   install everything (incl. Debian's Chromium for the report tests) and run the suite
-# llama-cpp-python builds from source the first time (about 9 minutes on 2 cores); pip's wheel
-# cache makes later installs fast.
+# llama-cpp-python builds from source the first time (4-12 minutes on 2 cores), safely (no
+# native CPU detection, so no AMX), into a wheel folder named after its version and flags
+# (scripts/llama-wheel.sh); installs take it from there and never from pip's own wheel cache.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -15,12 +16,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[local]'
+# --only-binary: pip may take llama-cpp-python only as the wheel built by the script.
+$(VENV)/.demo-installed: pyproject.toml scripts/llama-wheel.sh | $(BIN)/python
+	wheels=$$(bash scripts/llama-wheel.sh $(BIN)/python) && \
+	$(BIN)/pip install --quiet --find-links "$$wheels" --only-binary llama-cpp-python -e '.[local]'
 	touch $@
 
-$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[all,test]'
+$(VENV)/.test-installed: pyproject.toml scripts/llama-wheel.sh | $(BIN)/python
+	wheels=$$(bash scripts/llama-wheel.sh $(BIN)/python) && \
+	$(BIN)/pip install --quiet --find-links "$$wheels" --only-binary llama-cpp-python -e '.[all,test]'
 	touch $@ $(VENV)/.demo-installed
 
 /usr/bin/chromium:
@@ -43,6 +47,7 @@ lint: $(VENV)/.test-installed
 
 bench: $(VENV)/.test-installed
 	$(BIN)/python bench/run_engine.py
+	$(BIN)/python bench/local_judge.py
 
 clean:
 	rm -rf $(VENV) chatjudge-runs test-output

@@ -3,10 +3,12 @@ resuming after SIGKILL, and secrets that never reach a file or a log."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -274,3 +276,80 @@ def test_run_collects_garbage_less_often_in_its_own_process(
     assert done.exit_code == 0, done.output
     assert gc.get_threshold()[0] == 10_000
     assert gc.get_freeze_count() > 0  # start-up objects are out of the collector's way
+
+
+def test_skip_invalid_judges_the_valid_rows_and_lists_the_others(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    rows = pointwise_rows(4)
+    rows[1]["chat"] = 42  # a conversation is text or messages
+    del rows[3]["question"]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    assert _judge(stub, data, tmp_path / "strict").returncode == 2
+    assert stub.stats.requests == 0
+    done = _judge(stub, data, tmp_path / "run", "--skip-invalid")
+    assert done.returncode == 1, done.stderr
+    assert "2 invalid row(s) skipped" in done.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (summary["n_items"], summary["n_ok"], summary["n_skipped"]) == (2, 2, 2)
+    assert summary["skipped"] == [
+        {"row": 2, "field": "chat", "message": "expected a string or a list of messages, got int"},
+        {"row": 4, "field": "question", "message": "missing required field"},
+    ]
+    assert set(read_results(tmp_path / "run")) == {"item-0000", "item-0002"}
+    page = (tmp_path / "run" / "report.html").read_text()
+    assert "2 invalid row(s) skipped" in page and "missing required field" in page
+
+
+def test_prompt_row_0_says_rows_count_from_1() -> None:
+    data = Path(__file__).parents[1] / "examples" / "interactivity_accuracy.jsonl"
+    done = chatjudge("prompt", str(data), "-p", "interactivity-accuracy", "--row", "0")
+    assert done.returncode == 2
+    assert "rows are numbered from 1" in done.stderr
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def test_a_local_worker_killed_by_sigsegv_stops_the_run_cleanly_and_it_resumes(
+    tmp_path: Path,
+) -> None:
+    """A native crash in llama.cpp is an error naming the signal, the model and the fix; what
+    finished stays in results.jsonl and the store; exit 1; the same command then resumes."""
+    data = Path(__file__).parents[1] / "examples" / "pairwise_chat_quality.jsonl"
+    out = tmp_path / "run"
+    args = ["run", str(data), "-p", "pairwise-chat-quality", "--no-flip", "--limit", "10"]
+    args += ["--local-workers", "2", "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chatjudge.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 240
+    while not (results.exists() and results.stat().st_size) and time.monotonic() < deadline:
+        time.sleep(0.05)  # results are written in 8 KB blocks: a few items are done
+    workers = _children(proc.pid)
+    assert len(workers) == 2
+    os.kill(workers[0], signal.SIGSEGV)
+    stdout, stderr = proc.communicate(timeout=240)
+    assert proc.returncode == 1, stderr
+    assert "killed by SIGSEGV (a segmentation fault)" in stderr
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf" in stderr and "CMAKE_ARGS=" in stderr
+    finished = [json.loads(line) for line in results.read_text().splitlines()]
+    assert 1 <= len(finished) < 10 and all(r["status"] == "ok" for r in finished)
+    assert f"{len(finished)} finished item(s) are kept" in stderr
+    with contextlib.closing(sqlite3.connect(out / "calls.sqlite")) as db:
+        assert db.execute("SELECT count(*) FROM calls").fetchone()[0] >= len(finished)
+
+    done = chatjudge(*args, timeout=240)
+    assert done.returncode == 0, done.stderr
+    again = read_results(out)
+    assert len(again) == 10
+    assert all(again[r["id"]]["calls"][0]["cached"] for r in finished)
+    assert all(again[r["id"]]["scores"] == r["scores"] for r in finished)

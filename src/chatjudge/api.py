@@ -72,8 +72,14 @@ def build_engine(
     if not specs:
         raise UsageError("at least one judge is needed")
     base_urls = [base_url] if isinstance(base_url, str) else list(base_url or [])
-    n_rows = validate(source, proto, limit=config.limit)  # before any judge is built
-    judges = [get_judge(s, base_urls=base_urls, timeout=config.timeout) for s in specs]
+    # Before any judge is built: bad data costs nothing.
+    validation = validate(source, proto, limit=config.limit, skip_invalid=config.skip_invalid)
+    judges = [
+        get_judge(
+            s, base_urls=base_urls, timeout=config.timeout, local_workers=config.local_workers
+        )
+        for s in specs
+    ]
     names = [j.name for j in judges]
     if len(set(names)) != len(names):
         raise UsageError(f"the same judge is named twice in the panel: {names}")
@@ -84,7 +90,7 @@ def build_engine(
             source.name, proto.name, names, {**config.fingerprint(), "base_urls": sorted(base_urls)}
         )
     )
-    return Engine(source, proto, judges, config, out_dir, n_rows=n_rows)
+    return Engine(source, proto, judges, config, out_dir, validation=validation)
 
 
 def evaluate(

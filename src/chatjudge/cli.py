@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -97,11 +98,26 @@ def run(
     include_system: Annotated[
         bool, typer.Option("--include-system", help="Show system messages to the judge.")
     ] = False,
+    skip_invalid: Annotated[
+        bool,
+        typer.Option(
+            "--skip-invalid",
+            help="Judge the valid rows and list the invalid ones (row, field) in the summary "
+            "and the report, exit 1; without it invalid data stops everything (exit 2).",
+        ),
+    ] = False,
+    local_workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="Local judges: llama.cpp worker processes (default: per core)."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Judge every item of DATA and write results.jsonl, summary.json and report.html."""
     from chatjudge.api import build_engine, run_sync
-    from chatjudge.runner import FatalJudgeError, RunConfig
+    from chatjudge.errors import FatalJudgeError
+    from chatjudge.runner import RunConfig
+
+    _show_warnings()
 
     try:
         config = RunConfig(
@@ -111,6 +127,7 @@ def run(
             limit=limit,
             no_cache=no_cache,
             include_system=include_system,
+            skip_invalid=skip_invalid,
             temperature=temperature,
             max_tokens=max_tokens,
             seed=seed,
@@ -121,6 +138,7 @@ def run(
             tokens_per_minute=tpm,
             price_in=price_in,
             price_out=price_out,
+            local_workers=local_workers,
             progress=not quiet,
         )
         engine = build_engine(
@@ -149,7 +167,12 @@ def run(
         outcome = run_sync(engine, on_item=builder.add)
     except FatalJudgeError as exc:
         builder.close()
-        raise _fail(f"{exc}\nfinished judgments are kept in {engine.out_dir}.") from None
+        # 1: items were judged before the stop (all kept); 2: it stopped before any was.
+        raise _fail(
+            f"{exc}\n{exc.finished} finished item(s) are kept in {engine.out_dir}; "
+            "after the fix, the same command resumes.",
+            1 if exc.finished else 2,
+        ) from None
     except ChatJudgeError as exc:
         builder.close()
         raise _fail(str(exc)) from None
@@ -163,7 +186,23 @@ def run(
     page = builder.finish(outcome.summary)
     out.print(summary_table(outcome.summary))
     _paths(engine.out_dir, page)
-    raise typer.Exit(1 if outcome.summary["n_failed"] else 0)
+    summary = outcome.summary
+    if summary.get("n_skipped"):
+        err.print(
+            f"[bold yellow]warning:[/] {summary['n_skipped']} invalid row(s) skipped "
+            "(listed in summary.json and the report)",
+            highlight=False,
+        )
+    raise typer.Exit(1 if summary["n_failed"] or summary.get("n_skipped") else 0)
+
+
+def _show_warnings() -> None:
+    """Warnings (an AMX build of llama.cpp, say) as one `warning:` line each, on stderr."""
+
+    def show(message: Warning | str, *_: Any, **__: Any) -> None:
+        err.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+
+    warnings.showwarning = show
 
 
 def _collect_less_often() -> None:
@@ -242,9 +281,11 @@ def prompt(
     from chatjudge.protocols import get_protocol
 
     try:
+        if row < 1:
+            raise UsageError(f"--row {row}: rows are numbered from 1 (the first row is --row 1)")
         proto = get_protocol(protocol)
         source = Source(data, _column_map(map_))
-        n = validate(source, proto, limit=row)
+        n = validate(source, proto, limit=row).n_rows
         if row < 1 or row > n:
             raise UsageError(f"--row {row} is out of range: the data has {n} row(s)")
         item = next(

@@ -13,6 +13,10 @@ class ChatJudgeError(Exception):
     """Base of every error chatjudge raises on purpose."""
 
 
+class ChatJudgeWarning(UserWarning):
+    """Something the user should know before trusting a run (the CLI prints it as a warning)."""
+
+
 class UsageError(ChatJudgeError):
     """A bad option, protocol name, judge name or file: exit status 2, nothing sent."""
 
@@ -104,6 +108,27 @@ class AuthError(JudgeError):
     """Missing or rejected credentials: retrying cannot help and every call would fail."""
 
     fatal = True
+
+
+class ModelLoadError(JudgeError):
+    """A local model file could not be loaded: every call would fail the same way."""
+
+    fatal = True
+
+
+class LocalModelCrashError(JudgeError):
+    """A llama.cpp worker process died (a signal or an exit): the run stops, what finished stays."""
+
+    fatal = True
+
+
+class FatalJudgeError(ChatJudgeError):
+    """A judge fault that stopped the run (bad credentials, a crashed model): nothing more is
+    sent. `finished` counts the items finished (and written) before the stop."""
+
+    def __init__(self, message: str, *, finished: int = 0) -> None:
+        super().__init__(message)
+        self.finished = finished
 
 
 def error_for_status(status: int, message: str, *, retry_after: float | None = None) -> JudgeError:

@@ -38,6 +38,16 @@ def _problems(rows, protocol=IA) -> list[str]:
         ({**GOOD, "chat": [{"role": "user", "content": 3}]}, "content must be a string, got int"),
         ({**GOOD, "chat": ["hello"]}, "message 1: expected an object with role and content"),
         ({**GOOD, "id": [1]}, "row 1, field 'id': expected a string or integer"),
+        (
+            {**GOOD, "chat": 42},
+            "row 1, field 'chat': expected a string or a list of messages, got int",
+        ),
+        (
+            {**GOOD, "chat": True},
+            "row 1, field 'chat': expected a string or a list of messages, got bool",
+        ),
+        ({**GOOD, "chat": []}, "row 1, field 'chat': required field is empty"),
+        ({**GOOD, "chat": ""}, "row 1, field 'chat': required field is empty"),
     ],
 )
 def test_each_kind_of_problem_has_its_message(row: dict, expected: str) -> None:
@@ -71,10 +81,64 @@ def test_duplicate_ids_and_empty_data() -> None:
 
 
 def test_optional_fields_may_be_missing_and_pairwise_fields_checked() -> None:
-    assert validate(Source([GOOD]), IA) == 1
+    assert validate(Source([GOOD]), IA).n_rows == 1
     problems = _problems([{"prompt": "p", "response": "r"}], PW)
     assert problems == ["row 1, field 'baseline_model_response': missing required field"]
 
 
 def test_limit_validates_only_the_rows_judged() -> None:
-    assert validate(Source([GOOD, {"bad": 1}]), IA, limit=1) == 1
+    assert validate(Source([GOOD, {"bad": 1}]), IA, limit=1).n_rows == 1
+
+
+def test_an_empty_response_is_data_but_an_empty_prompt_is_not() -> None:
+    """A model can answer nothing: the judge sees it. A judge cannot do without the prompt."""
+    row = {"prompt": "Say hi.", "baseline_model_response": "", "response": "Hi!"}
+    assert (
+        validate(
+            Source([row, {**row, "response": "  ", "baseline_model_response": "Hello"}]), PW
+        ).n_rows
+        == 2
+    )
+    assert _problems([{**row, "prompt": ""}], PW) == [
+        "row 1, field 'prompt': required field is empty"
+    ]
+    assert _problems([{**row, "response": None}], PW) == [
+        "row 1, field 'response': missing required field"
+    ]
+
+
+def test_a_number_is_accepted_where_a_string_goes_but_not_as_a_conversation() -> None:
+    assert validate(Source([{**GOOD, "answer": 60}]), IA).n_rows == 1
+    assert _problems([{**GOOD, "answer": 60, "chat": 60}]) == [
+        "row 1, field 'chat': expected a string or a list of messages, got int"
+    ]
+
+
+def test_skip_invalid_keeps_the_valid_rows_and_lists_the_rest() -> None:
+    rows = [GOOD, {"question": "q"}, GOOD, {**GOOD, "chat": 42}]
+    validation = validate(Source(rows), IA, skip_invalid=True)
+    assert validation.n_rows == 2
+    assert validation.skipped_rows == {2, 4}
+    assert validation.skipped() == [
+        {"row": 2, "field": "chat", "message": "missing required field"},
+        {"row": 2, "field": "answer", "message": "missing required field"},
+        {"row": 4, "field": "chat", "message": "expected a string or a list of messages, got int"},
+    ]
+    with pytest.raises(DataValidationError):  # nothing valid: still an error
+        validate(Source([{"question": "q"}]), IA, skip_invalid=True)
+
+
+def test_a_line_that_is_not_utf8_names_its_row_and_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(
+        json.dumps(GOOD).encode() + b'\n{"chat": "caf\xe9", "question": "q", "answer": "a"}\n'
+    )
+    assert _problems(path) == [
+        "row 2, field '(row)': not valid UTF-8: byte 0xe9 at column 14 (save the file as UTF-8)"
+    ]
+    csv = tmp_path / "latin1.csv"
+    csv.write_bytes(b"chat,question,answer\nhi,q,a\ncaf\xe9,q,a\n")
+    assert _problems(csv) == [
+        "row 3, field '(row)': line 3 of the file is not valid UTF-8: byte 0xe9 at column 4 "
+        "(save the file as UTF-8)"
+    ]

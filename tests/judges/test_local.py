@@ -6,19 +6,19 @@ import asyncio
 import json
 import re
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
-from chatjudge.errors import BadRequestError, UsageError
+from chatjudge.errors import BadRequestError, ModelLoadError, UsageError
 from chatjudge.judges import get_judge
+from chatjudge.judges.llama_worker import MAX_STRING_CHARS, bounded_schema
 from chatjudge.judges.local import (
     DEFAULT_MODEL_FILE,
-    MAX_STRING_CHARS,
     LocalJudge,
-    ModelLoadError,
-    bounded_schema,
+    default_layout,
     default_model_path,
 )
 from chatjudge.protocols import Protocol, get_protocol
@@ -74,14 +74,19 @@ def request_for(protocol: Protocol, prompt: str | None = None) -> JudgeRequest:
     )
 
 
-@pytest.fixture(scope="module")
-def judge() -> Iterator[LocalJudge]:
-    """One judge for the module, so the model loads once."""
+# The judge's worker processes belong to one event loop: the tests that share it share a loop.
+SHARED_LOOP = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def judge() -> AsyncIterator[LocalJudge]:
+    """One judge for the module, so the model loads once per worker."""
     judge = LocalJudge(None)
     yield judge
-    asyncio.run(judge.aclose())
+    await judge.aclose()
 
 
+@SHARED_LOOP
 @pytest.mark.parametrize("name", ["interactivity-accuracy", "pairwise-chat-quality"])
 async def test_judges_builtin_protocol_into_valid_verdict(judge: LocalJudge, name: str) -> None:
     protocol = get_protocol(name)
@@ -94,6 +99,7 @@ async def test_judges_builtin_protocol_into_valid_verdict(judge: LocalJudge, nam
     assert reply.output_tokens and 0 < reply.output_tokens < SETTINGS.max_tokens
 
 
+@SHARED_LOOP
 async def test_prompt_longer_than_context_is_bad_request(judge: LocalJudge) -> None:
     protocol = get_protocol("pairwise-chat-quality")
     too_long = "The assistant answered politely. " * 3000
@@ -104,14 +110,20 @@ async def test_prompt_longer_than_context_is_bad_request(judge: LocalJudge) -> N
     assert parse_verdict(reply.text, protocol).label in {"A", "SAME", "B"}  # judge still works
 
 
-async def test_call_after_a_timed_out_call_waits_for_the_model(judge: LocalJudge) -> None:
-    """A runner timeout cancels the coroutine, not the worker thread still using the model."""
+async def test_call_after_a_timed_out_call_waits_for_the_model() -> None:
+    """A runner timeout cancels the coroutine, not the worker still running the model: the
+    next call waits for that worker, and the cancelled call's reply is dropped, not given to it."""
     protocol = get_protocol("pairwise-chat-quality")
-    short = request_for(protocol, "Response A: 'Paris'. Response B: 'Lyon'. Which is right?")
-    expected = (await judge.generate(short)).text
-    with pytest.raises(TimeoutError):
-        await asyncio.wait_for(judge.generate(request_for(protocol)), timeout=0.2)
-    assert (await judge.generate(short)).text == expected  # not mixed with the cancelled call
+    judge = LocalJudge(None, workers=1)
+    try:
+        short = request_for(protocol, "Response A: 'Paris'. Response B: 'Lyon'. Which is right?")
+        expected = (await judge.generate(short)).text
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(judge.generate(request_for(protocol)), timeout=0.2)
+        assert judge.pool.busy_pids  # the worker is still judging the cancelled request
+        assert (await judge.generate(short)).text == expected
+    finally:
+        await judge.aclose()
 
 
 def test_missing_model_file_is_usage_error(tmp_path: Path) -> None:
@@ -124,9 +136,22 @@ async def test_unloadable_gguf_is_fatal(tmp_path: Path) -> None:
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"GGUF" + b"\0" * 64)
     protocol = get_protocol("pairwise-chat-quality")
-    with pytest.raises(ModelLoadError, match="junk.gguf") as exc:
-        await LocalJudge(str(junk)).generate(request_for(protocol, "A or B?"))
-    assert exc.value.fatal
+    judge = LocalJudge(str(junk), workers=1)
+    try:
+        with pytest.raises(ModelLoadError, match="junk.gguf") as exc:
+            await judge.generate(request_for(protocol, "A or B?"))
+        assert exc.value.fatal
+    finally:
+        await judge.aclose()
+
+
+def test_default_layout_is_one_single_threaded_worker_per_core_up_to_four() -> None:
+    assert default_layout(1) == (1, 1)
+    assert default_layout(2) == (2, 1)
+    assert default_layout(4) == (4, 1)
+    assert default_layout(16) == (4, 4)
+    judge = LocalJudge(None, workers=3)
+    assert (judge.workers, judge.threads, judge.max_concurrency) == (3, 1, 6)
 
 
 def test_bounded_schema_caps_strings_and_enumerates_integer_ranges() -> None:

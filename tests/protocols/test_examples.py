@@ -27,7 +27,7 @@ def rows(filename: str) -> list[dict]:
 def test_example_validates_and_every_row_renders(filename: str, protocol: str) -> None:
     p = get_protocol(protocol)
     source = Source(EXAMPLES / filename)
-    assert validate(source, p) >= 14
+    assert validate(source, p).n_rows >= 14
     for item in iter_items(source, p):
         prompt = p.parsed_template.render(item.text)
         for name in p.required_fields:

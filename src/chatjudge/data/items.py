@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatjudge.data.conversation import render_messages
@@ -26,15 +26,33 @@ class Item:
     text: dict[str, str]
 
 
-def validate(source: Source, protocol: Protocol, *, limit: int | None = None) -> int:
-    """Check every row (up to `limit`) before anything is sent; return the row count.
+@dataclass(slots=True)
+class Validation:
+    """What validation found: the rows to judge and, with `skip_invalid`, those left out."""
 
-    Raises DataValidationError listing each problem by row and field.
+    n_rows: int  # valid rows, the ones that will be judged
+    skipped_rows: frozenset[int] = frozenset()  # 1-based numbers of invalid rows left out
+    problems: list[Problem] = field(default_factory=list)  # the first MAX_PROBLEMS_SHOWN
+    n_problems: int = 0
+
+    def skipped(self) -> list[dict[str, Any]]:
+        """The problems as plain records (for summary.json and the report)."""
+        return [{"row": p.row, "field": p.field, "message": p.message} for p in self.problems]
+
+
+def validate(
+    source: Source, protocol: Protocol, *, limit: int | None = None, skip_invalid: bool = False
+) -> Validation:
+    """Check every row (up to `limit`) before anything is sent.
+
+    Raises DataValidationError listing each problem by row and field, unless `skip_invalid`:
+    then invalid rows are left out and listed, and only a dataset with no valid row fails.
     """
     problems: list[Problem] = []
     total = 0
     seen: dict[str, int] = {}
     count = 0
+    invalid: set[int] = set()
     for raw in _limited(source, limit):
         count += 1
         found = (
@@ -51,21 +69,32 @@ def validate(source: Source, protocol: Protocol, *, limit: int | None = None) ->
             else:
                 seen[key] = raw.number
         total += len(found)
+        if found:
+            invalid.add(raw.number)
         if len(problems) < MAX_PROBLEMS_SHOWN:
             problems.extend(found[: MAX_PROBLEMS_SHOWN - len(problems)])
-    if total:
-        raise DataValidationError(problems, total)
     if count == 0:
         raise DataValidationError([Problem(0, "(data)", "the dataset has no rows")])
-    return count
+    if total and (not skip_invalid or len(invalid) == count):
+        raise DataValidationError(problems, total)
+    return Validation(count - len(invalid), frozenset(invalid), problems, total)
 
 
 def iter_items(
-    source: Source, protocol: Protocol, *, limit: int | None = None, include_system: bool = False
+    source: Source,
+    protocol: Protocol,
+    *,
+    limit: int | None = None,
+    include_system: bool = False,
+    skip: frozenset[int] = frozenset(),
 ) -> Iterator[Item]:
-    """Yield items of an already validated source, rendering conversation fields once."""
+    """Yield items of an already validated source, rendering conversation fields once;
+    `skip`: the row numbers validation left out."""
     names = [f.name for f in protocol.fields]
-    for index, raw in enumerate(_limited(source, limit)):
+    rows = _limited(source, limit)
+    if skip:
+        rows = (raw for raw in rows if raw.number not in skip)
+    for index, raw in enumerate(rows):
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
         fields = {n: data.get(n) for n in names}

@@ -101,14 +101,14 @@ def _not_object(value: Any) -> str:
 
 
 def _jsonl_rows(path: Path) -> Iterator[RawRow]:
-    with path.open("r", encoding="utf-8") as fh:
+    with path.open("rb") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
                 rec = jsoncodec.loads(line)
-            except ValueError as exc:
-                yield RawRow(number, None, f"unparseable JSON line: {exc}")
+            except ValueError as exc:  # bad bytes are told apart only here, off the hot path
+                yield RawRow(number, None, _not_utf8(line) or f"unparseable JSON line: {exc}")
                 continue
             yield (
                 RawRow(number, rec)
@@ -117,7 +117,23 @@ def _jsonl_rows(path: Path) -> Iterator[RawRow]:
             )
 
 
+def _not_utf8(line: bytes) -> str | None:
+    """Where a line stops being UTF-8, for an error that points at the bytes; None if it is."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = line[exc.start : exc.start + 1].hex()
+        return f"not valid UTF-8: byte 0x{byte} at column {exc.start + 1} (save the file as UTF-8)"
+    return None
+
+
 def _csv_rows(path: Path) -> Iterator[RawRow]:
+    with path.open("rb") as binary:  # find bad bytes first: a CSV row may span several lines
+        bad = [(n, why) for n, line in enumerate(binary, 1) if (why := _not_utf8(line))]
+    if bad:
+        for number, why in bad:
+            yield RawRow(number, None, f"line {number} of the file is {why}")
+        return
     with path.open("r", encoding="utf-8", newline="") as fh:
         for number, rec in enumerate(csv.DictReader(fh), 1):
             if None in rec:

@@ -14,17 +14,19 @@ def row_problems(number: int, data: dict[str, Any], fields: tuple[FieldSpec, ...
     problems: list[Problem] = []
     for spec in fields:
         value = data.get(spec.name)
-        if value is None or (isinstance(value, str) and not value.strip() and spec.required):
+        if value is None:
             if spec.required:
-                what = "missing required field" if value is None else "required field is empty"
-                problems.append(Problem(number, spec.name, what))
+                problems.append(Problem(number, spec.name, "missing required field"))
+            continue
+        if spec.required and not spec.empty_ok and _is_empty(value):
+            problems.append(Problem(number, spec.name, "required field is empty"))
             continue
         if isinstance(value, list):
             if not spec.conversation:
                 problems.append(Problem(number, spec.name, "expected a string, got a list"))
             else:
                 problems.extend(_message_problems(number, spec.name, value))
-        elif not isinstance(value, str | int | float) or isinstance(value, bool):
+        elif not _scalar_ok(value, spec.conversation):
             expected = "a string or a list of messages" if spec.conversation else "a string"
             problems.append(
                 Problem(number, spec.name, f"expected {expected}, got {type(value).__name__}")
@@ -33,6 +35,17 @@ def row_problems(number: int, data: dict[str, Any], fields: tuple[FieldSpec, ...
     if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, str | int)):
         problems.append(Problem(number, "id", f"expected a string or integer, got {item_id!r}"))
     return problems
+
+
+def _is_empty(value: Any) -> bool:
+    return (isinstance(value, str) and not value.strip()) or (isinstance(value, list) and not value)
+
+
+def _scalar_ok(value: Any, conversation: bool) -> bool:
+    """A conversation is text or messages; other fields also take a number (an answer of 60)."""
+    if isinstance(value, str):
+        return True
+    return not conversation and isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _message_problems(number: int, field: str, messages: list[Any]) -> list[Problem]:

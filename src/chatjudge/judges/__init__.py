@@ -14,6 +14,7 @@ def get_judge(
     *,
     base_urls: Sequence[str] = (),
     timeout: float = 120.0,
+    local_workers: int | None = None,
 ) -> Judge:
     """Resolve `local`, `local/PATH.gguf`, `openai/MODEL`, `anthropic/MODEL`, `google/MODEL`,
     a ready `Judge`, or a Python callable (sync or async) into a judge."""
@@ -27,7 +28,7 @@ def get_judge(
     if provider == "local":
         from chatjudge.judges.local import LocalJudge
 
-        return LocalJudge(model or None)
+        return LocalJudge(model or None, workers=local_workers)
     if not model:
         raise UsageError(f"judge '{spec}' needs a model: write it as {provider}/MODEL")
     if provider == "openai":

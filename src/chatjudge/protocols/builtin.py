@@ -110,8 +110,12 @@ def pairwise_chat_quality() -> Protocol:
                 description="conversation history",
             ),
             FieldSpec(name="prompt", conversation=True, description="current user prompt"),
-            FieldSpec(name="baseline_model_response", description="baseline, shown as Response A"),
-            FieldSpec(name="response", description="candidate, shown as Response B"),
+            FieldSpec(
+                name="baseline_model_response",
+                empty_ok=True,
+                description="baseline, shown as Response A",
+            ),
+            FieldSpec(name="response", empty_ok=True, description="candidate, shown as Response B"),
         ),
         choice=ChoiceSpec(options={"A": BASELINE, "SAME": TIE, "B": CANDIDATE}),
         metrics=(

@@ -28,6 +28,8 @@ class FieldSpec(_Strict):
     name: str
     required: bool = True
     conversation: bool = False  # may be a list of chat messages, rendered as `**role**: content`
+    # Present but empty is data: a model can answer nothing, and the judge should see it.
+    empty_ok: bool = False
     description: str = ""
 
 

@@ -1,5 +1,6 @@
 """The run engine: concurrency, retries, rate limits, the store and the outputs."""
 
+from chatjudge.errors import FatalJudgeError
 from chatjudge.runner.config import RunConfig
 from chatjudge.runner.engine import (
     RESULTS,
@@ -7,7 +8,6 @@ from chatjudge.runner.engine import (
     STORE,
     SUMMARY,
     Engine,
-    FatalJudgeError,
     RunOutcome,
 )
 from chatjudge.runner.paths import default_out_dir

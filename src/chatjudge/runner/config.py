@@ -17,6 +17,7 @@ class RunConfig(BaseModel):
     limit: int | None = Field(None, ge=1, description="judge only the first N rows")
     no_cache: bool = Field(False, description="send every call again, ignoring the store")
     include_system: bool = Field(False, description="show system messages to the judge")
+    skip_invalid: bool = Field(False, description="judge the valid rows, list the invalid ones")
     temperature: float = Field(0.0, ge=0.0)
     max_tokens: int = Field(1024, ge=1)
     seed: int | None = None
@@ -28,6 +29,9 @@ class RunConfig(BaseModel):
     tokens_per_minute: float | None = Field(None, gt=0)
     price_in: float | None = Field(None, ge=0, description="USD per million input tokens")
     price_out: float | None = Field(None, ge=0, description="USD per million output tokens")
+    local_workers: int | None = Field(
+        None, ge=1, description="local judges: llama.cpp worker processes (default: per core)"
+    )
     progress: bool = True
 
     def settings(self, sample: int) -> GenerationSettings:

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.data import Item, Source, iter_items
-from chatjudge.errors import ChatJudgeError, JudgeError, MalformedReplyError, VerdictError
+from chatjudge.data import Item, Source, Validation, iter_items
+from chatjudge.errors import FatalJudgeError, JudgeError, MalformedReplyError, VerdictError
 from chatjudge.judges.base import Judge
 from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.aggregate import CallOutcome, reduce_calls
@@ -35,10 +35,6 @@ from chatjudge.types import JudgeRequest, Reply
 from chatjudge.verdicts import Verdict, parse_verdict
 
 RESULTS, SUMMARY, STORE, RUN_INFO = "results.jsonl", "summary.json", "calls.sqlite", "run.json"
-
-
-class FatalJudgeError(ChatJudgeError):
-    """A judge fault that stops the run (bad credentials): nothing more is sent."""
 
 
 @dataclass(slots=True)
@@ -72,15 +68,16 @@ class Engine:
         config: RunConfig,
         out_dir: Path,
         *,
-        n_rows: int,
+        validation: Validation,
     ) -> None:
-        """`n_rows`: the row count `chatjudge.data.validate` returned for this source."""
+        """`validation`: what `chatjudge.data.validate` found in this source."""
         self.source = source
         self.protocol = protocol
         self.judges = judges
         self.config = config
         self.out_dir = out_dir
-        self.n_rows = n_rows
+        self.validation = validation
+        self.n_rows = validation.n_rows
         self.orders = (False, True) if config.flip and protocol.kind == "pairwise" else (False,)
         self.policies = [
             CallPolicy(
@@ -146,12 +143,17 @@ class Engine:
                         w.cancel()
                     await asyncio.gather(*workers, return_exceptions=True)
             if self._fatal is not None:
-                raise FatalJudgeError(f"run stopped: {self._fatal}") from self._fatal
+                raise FatalJudgeError(
+                    f"run stopped: {self._fatal}", finished=self._progress.done
+                ) from self._fatal
         finally:
             store.close()
             for judge in self.judges:
                 await judge.aclose()
         summary = self.summary.build(self.usage, self._cost())
+        if self.validation.skipped_rows:
+            summary["n_skipped"] = len(self.validation.skipped_rows)
+            summary["skipped"] = self.validation.skipped()
         (self.out_dir / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         return RunOutcome(self.out_dir, summary)
 
@@ -168,6 +170,7 @@ class Engine:
             protocol,
             limit=self.config.limit,
             include_system=self.config.include_system,
+            skip=self.validation.skipped_rows,
         ):
             if self._fatal is not None:
                 return
