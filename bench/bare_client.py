@@ -65,7 +65,7 @@ def main() -> int:
         data = args.data or Path(work) / "data.jsonl"
         if args.data is None:
             write_dataset(data, args.n, seed=0)
-        prompts = [protocol.render(i.text) for i in iter_items(Source(data), protocol)]
+        prompts = [protocol.render(i.text) for i in iter_items(Source(data), protocol.fields)]
     stub = None if args.base_url else StubProcess(args.latency, sys.executable)
     try:
         started, cpu = time.monotonic(), time.process_time()

@@ -81,15 +81,15 @@ def calls_for(protocol_name: str, limit: int | None) -> tuple[int, list[list[dic
 
     protocol = get_protocol(protocol_name)
     path = EXAMPLES / (protocol_name.replace("-", "_") + ".jsonl")
-    items = list(iter_items(Source(path), protocol, limit=limit))
+    items = list(iter_items(Source(path), protocol.fields, limit=limit))
     orders = (False, True) if protocol.kind == "pairwise" else (False,)
     prompts = [protocol.render(i.text, flipped=f) for i in items for f in orders]
     return len(items), [[{"role": "user", "content": p}] for p in prompts]
 
 
 async def judge_all(layout: Layout, protocol_name: str, limit: int | None) -> Figures:
-    from chatjudge.judges.llama_pool import LlamaPool
-    from chatjudge.judges.local import default_model_path
+    from chatjudge.models.llama_pool import LlamaPool
+    from chatjudge.models.local import default_model_path
     from chatjudge.protocols import get_protocol
 
     schema = get_protocol(protocol_name).verdict_schema
@@ -170,7 +170,7 @@ def _raw_speed(args: tuple[str, int, int, Any]) -> tuple[float, float]:
 
 def llama_limit(layout: Layout) -> tuple[float, float]:
     """Aggregate prompt and decode tokens/s of `layout.workers` raw llama.cpp processes."""
-    from chatjudge.judges.local import default_model_path
+    from chatjudge.models.local import default_model_path
 
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager, ProcessPoolExecutor(layout.workers, context) as pool:

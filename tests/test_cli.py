@@ -206,7 +206,7 @@ def test_sigkill_halfway_then_rerun_sends_only_what_is_missing(
     protocol = get_protocol("interactivity-accuracy")
     from chatjudge.data import Source, iter_items
 
-    prompts = {i.id: protocol.render(i.text) for i in iter_items(Source(rows), protocol)}
+    prompts = {i.id: protocol.render(i.text) for i in iter_items(Source(rows), protocol.fields)}
     assert all(stub.stats.sends_of(prompts[r["id"]]) == 1 for r in finished)
     # Only what was missing was sent (items in flight at the kill may be sent twice).
     assert stub.stats.requests - before <= 120 - len(finished)

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chatjudge import sync
 from chatjudge.data import Source, validate
 from chatjudge.errors import UsageError
-from chatjudge.judges import Judge, get_judge
+from chatjudge.models import ModelSpec, check_options, get_model
+from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.runner import RESULTS, Engine, RunConfig, default_out_dir
-
-JudgeSpec = str | Judge | Callable[..., Any]
+from chatjudge.rundir import REPORT, default_out_dir, iter_results
+from chatjudge.runner import Engine
 
 
 @dataclass
@@ -31,76 +29,67 @@ class EvalResult:
         """A pandas DataFrame, one row per item, scores as columns (read from results.jsonl)."""
         import pandas as pd
 
-        rows = []
-        with (self.out_dir / RESULTS).open(encoding="utf-8") as fh:
-            for line in fh:
-                r = json.loads(line)
-                rows.append(
-                    {
-                        "id": r["id"],
-                        "index": r["index"],
-                        "status": r["status"],
-                        **r["scores"],
-                        "consistent": r["consistent"],
-                        "agreement": r["agreement"],
-                        "error": r["error"],
-                        "input_tokens": r["usage"]["input_tokens"],
-                        "output_tokens": r["usage"]["output_tokens"],
-                    }
-                )
+        rows = [
+            {
+                "id": r["id"],
+                "index": r["index"],
+                "status": r["status"],
+                **r["scores"],
+                "consistent": r["consistent"],
+                "agreement": r["agreement"],
+                "error": r["error"],
+                "input_tokens": r["usage"]["input_tokens"],
+                "output_tokens": r["usage"]["output_tokens"],
+            }
+            for r in iter_results(self.out_dir)
+            if r is not None
+        ]
         return pd.DataFrame(rows).sort_values("index").reset_index(drop=True)
 
     @property
     def report_path(self) -> Path:
-        return self.out_dir / "report.html"
+        return self.out_dir / REPORT
 
 
 def build_engine(
     data: Any,
     protocol: str | Path | Protocol,
-    judge: JudgeSpec | Sequence[JudgeSpec],
+    judge: ModelSpec | Sequence[ModelSpec],
     out: str | Path | None,
     *,
     column_map: Mapping[str, str] | None,
-    base_url: str | Sequence[str] | None,
     config: RunConfig,
 ) -> Engine:
     """Validate everything (data first) and assemble an engine; nothing is sent yet."""
     proto = get_protocol(protocol)
     source = Source(data, column_map)
-    specs: list[JudgeSpec] = list(judge) if isinstance(judge, list | tuple) else [judge]  # type: ignore[list-item]
+    specs: list[ModelSpec] = list(judge) if isinstance(judge, list | tuple) else [judge]  # type: ignore[list-item]
     if not specs:
         raise UsageError("at least one judge is needed")
-    base_urls = [base_url] if isinstance(base_url, str) else list(base_url or [])
     # Before any judge is built: bad data costs nothing.
-    validation = validate(source, proto, limit=config.limit, skip_invalid=config.skip_invalid)
-    judges = [
-        get_judge(
-            s, base_urls=base_urls, timeout=config.timeout, local_workers=config.local_workers
-        )
-        for s in specs
-    ]
-    names = [j.name for j in judges]
+    validation = validate(
+        source, proto.fields, limit=config.run.limit, skip_invalid=config.run.skip_invalid
+    )
+    models = [get_model(s, config.client) for s in specs]
+    check_options(models, config)
+    names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise UsageError(f"the same judge is named twice in the panel: {names}")
     out_dir = (
         Path(out)
         if out is not None
-        else default_out_dir(
-            source.name, proto.name, names, {**config.fingerprint(), "base_urls": sorted(base_urls)}
-        )
+        else default_out_dir(source.name, proto.name, names, config.fingerprint())
     )
-    return Engine(source, proto, judges, config, out_dir, validation=validation)
+    return Engine(source, proto, models, config, out_dir, validation=validation)
 
 
 def evaluate(
     data: Any,
     protocol: str | Path | Protocol = "interactivity-accuracy",
-    judge: JudgeSpec | Sequence[JudgeSpec] = "local",
+    judge: ModelSpec | Sequence[ModelSpec] = "local",
     out: str | Path | None = None,
     *,
     column_map: Mapping[str, str] | None = None,
-    base_url: str | Sequence[str] | None = None,
     report: bool = True,
     **options: Any,
 ) -> EvalResult:
@@ -108,16 +97,13 @@ def evaluate(
 
     `data`: a .jsonl/.csv/.parquet path, a list of dicts or a pandas DataFrame.
     `judge`: `local`, `openai/MODEL`, ..., a Python callable, or a list of them (a panel).
-    `options`: run options (`concurrency`, `samples`, `flip`, `limit`, `no_cache`, ...);
-    an unknown option is an error. Re-running with the same arguments resumes.
+    `options`: the run options, named as in `chatjudge.options` and as the CLI's flags
+    (`concurrency`, `samples`, `flip`, `limit`, `no_cache`, `temperature`, `base_url` (one
+    URL or several), ...); an unknown option is an error. Re-running with the same
+    arguments resumes.
     """
-    try:
-        config = RunConfig(progress=False, **options)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
-    engine = build_engine(
-        data, protocol, judge, out, column_map=column_map, base_url=base_url, config=config
-    )
+    config = RunConfig.from_options(options, progress=False)
+    engine = build_engine(data, protocol, judge, out, column_map=column_map, config=config)
     if not report:
         outcome = run_sync(engine)
         return EvalResult(outcome.summary, outcome.out_dir)
@@ -135,10 +121,4 @@ def evaluate(
 
 def run_sync(engine: Engine, on_item: Callable[[dict[str, Any]], None] | None = None) -> Any:
     """Run the engine to completion from sync code, even where an event loop is running."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(engine.run(on_item))
-    # Called from a running loop (a notebook): run the engine on its own loop in a thread.
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, engine.run(on_item)).result()
+    return sync.run_sync(engine.run(on_item))

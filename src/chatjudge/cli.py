@@ -4,9 +4,10 @@ or invalid data (nothing sent)."""
 from __future__ import annotations
 
 import gc
-import json
+import inspect
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +15,7 @@ import typer
 from rich.console import Console
 
 from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
+from chatjudge.options import flags_of, option_fields
 
 app = typer.Typer(
     name="chatjudge",
@@ -49,7 +51,42 @@ def _column_map(pairs: list[str] | None) -> dict[str, str]:
     return mapping
 
 
+def with_options(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command one flag per option `chatjudge.options` declares for command `name`
+    (type, default, help, limits); their values arrive in the command's `**options`."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)
+        fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        generated = [_flag(option, info) for option, info in option_fields(name)]
+        command.__signature__ = signature.replace(parameters=[*fixed, *generated])  # type: ignore[attr-defined]
+        return command
+
+    return decorate
+
+
+def _flag(name: str, info: Any) -> inspect.Parameter:
+    annotation: Any = info.annotation
+    default = info.default
+    if default == ():  # a repeatable option
+        annotation, default = list[str] | None, None
+    option = typer.Option(*flags_of(name, info), help=info.description)
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=default,
+        annotation=Annotated[annotation, option],
+    )
+
+
+def _options(raw: dict[str, Any], command: str) -> dict[str, Any]:
+    """The CLI's option values as the options model takes them (repeatables as tuples)."""
+    repeatable = {name for name, info in option_fields(command) if info.default == ()}
+    return {k: tuple(v or ()) if k in repeatable else v for k, v in raw.items()}
+
+
 @app.command()
+@with_options("run")
 def run(
     data: Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of items.")],
     protocol: ProtocolOpt,
@@ -72,82 +109,23 @@ def run(
         ),
     ] = None,
     map_: MapOpt = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once.")] = 16,
-    samples: Annotated[int, typer.Option(min=1, help="Independent judge calls per item.")] = 1,
-    flip: Annotated[bool, typer.Option(help="Pairwise: judge both presentation orders.")] = True,
-    limit: Annotated[int | None, typer.Option(min=1, help="Judge only the first N rows.")] = None,
-    base_url: Annotated[
-        list[str] | None,
-        typer.Option("--base-url", help="Judge endpoint; repeat to spread calls over replicas."),
-    ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Send every call again.")] = False,
-    temperature: Annotated[float, typer.Option(min=0.0)] = 0.0,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Reply token limit.")] = 1024,
-    seed: Annotated[
-        int | None, typer.Option(help="Sampling seed (sample k uses seed + k).")
-    ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per call attempt.")] = 120.0,
-    max_retries: Annotated[int, typer.Option(min=0, help="Retries of transient faults.")] = 6,
-    retry_wait: Annotated[
-        float, typer.Option(help="First back-off in seconds (then doubling, with jitter).")
-    ] = 1.0,
-    rpm: Annotated[float | None, typer.Option(help="Requests per minute, per judge.")] = None,
-    tpm: Annotated[float | None, typer.Option(help="Prompt tokens per minute, per judge.")] = None,
-    price_in: Annotated[float | None, typer.Option(help="USD per million input tokens.")] = None,
-    price_out: Annotated[float | None, typer.Option(help="USD per million output tokens.")] = None,
-    include_system: Annotated[
-        bool, typer.Option("--include-system", help="Show system messages to the judge.")
-    ] = False,
-    skip_invalid: Annotated[
-        bool,
-        typer.Option(
-            "--skip-invalid",
-            help="Judge the valid rows and list the invalid ones (row, field) in the summary "
-            "and the report, exit 1; without it invalid data stops everything (exit 2).",
-        ),
-    ] = False,
-    local_workers: Annotated[
-        int | None,
-        typer.Option(min=1, help="Local judges: llama.cpp worker processes (default: per core)."),
-    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    **options: Any,
 ) -> None:
     """Judge every item of DATA and write results.jsonl, summary.json and report.html."""
     from chatjudge.api import build_engine, run_sync
     from chatjudge.errors import FatalJudgeError
-    from chatjudge.runner import RunConfig
+    from chatjudge.options import RunConfig
 
     _show_warnings()
-
     try:
-        config = RunConfig(
-            concurrency=concurrency,
-            samples=samples,
-            flip=flip,
-            limit=limit,
-            no_cache=no_cache,
-            include_system=include_system,
-            skip_invalid=skip_invalid,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
-            timeout=timeout,
-            max_retries=max_retries,
-            retry_wait=retry_wait,
-            requests_per_minute=rpm,
-            tokens_per_minute=tpm,
-            price_in=price_in,
-            price_out=price_out,
-            local_workers=local_workers,
-            progress=not quiet,
-        )
+        config = RunConfig.from_options(_options(options, "run"), progress=not quiet)
         engine = build_engine(
             data,
             protocol,
             judge or ["local"],
             out_dir,
             column_map=_column_map(map_),
-            base_url=base_url,
             config=config,
         )
     except DataValidationError as exc:
@@ -156,7 +134,7 @@ def run(
         raise _fail(str(exc)) from None
     err.print(
         f"judging {engine.n_rows} item(s) of {data} with {protocol} "
-        f"({', '.join(j.name for j in engine.judges)}) -> {engine.out_dir}",
+        f"({', '.join(m.name for m in engine.models)}) -> {engine.out_dir}",
         highlight=False,
     )
     from chatjudge.report import ReportBuilder, summary_table
@@ -219,7 +197,9 @@ def _collect_less_often() -> None:
 
 
 def _paths(run_dir: Path, page: Path) -> None:
-    err.print(f"results: {run_dir / 'results.jsonl'}\nreport:  {page}", highlight=False)
+    from chatjudge.rundir import RESULTS
+
+    err.print(f"results: {run_dir / RESULTS}\nreport:  {page}", highlight=False)
 
 
 @app.command()
@@ -227,16 +207,15 @@ def report(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by `chatjudge run`.")],
 ) -> None:
     """Print a run's summary and (re)write DIR/report.html."""
-    path = run_dir / "summary.json"
-    if not path.is_file():
-        raise _fail(f"{run_dir} has no summary.json: is it a chatjudge run directory?")
     from chatjudge.report import summary_table, write_report
+    from chatjudge.report.load import read_summary
 
     try:
+        summary = read_summary(run_dir)
         page = write_report(run_dir)
     except ChatJudgeError as exc:
         raise _fail(str(exc)) from None
-    out.print(summary_table(json.loads(path.read_text(encoding="utf-8"))))
+    out.print(summary_table(summary))
     _paths(run_dir, page)
 
 
@@ -285,12 +264,12 @@ def prompt(
             raise UsageError(f"--row {row}: rows are numbered from 1 (the first row is --row 1)")
         proto = get_protocol(protocol)
         source = Source(data, _column_map(map_))
-        n = validate(source, proto, limit=row).n_rows
+        n = validate(source, proto.fields, limit=row).n_rows
         if row < 1 or row > n:
             raise UsageError(f"--row {row} is out of range: the data has {n} row(s)")
         item = next(
             i
-            for i in iter_items(source, proto, limit=row, include_system=include_system)
+            for i in iter_items(source, proto.fields, limit=row, include_system=include_system)
             if i.index == row - 1
         )
     except DataValidationError as exc:
@@ -320,6 +299,7 @@ def compare(
 
     from chatjudge.analysis import compare_runs
     from chatjudge.report import write_compare_report
+    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT, write_json
 
     named: dict[str, Path] = {}
     for spec in runs:
@@ -351,11 +331,11 @@ def compare(
             str(c["lost"]),
         )
     out.print(table)
-    target = out_dir or Path("chatjudge-runs") / ("compare-" + "-".join(named)[:60])
+    target = out_dir or RUNS_ROOT / ("compare-" + "-".join(named)[:60])
     target.mkdir(parents=True, exist_ok=True)
-    (target / "compare.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    page = write_compare_report(target / "compare.html", result)
-    err.print(f"comparison: {target / 'compare.json'}\nreport:     {page}", highlight=False)
+    write_json(target / COMPARISON, result)
+    page = write_compare_report(target / COMPARISON_REPORT, result)
+    err.print(f"comparison: {target / COMPARISON}\nreport:     {page}", highlight=False)
 
 
 @app.command()
@@ -374,14 +354,15 @@ def agree(
     """Agreement of a run's judge with human raters: agreement with and without ties and
     Cohen's kappa (pairwise), Spearman/Kendall and Krippendorff's alpha (scores)."""
     from chatjudge.analysis import agree_with_humans
+    from chatjudge.rundir import AGREEMENT, write_json
 
     try:
         result = agree_with_humans(run_dir, human, column=column, score=score)
     except (ChatJudgeError, ValueError) as exc:
         raise _fail(str(exc)) from None
     out.print(_agreement_lines(result), highlight=False)
-    (run_dir / "agreement.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    err.print(f"agreement: {run_dir / 'agreement.json'}", highlight=False)
+    write_json(run_dir / AGREEMENT, result)
+    err.print(f"agreement: {run_dir / AGREEMENT}", highlight=False)
 
 
 def _ci(ci: list[float] | None) -> str:

@@ -1,4 +1,5 @@
-"""Typed errors: data problems, usage problems and judge faults with their retry policy.
+"""Every error chatjudge raises: data problems, usage problems, and model faults with
+their retry policy.
 
 The run engine decides what to retry by looking only at these types, so every
 provider maps its own failures onto them and no provider retries by itself.
@@ -88,16 +89,6 @@ class JudgeTimeoutError(JudgeError):
     """No reply within the per-call timeout."""
 
     retryable = True
-
-
-class MalformedReplyError(JudgeError):
-    """A reply came back but held no valid verdict; asked again a bounded number of times."""
-
-    retryable = True
-
-    def __init__(self, message: str, reply: object) -> None:
-        super().__init__(message)
-        self.reply = reply
 
 
 class BadRequestError(JudgeError):

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
+
+import orjson
 
 Role = Literal["system", "user", "assistant"]
 
 
+class Message(TypedDict):
+    """One chat message in OpenAI's format."""
+
+    role: Role
+    content: str
+
+
 @dataclass(frozen=True, slots=True)
 class GenerationSettings:
-    """Settings that change a judge's output, and so are part of the cache key."""
+    """Settings that change a model's output, and so are part of the cache key."""
 
     temperature: float = 0.0
     max_tokens: int = 1024
@@ -21,23 +31,49 @@ class GenerationSettings:
 
 
 @dataclass(frozen=True, slots=True)
-class JudgeRequest:
-    """One judge call: the rendered prompt and the verdict schema it must answer with.
+class OutputSchema:
+    """A JSON schema the reply must follow (a judge's verdict).
 
-    `instruction` is the protocol's output-format text, appended by a judge that
-    cannot enforce `schema` itself.
+    A model that `supports_schema` enforces it (JSON-schema response formats, grammars,
+    tool input); for one that cannot, `instruction` describes the shape in words and is
+    appended to the last user message. `digest` names the schema in caches.
     """
 
-    prompt: str
+    name: str
     schema: dict[str, Any]
-    schema_name: str
-    instruction: str
+    instruction: str = ""
+    digest: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        canonical = orjson.dumps(self.schema, option=orjson.OPT_SORT_KEYS)
+        object.__setattr__(self, "digest", hashlib.sha256(canonical).hexdigest()[:16])
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One model call: chat messages, generation settings, and the reply's schema if any."""
+
+    messages: list[Message]
     settings: GenerationSettings = field(default_factory=GenerationSettings)
+    schema: OutputSchema | None = None
+
+
+def with_instruction(messages: list[Message], instruction: str) -> list[Message]:
+    """`messages` with `instruction` appended to the last user message (for a model that
+    cannot enforce a schema itself)."""
+    if not instruction:
+        return messages
+    out = list(messages)
+    for i in range(len(out) - 1, -1, -1):
+        if out[i]["role"] == "user":
+            out[i] = {"role": "user", "content": out[i]["content"] + instruction}
+            return out
+    return [*out, {"role": "user", "content": instruction.lstrip()}]
 
 
 @dataclass(slots=True)
 class Reply:
-    """A judge's raw reply text and the tokens it cost, when the provider reported them."""
+    """A model's raw reply text and the tokens it cost, when the provider reported them."""
 
     text: str
     input_tokens: int | None = None

@@ -37,8 +37,8 @@ ROWS = [
 
 def _items(data, **kw):
     source = Source(data, kw.pop("column_map", None))
-    validate(source, PROTOCOL)
-    return list(iter_items(source, PROTOCOL, **kw))
+    validate(source, PROTOCOL.fields)
+    return list(iter_items(source, PROTOCOL.fields, **kw))
 
 
 def _as_dicts(items):

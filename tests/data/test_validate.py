@@ -18,7 +18,7 @@ GOOD = {"chat": "**user**: hi", "question": "q", "answer": "a"}
 
 def _problems(rows, protocol=IA) -> list[str]:
     with pytest.raises(DataValidationError) as info:
-        validate(Source(rows), protocol)
+        validate(Source(rows), protocol.fields)
     return [str(p) for p in info.value.problems]
 
 
@@ -81,13 +81,13 @@ def test_duplicate_ids_and_empty_data() -> None:
 
 
 def test_optional_fields_may_be_missing_and_pairwise_fields_checked() -> None:
-    assert validate(Source([GOOD]), IA).n_rows == 1
+    assert validate(Source([GOOD]), IA.fields).n_rows == 1
     problems = _problems([{"prompt": "p", "response": "r"}], PW)
     assert problems == ["row 1, field 'baseline_model_response': missing required field"]
 
 
 def test_limit_validates_only_the_rows_judged() -> None:
-    assert validate(Source([GOOD, {"bad": 1}]), IA, limit=1).n_rows == 1
+    assert validate(Source([GOOD, {"bad": 1}]), IA.fields, limit=1).n_rows == 1
 
 
 def test_an_empty_response_is_data_but_an_empty_prompt_is_not() -> None:
@@ -95,7 +95,7 @@ def test_an_empty_response_is_data_but_an_empty_prompt_is_not() -> None:
     row = {"prompt": "Say hi.", "baseline_model_response": "", "response": "Hi!"}
     assert (
         validate(
-            Source([row, {**row, "response": "  ", "baseline_model_response": "Hello"}]), PW
+            Source([row, {**row, "response": "  ", "baseline_model_response": "Hello"}]), PW.fields
         ).n_rows
         == 2
     )
@@ -108,7 +108,7 @@ def test_an_empty_response_is_data_but_an_empty_prompt_is_not() -> None:
 
 
 def test_a_number_is_accepted_where_a_string_goes_but_not_as_a_conversation() -> None:
-    assert validate(Source([{**GOOD, "answer": 60}]), IA).n_rows == 1
+    assert validate(Source([{**GOOD, "answer": 60}]), IA.fields).n_rows == 1
     assert _problems([{**GOOD, "answer": 60, "chat": 60}]) == [
         "row 1, field 'chat': expected a string or a list of messages, got int"
     ]
@@ -116,7 +116,7 @@ def test_a_number_is_accepted_where_a_string_goes_but_not_as_a_conversation() ->
 
 def test_skip_invalid_keeps_the_valid_rows_and_lists_the_rest() -> None:
     rows = [GOOD, {"question": "q"}, GOOD, {**GOOD, "chat": 42}]
-    validation = validate(Source(rows), IA, skip_invalid=True)
+    validation = validate(Source(rows), IA.fields, skip_invalid=True)
     assert validation.n_rows == 2
     assert validation.skipped_rows == {2, 4}
     assert validation.skipped() == [
@@ -125,7 +125,7 @@ def test_skip_invalid_keeps_the_valid_rows_and_lists_the_rest() -> None:
         {"row": 4, "field": "chat", "message": "expected a string or a list of messages, got int"},
     ]
     with pytest.raises(DataValidationError):  # nothing valid: still an error
-        validate(Source([{"question": "q"}]), IA, skip_invalid=True)
+        validate(Source([{"question": "q"}]), IA.fields, skip_invalid=True)
 
 
 def test_a_line_that_is_not_utf8_names_its_row_and_bytes(tmp_path: Path) -> None:

@@ -27,8 +27,8 @@ def rows(filename: str) -> list[dict]:
 def test_example_validates_and_every_row_renders(filename: str, protocol: str) -> None:
     p = get_protocol(protocol)
     source = Source(EXAMPLES / filename)
-    assert validate(source, p).n_rows >= 14
-    for item in iter_items(source, p):
+    assert validate(source, p.fields).n_rows >= 14
+    for item in iter_items(source, p.fields):
         prompt = p.parsed_template.render(item.text)
         for name in p.required_fields:
             assert item.text[name] and item.text[name] in prompt
@@ -59,7 +59,7 @@ def test_interactivity_example_mixes_histories() -> None:
 
 def test_braces_in_example_data_reach_the_prompt_literally() -> None:
     p = get_protocol("pairwise-chat-quality")
-    items = list(iter_items(Source(EXAMPLES / "pairwise_chat_quality.jsonl"), p))
+    items = list(iter_items(Source(EXAMPLES / "pairwise_chat_quality.jsonl"), p.fields))
     item = next(i for i in items if "{answer}" in i.text["prompt"])
     assert "}}" in item.text["response"] and '"{".format()' in item.text["prompt"]
     prompt = p.parsed_template.render(item.text)

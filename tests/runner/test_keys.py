@@ -2,33 +2,61 @@
 
 from __future__ import annotations
 
-from chatjudge.runner.keys import KeyMaker
+import hashlib
+import json
+
+from chatjudge.runner.keys import KEY_VERSION, KeyMaker, LegacyKeyMaker
 
 IDENTITY = {"provider": "openai", "model": "m", "base_urls": ["http://a/v1"]}
 SETTINGS = {"temperature": 0.0, "max_tokens": 100, "seed": None}
 SCHEMA = {"type": "object"}
 
 
-def key(identity=IDENTITY, settings=SETTINGS, schema=SCHEMA, prompt="p", sample=0) -> str:
-    return KeyMaker(identity, settings, schema).key(prompt, sample)
+def user(text: str) -> list:
+    return [{"role": "user", "content": text}]
+
+
+def key(identity=IDENTITY, settings=SETTINGS, schema=SCHEMA, messages=None, sample=0) -> str:
+    return KeyMaker(identity, settings, schema).key(messages or user("p"), sample)
 
 
 def test_same_inputs_same_key_regardless_of_dict_order() -> None:
     reordered = dict(reversed(list(IDENTITY.items())))
     assert key() == key(identity=reordered)
+    assert key(messages=[{"content": "p", "role": "user"}]) == key()
     assert len(key()) == 64
 
 
 def test_every_output_changing_input_changes_the_key() -> None:
     base = key()
-    assert key(prompt="q") != base
+    assert key(messages=user("q")) != base
     assert key(sample=1) != base
     assert key(identity={**IDENTITY, "model": "n"}) != base
     assert key(identity={**IDENTITY, "base_urls": ["http://b/v1"]}) != base
     assert key(settings={**SETTINGS, "temperature": 0.5}) != base
     assert key(settings={**SETTINGS, "seed": 1}) != base
     assert key(schema={"type": "object", "required": ["x"]}) != base
+    assert key(schema=None) != base  # a model under test: no reply schema
+
+
+def test_the_whole_message_list_counts_roles_included() -> None:
+    turns = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    assert key(messages=turns) != key(messages=turns[:1])
+    assert key(messages=turns) != key(messages=[{**turns[0], "role": "system"}, turns[1]])
+    # Two messages never hash like one whose text holds both.
+    assert key(messages=user("a") + user("b")) != key(messages=user("ab"))
 
 
 def test_prompt_and_sample_cannot_collide() -> None:
-    assert key(prompt="1", sample=0) != key(prompt="", sample=10)
+    assert key(messages=user("1"), sample=0) != key(messages=user(""), sample=10)
+
+
+def test_keys_are_versioned_and_version_1_keys_are_computed_as_chatjudge_0_1_did() -> None:
+    """A store written by chatjudge 0.1 holds version-1 keys: a re-run must find them."""
+    assert KEY_VERSION == 2
+    static = {"v": 1, "judge": IDENTITY, "settings": SETTINGS, "schema": SCHEMA}
+    canonical = json.dumps(static, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    expected = hashlib.sha256(canonical.encode() + b"\x00sample:3\x00" + "prompt é".encode())
+    legacy = LegacyKeyMaker(IDENTITY, SETTINGS, SCHEMA).key("prompt é", 3)
+    assert legacy == expected.hexdigest()
+    assert legacy != KeyMaker(IDENTITY, SETTINGS, SCHEMA).key(user("prompt é"), 3)

@@ -17,14 +17,19 @@ def test_migrations_give_the_documented_schema(tmp_path: Path) -> None:
     columns = [(r[1], r[2], r[5]) for r in db.execute("PRAGMA table_info(calls)")]
     assert columns == [
         ("key", "TEXT", 1),
-        ("judge", "TEXT", 0),
+        ("model", "TEXT", 0),
         ("raw", "TEXT", 0),
         ("input_tokens", "INTEGER", 0),
         ("output_tokens", "INTEGER", 0),
         ("latency", "REAL", 0),
         ("created", "REAL", 0),
     ]
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert [(r[1], r[2]) for r in db.execute("PRAGMA table_info(meta)")] == [
+        ("name", "TEXT"),
+        ("value", "TEXT"),
+    ]
+    assert db.execute("SELECT count(*) FROM meta").fetchone()[0] == 0  # a new store: v2 keys
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -87,3 +92,27 @@ def test_a_new_store_knows_it_is_empty(tmp_path: Path) -> None:
     store.put("k", "j", Reply("r"), 0.1)
     store.close()
     assert not Store(tmp_path / "calls.sqlite").empty
+
+
+def test_a_schema_1_store_with_calls_is_migrated_and_keeps_its_version_1_keys(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "calls.sqlite"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE calls (key TEXT PRIMARY KEY, judge TEXT NOT NULL, raw TEXT NOT NULL, "
+        "input_tokens INTEGER, output_tokens INTEGER, latency REAL, created REAL NOT NULL) "
+        "WITHOUT ROWID"
+    )
+    old.execute("INSERT INTO calls VALUES ('k1', 'local', 'r', 1, 2, 0.5, 0)")
+    old.execute("PRAGMA user_version = 1")
+    old.commit()
+    old.close()
+    store = Store(path)
+    assert store.legacy_keys and not store.empty
+    got = store.get("k1")
+    assert got is not None and got.raw == "r"
+    store.close()
+    empty = tmp_path / "empty.sqlite"
+    Store(empty).close()
+    assert not Store(empty).legacy_keys

@@ -6,7 +6,7 @@ thing made up; the model, the process and the protocol are the real ones.
 
 import llama_cpp
 
-from chatjudge.judges import llama_worker
+from chatjudge.models import llama_worker
 
 _real_info = llama_cpp.llama_print_system_info
 llama_cpp.llama_print_system_info = lambda: _real_info() + b"AMX_INT8 = 1 | "

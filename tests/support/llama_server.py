@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatjudge.judges.local import default_model_path
+from chatjudge.models.local import default_model_path
 
 MODEL_ALIAS = "smollm2-135m-instruct"
 

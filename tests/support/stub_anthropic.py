@@ -7,7 +7,7 @@ CLI gets verdicts. Scripted faults (`fail_next`) come back first, in Anthropic's
 shape, with `retry-after` and `anthropic-ratelimit-*` headers on 429.
 
     async with AnthropicStub(api_key="sk-ant-test") as stub:
-        judge = AnthropicJudge("claude-x", base_url=stub.base_url)
+        model = AnthropicModel("claude-x", ClientOptions(base_url=stub.base_url))
         stub.fail_next(429, "rate_limit_error", retry_after="7")
 """
 

@@ -9,7 +9,7 @@ and answers with a valid instance of the request's response schema (or `reply_te
 Scripted faults (`fail_next`) come back first, in Google's error shape.
 
     async with GoogleStub(api_key="g-key") as stub:
-        judge = GoogleJudge("gemini-x", base_url=stub.base_url)
+        model = GoogleModel("gemini-x", ClientOptions(base_url=stub.base_url))
 """
 
 from __future__ import annotations

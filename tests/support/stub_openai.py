@@ -1,6 +1,6 @@
 """A stand-in OpenAI chat-completions server with injectable latency and faults.
 
-It lets the test suite and the benchmarks drive chatjudge's OpenAI-compatible judge over real
+It lets the test suite and the benchmarks drive chatjudge's OpenAI-compatible model over real
 HTTP on loopback, at any scale, with no model behind it. Replies are a pure function of the
 prompt (the last user message), so a test knows the verdict it should get; faults are a pure
 function of (prompt, attempt number), so retries are reproducible and, with `faulty_attempts`,
@@ -9,7 +9,7 @@ always end in success.
 In tests (own event loop, or a background thread for code that runs its own loop, e.g. the CLI):
 
     async with StubServer(latency=0.01) as stub:      # or: with StubServer() as stub:
-        judge = OpenAIJudge("stub", base_urls=[stub.base_url])
+        model = OpenAIModel("stub", ClientOptions(base_url=stub.base_url))
         stub.configure(fault_rate=0.5, fault_kinds=["429"])
         assert stub.stats.max_sends == 1
 
@@ -38,13 +38,35 @@ import threading
 import time
 import zlib
 from collections import Counter, deque
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-FaultKind = Literal["429", "500", "503", "hang", "reset", "malformed", "truncated"]
-FAULT_KINDS: tuple[str, ...] = ("429", "500", "503", "hang", "reset", "malformed", "truncated")
+FaultKind = Literal[
+    "429",
+    "500",
+    "503",
+    "hang",
+    "reset",
+    "malformed",
+    "truncated",
+    "400",
+    "401",
+    "403",
+    "garbled",
+]
+FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
+FormatType = Literal["json_schema", "json_object"]
+RetryHeader = Literal["Retry-After", "retry-after-ms"]
+# What the error-status faults say (in OpenAI's error shape); a 429 says when to retry.
+FAULT_MESSAGES = {
+    "500": "The server had an error while processing your request. Sorry about that!",
+    "503": "The engine is currently overloaded, please try again later.",
+    "400": "Invalid value for 'max_tokens': stub says this request is bad.",
+    "401": "Incorrect API key provided: sk-***stub.",
+    "403": "Project proj_stub does not have access to model stub.",
+}
 
 _MASK = (1 << 64) - 1
 
@@ -59,7 +81,8 @@ class StubConfig(BaseModel):
     fault_rate: float = Field(0.0, ge=0, le=1, description="share of attempts that fault")
     fault_kinds: tuple[FaultKind, ...] = Field(
         ("429", "500", "503", "reset", "malformed", "truncated"),
-        description="kinds drawn from (per prompt and attempt); `hang` only when listed",
+        description="kinds drawn from (per prompt and attempt); `hang`, the 4xx kinds and "
+        "`garbled` (a 200 whose body is no chat completion) only when listed",
     )
     faulty_attempts: int | None = Field(
         2, ge=0, description="only a prompt's first N attempts may fault (None: every attempt)"
@@ -68,8 +91,15 @@ class StubConfig(BaseModel):
         default_factory=dict, description="prompt marker -> fault on every attempt"
     )
     retry_after: float = Field(0.1, ge=0, description="seconds sent in 429 Retry-After")
+    retry_after_headers: tuple[RetryHeader, ...] = Field(
+        ("Retry-After", "retry-after-ms"),
+        description="the headers a 429 carries `retry_after` in (seconds, milliseconds)",
+    )
     hang_seconds: float = Field(3600.0, ge=0, description="delay of a `hang` before it replies")
     reject_response_format: bool = Field(False, description="400 on any `response_format`")
+    reject_format_types: tuple[FormatType, ...] = Field(
+        (), description="400 on a `response_format` of these types (others are served)"
+    )
     api_key: str | None = Field(None, description="require `Authorization: Bearer KEY`")
     record: bool = Field(False, description="keep the last 1,000 requests' headers and bodies")
     seed: int = Field(0, description="changes which attempts fault, not the replies")
@@ -219,11 +249,16 @@ _PHRASES = (
 
 
 def schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The JSON schema a request asks the reply to follow, if any (OpenAI or vLLM style)."""
+    """The JSON schema a request asks the reply to follow, if any (OpenAI, llama-cpp-python's
+    `json_object` with a `schema`, or vLLM style)."""
     fmt = body.get("response_format")
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         spec = fmt.get("json_schema") or {}
         schema = spec.get("schema")
+        if isinstance(schema, dict):
+            return schema
+    if isinstance(fmt, dict) and fmt.get("type") == "json_object":
+        schema = fmt.get("schema")
         if isinstance(schema, dict):
             return schema
     guided = body.get("guided_json")
@@ -514,11 +549,18 @@ class StubServer:
         stats.sends[key] = attempt + 1
         if (denied := self._denied(request, config)) is not None:
             return denied
-        if config.reject_response_format and body.get("response_format") is not None:
+        fmt = body.get("response_format")
+        if fmt is not None and (
+            config.reject_response_format
+            or (isinstance(fmt, dict) and fmt.get("type") in config.reject_format_types)
+        ):
             stats.rejected["response_format"] += 1
+            kind = fmt.get("type") if isinstance(fmt, dict) else None
             return _error(
                 400,
-                "response_format is not supported by this server.",
+                f"response_format of type {kind!r} is not supported by this server."
+                if config.reject_format_types
+                else "response_format is not supported by this server.",
                 "invalid_request_error",
                 param="response_format",
             )
@@ -526,30 +568,30 @@ class StubServer:
         if fault is not None:
             stats.faults[fault] += 1
             if fault == "429":
+                values = {
+                    "Retry-After": f"{config.retry_after:g}",
+                    "retry-after-ms": f"{config.retry_after * 1000:g}",
+                }
                 return _error(
                     429,
                     "Rate limit reached for requests. Please try again in "
                     f"{config.retry_after:g}s.",
                     "requests",
                     code="rate_limit_exceeded",
-                    headers={
-                        "Retry-After": f"{config.retry_after:g}",
-                        "retry-after-ms": f"{config.retry_after * 1000:g}",
-                    },
+                    headers={h: values[h] for h in config.retry_after_headers},
                 )
             if fault == "reset":
                 _abort_with_reset(request)
                 await asyncio.sleep(3600)  # cancelled as the connection goes (handler_cancellation)
         await self._delay(config)
-        if fault == "500":
-            return _error(
-                500,
-                "The server had an error while processing your request. Sorry about that!",
-                "server_error",
-            )
-        if fault == "503":
-            return _error(
-                503, "The engine is currently overloaded, please try again later.", "server_error"
+        if fault in FAULT_MESSAGES:
+            status = int(fault)
+            kind = "server_error" if status >= 500 else "invalid_request_error"
+            code = {"401": "invalid_api_key", "403": "model_not_found"}.get(fault)
+            return _error(status, FAULT_MESSAGES[fault], kind, code=code)
+        if fault == "garbled":  # a proxy's page, with status 200
+            return web.Response(
+                text="<html><body>Welcome to nginx!</body></html>", content_type="text/html"
             )
         if fault == "hang":
             assert self._closing is not None

@@ -15,8 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from chatjudge.analysis.runs import load_summary, ok_scores
 from chatjudge.errors import UsageError
+from chatjudge.rundir import FORMAT, ok_scores, read_summary
 from chatjudge.stats import agreement, correlation, krippendorff_alpha, krippendorff_alpha_ci
 
 
@@ -56,21 +56,22 @@ def read_human_labels(path: Path, column: str | None = None) -> tuple[str, dict[
 def agree_with_humans(
     run_dir: Path, human_path: Path, *, column: str | None = None, score: str | None = None
 ) -> dict[str, Any]:
-    summary = load_summary(run_dir)
+    summary = read_summary(run_dir)
     judged = ok_scores(run_dir)
     column, humans = read_human_labels(human_path, column)
     shared = [i for i in judged if i in humans]
     if not shared:
         raise UsageError(f"no item of {run_dir} judged ok has a human label in {human_path}")
     out: dict[str, Any] = {
+        "format": FORMAT,
         "run": str(run_dir),
         "human": str(human_path),
         "column": column,
-        "protocol": summary["protocol"],
-        "judge": summary["judge"],
+        "protocol": summary.protocol,
+        "judge": summary.judge,
         "n_items": len(shared),
     }
-    if summary["kind"] == "pairwise":
+    if summary.kind == "pairwise":
         judge, human = zip(
             *((judged[i]["pairwise_choice"], h) for i in shared for h in humans[i]), strict=True
         )

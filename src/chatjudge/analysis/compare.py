@@ -15,8 +15,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from chatjudge.analysis.runs import load_summary, ok_scores
 from chatjudge.errors import UsageError
+from chatjudge.rundir import Comparison, ok_scores, read_summary
 from chatjudge.stats import bradley_terry
 
 OUTCOME = {"BASELINE": "A", "CANDIDATE": "B", "TIE": "TIE"}
@@ -25,12 +25,15 @@ OUTCOME = {"BASELINE": "A", "CANDIDATE": "B", "TIE": "TIE"}
 def compare_runs(
     runs: dict[str, Path], *, baseline: str = "baseline", score: str | None = None, seed: int = 0
 ) -> dict[str, Any]:
-    """Ratings and win rates of the named runs (name -> run directory)."""
-    if len(runs) < 1 or (len(runs) < 2 and not _pairwise(runs)):
+    """Ratings and win rates of the named runs (name -> run directory): the content of
+    `compare.json`, checked against `chatjudge.rundir.Comparison`."""
+    if not runs:
         raise UsageError("compare needs two or more runs (or one pairwise run)")
-    summaries = {name: load_summary(path) for name, path in runs.items()}
-    kinds = {s["kind"] for s in summaries.values()}
-    protocols = {s["protocol"] for s in summaries.values()}
+    summaries = {name: read_summary(path) for name, path in runs.items()}
+    kinds = {s.kind for s in summaries.values()}
+    if len(runs) < 2 and kinds != {"pairwise"}:
+        raise UsageError("compare needs two or more runs (or one pairwise run)")
+    protocols = {s.protocol for s in summaries.values()}
     if len(kinds) > 1 or len(protocols) > 1:
         raise UsageError(f"runs mix protocols {sorted(protocols)}: compare runs of one protocol")
     scores = {name: ok_scores(path) for name, path in runs.items()}
@@ -57,23 +60,20 @@ def compare_runs(
         anchor = None
     ratings = bradley_terry(battles, anchor=anchor, seed=seed)
     models, matrix = ratings.expected_win_rates()
-    return {
-        "protocol": protocols.pop(),
-        "kind": kind,
-        "score": score,
-        "baseline": baseline if kind == "pairwise" else None,
-        "runs": {name: str(path) for name, path in runs.items()},
-        "n_items": len(common),
-        "n_battles": len(battles),
-        "models": models,
-        "ratings": [r.to_dict() for r in ratings.ratings],
-        "win_rates": [[None if v != v else round(float(v), 4) for v in row] for row in matrix],
-        "outcomes": _outcomes(battles),
-    }
-
-
-def _pairwise(runs: dict[str, Path]) -> bool:
-    return all(load_summary(p)["kind"] == "pairwise" for p in runs.values())
+    comparison = Comparison(
+        protocol=protocols.pop(),
+        kind=kind,
+        score=score,
+        baseline=baseline if kind == "pairwise" else None,
+        runs={name: str(path) for name, path in runs.items()},
+        n_items=len(common),
+        n_battles=len(battles),
+        models=models,
+        ratings=[r.to_dict() for r in ratings.ratings],
+        win_rates=[[None if v != v else round(float(v), 4) for v in row] for row in matrix],
+        outcomes=_outcomes(battles),
+    )
+    return comparison.model_dump(mode="json")
 
 
 def _first_score(scores: dict[str, dict[str, dict[str, Any]]], common: list[str]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,7 +10,7 @@ from chatjudge.data.conversation import render_messages
 from chatjudge.data.sources import Source
 from chatjudge.data.validate import row_problems
 from chatjudge.errors import DataValidationError, Problem
-from chatjudge.protocols.spec import Protocol
+from chatjudge.fields import FieldSpec
 
 MAX_PROBLEMS_SHOWN = 200
 
@@ -24,6 +24,7 @@ class Item:
     id: str
     fields: dict[str, Any]
     text: dict[str, str]
+    data: dict[str, Any]  # the whole row, every column (renamed by the column map)
 
 
 @dataclass(slots=True)
@@ -41,7 +42,11 @@ class Validation:
 
 
 def validate(
-    source: Source, protocol: Protocol, *, limit: int | None = None, skip_invalid: bool = False
+    source: Source,
+    fields: Sequence[FieldSpec],
+    *,
+    limit: int | None = None,
+    skip_invalid: bool = False,
 ) -> Validation:
     """Check every row (up to `limit`) before anything is sent.
 
@@ -58,7 +63,7 @@ def validate(
         found = (
             [Problem(raw.number, "(row)", raw.error)]
             if raw.data is None
-            else row_problems(raw.number, raw.data, protocol.fields)
+            else row_problems(raw.number, raw.data, fields)
         )
         if raw.data is not None and raw.data.get("id") is not None:
             key = str(raw.data["id"])
@@ -82,7 +87,7 @@ def validate(
 
 def iter_items(
     source: Source,
-    protocol: Protocol,
+    fields: Sequence[FieldSpec],
     *,
     limit: int | None = None,
     include_system: bool = False,
@@ -90,22 +95,23 @@ def iter_items(
 ) -> Iterator[Item]:
     """Yield items of an already validated source, rendering conversation fields once;
     `skip`: the row numbers validation left out."""
-    names = [f.name for f in protocol.fields]
+    names = [f.name for f in fields]
     rows = _limited(source, limit)
     if skip:
         rows = (raw for raw in rows if raw.number not in skip)
     for index, raw in enumerate(rows):
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
-        fields = {n: data.get(n) for n in names}
-        text = {n: _as_text(v, include_system) for n, v in fields.items()}
+        values = {n: data.get(n) for n in names}
+        text = {n: _as_text(v, include_system) for n, v in values.items()}
         item_id = data.get("id")
         yield Item(
             index,
             raw.number,
             str(item_id) if item_id is not None else str(raw.number),
-            fields,
+            values,
             text,
+            data,
         )
 
 

@@ -1,15 +1,16 @@
-"""Row validation against a protocol's fields: every problem, with row number and field."""
+"""Row validation against the fields a command needs: every problem, with row and field."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from chatjudge.data.conversation import ROLES
 from chatjudge.errors import Problem
-from chatjudge.protocols.spec import FieldSpec
+from chatjudge.fields import FieldSpec
 
 
-def row_problems(number: int, data: dict[str, Any], fields: tuple[FieldSpec, ...]) -> list[Problem]:
+def row_problems(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> list[Problem]:
     """Problems of one decoded row (empty when the row is valid)."""
     problems: list[Problem] = []
     for spec in fields:
@@ -31,6 +32,9 @@ def row_problems(number: int, data: dict[str, Any], fields: tuple[FieldSpec, ...
             problems.append(
                 Problem(number, spec.name, f"expected {expected}, got {type(value).__name__}")
             )
+    if data.get("status") == "failed":  # written by `generate` or `simulate`: it did not finish
+        why = data.get("error") or "no cause recorded"
+        problems.append(Problem(number, "status", f"this row failed when it was produced: {why}"))
     item_id = data.get("id")
     if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, str | int)):
         problems.append(Problem(number, "id", f"expected a string or integer, got {item_id!r}"))

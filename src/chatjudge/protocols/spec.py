@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
+from chatjudge.fields import FieldSpec
 from chatjudge.protocols.template import Template
 
 Kind = Literal["pointwise", "pairwise"]
@@ -20,17 +21,6 @@ CANDIDATE, BASELINE, TIE = "CANDIDATE", "BASELINE", "TIE"
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FieldSpec(_Strict):
-    """One data field = one template placeholder."""
-
-    name: str
-    required: bool = True
-    conversation: bool = False  # may be a list of chat messages, rendered as `**role**: content`
-    # Present but empty is data: a model can answer nothing, and the judge should see it.
-    empty_ok: bool = False
-    description: str = ""
 
 
 class ScoreSpec(_Strict):

@@ -4,6 +4,12 @@ The report reads `summary.json` and `results.jsonl`; it never calls a judge.
 """
 
 from chatjudge.report.html import ReportBuilder, write_compare_report, write_report
-from chatjudge.report.terminal import summary_table
+from chatjudge.report.terminal import produced_table, summary_table
 
-__all__ = ["ReportBuilder", "summary_table", "write_compare_report", "write_report"]
+__all__ = [
+    "ReportBuilder",
+    "produced_table",
+    "summary_table",
+    "write_compare_report",
+    "write_report",
+]

@@ -6,10 +6,11 @@ from typing import Any
 
 # Metrics that are shares of items read best as percentages.
 _SHARE_SUFFIXES = ("_rate", "accuracy", "consistency", "agreement")
+_SHARES = frozenset({"ended_by_user", "ended_by_max_turns", "first_message_restates_question"})
 
 
 def is_share(name: str) -> bool:
-    return name.endswith(_SHARE_SUFFIXES)
+    return name.endswith(_SHARE_SUFFIXES) or name in _SHARES
 
 
 def _decimals(value: float) -> int:

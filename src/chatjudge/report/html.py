@@ -29,10 +29,10 @@ from chatjudge.report.format import (
     is_share,
     metric_label,
 )
-from chatjudge.report.load import ResultStats, iter_results, read_summary, slim_item
+from chatjudge.report.load import ResultStats, read_summary, slim_item
 from chatjudge.report.sections import Section, build_sections
+from chatjudge.rundir import REPORT, iter_results
 
-REPORT = "report.html"
 MAX_FILTER_VALUES = 20  # a score with more distinct values gets no value filter
 HINTS = {
     "interactivity": "mean score, 1 (low) to 3 (high)",
@@ -42,6 +42,10 @@ HINTS = {
     "baseline_win_rate": "share of items the baseline wins",
     "tie_rate": "share of items judged a tie",
     "position_consistency": "same verdict with the responses swapped",
+    "turns": "assistant replies per conversation",
+    "assistant_tokens": "tokens the assistant wrote per conversation",
+    "ended_by_user": "the simulated user was satisfied and ended it",
+    "ended_by_max_turns": "cut at the turn cap",
 }
 
 _ENV = Environment(
@@ -140,6 +144,7 @@ def _write_page(
     context = {
         "summary": summary,
         "metrics": _metric_cards(summary.get("metrics") or {}),
+        "simulation": _metric_cards(summary.get("simulation") or {}),
         "counts": _counts(summary),
         "usage": _usage(summary),
         "sections": build_sections(summary, stats),

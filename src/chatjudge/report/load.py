@@ -1,4 +1,4 @@
-"""Reading a run directory: the summary, and the results streamed one item at a time.
+"""What the page needs from a run directory (read through `chatjudge.rundir`), item by item.
 
 A run may hold 100,000 items, so results are never loaded whole: they are read one
 line at a time, counting what the charts and filters need as they go by.
@@ -7,43 +7,16 @@ line at a time, counting what the charts and filters need as they go by.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatjudge import jsoncodec
-from chatjudge.errors import UsageError
-
-SUMMARY, RESULTS = "summary.json", "results.jsonl"
-
-
-def _no_nan(_: str) -> None:
-    """NaN and Infinity are not JSON: they become null so the page can parse its data."""
-    return None
+from chatjudge import rundir
 
 
 def read_summary(run_dir: Path) -> dict[str, Any]:
-    """The run's summary; a directory without one (or without results) is a usage error."""
-    for name in (SUMMARY, RESULTS):
-        if not (run_dir / name).is_file():
-            raise UsageError(f"{run_dir} has no {name}: is it the directory of a finished run?")
-    return jsoncodec.loads((run_dir / SUMMARY).read_bytes(), parse_constant=_no_nan)
-
-
-def iter_results(run_dir: Path) -> Iterator[dict[str, Any] | None]:
-    """Each line of `results.jsonl` as a dict; `None` for a line that is not JSON.
-
-    A run killed mid-write may leave a truncated last line; it is reported, not fatal.
-    """
-    with (run_dir / RESULTS).open(encoding="utf-8") as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            try:
-                yield jsoncodec.loads(line, parse_constant=_no_nan)
-            except ValueError:
-                yield None
+    """The run's summary as the page renders it (format-checked by `chatjudge.rundir`)."""
+    return rundir.read_summary(run_dir).model_dump(mode="json")
 
 
 @dataclass

@@ -11,6 +11,36 @@ from chatjudge.report.format import format_ci, format_count, format_value, metri
 from chatjudge.report.sections import AGREEMENT_KEY
 
 
+def produced_table(summary: dict[str, Any]) -> Table:
+    """The summary of `generate` or `simulate`: metrics with their 95% CI, then the counts."""
+    if summary["kind"] == "simulation":
+        title = f"simulate · assistant {summary['assistant']} · user {summary['user']}"
+        rows = ("conversations", summary["n_conversations"])
+    else:
+        title = f"generate {summary['field']} · {summary['model']}"
+        rows = ("rows", summary["n_rows"])
+    table = Table(title=escape(title), title_justify="left", header_style="bold")
+    for column, justify in (("metric", "left"), ("value", "right"), ("95% CI", "right")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    table.add_column("n", justify="right")
+    for name, m in (summary.get("metrics") or {}).items():
+        table.add_row(
+            escape(metric_label(name)),
+            format_value(name, m.get("value")),
+            format_ci(name, m.get("ci95"), m.get("value")),
+            format_count(m.get("n")),
+        )
+    table.add_section()
+    table.add_row(rows[0], format_count(rows[1]), "", "")
+    table.add_row("finished", format_count(summary["n_ok"]), "", "")
+    failed = summary["n_failed"]
+    causes = ", ".join(f"{k}: {v}" for k, v in summary.get("failures", {}).items())
+    table.add_row(
+        "failed", format_count(failed), escape(causes), "", style="red" if failed else None
+    )
+    return table
+
+
 def summary_table(summary: dict[str, Any]) -> Table:
     """Metric, value, 95% CI and n for every metric, then the item counts (and a panel's judges).
 
@@ -50,6 +80,15 @@ def summary_table(summary: dict[str, Any]) -> Table:
                 format_value("agreement", pair.get("agreement")),
                 "—",
                 format_count(pair.get("n")),
+            )
+    if summary.get("simulation"):
+        table.add_section()
+        for name, m in summary["simulation"].items():
+            table.add_row(
+                escape(f"{metric_label(name)} (simulated)"),
+                format_value(name, m.get("value")),
+                format_ci(name, m.get("ci95"), m.get("value")),
+                format_count(m.get("n")),
             )
     table.add_section()
     n_failed = summary.get("n_failed")

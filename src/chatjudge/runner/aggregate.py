@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatjudge.protocols.spec import TIE, Protocol
+from chatjudge.types import Reply
 from chatjudge.verdicts import Verdict
 
 
@@ -34,6 +35,17 @@ class CallOutcome:
     @property
     def ok(self) -> bool:
         return self.verdict is not None
+
+    def settle(
+        self, reply: Reply, latency: float | None, verdict: Verdict | None, error: str | None
+    ) -> None:
+        """Record the reply that ends this call, with its verdict or why it has none."""
+        self.raw = reply.text
+        self.input_tokens = reply.input_tokens
+        self.output_tokens = reply.output_tokens
+        self.latency = latency
+        self.verdict = verdict
+        self.error = error
 
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict

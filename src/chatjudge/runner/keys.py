@@ -1,8 +1,13 @@
-"""Cache keys: a versioned SHA-256 over canonical JSON of what changes a judge's reply.
+"""Cache keys: a versioned SHA-256 over canonical JSON of what changes a model's reply.
 
-Judge identity (provider, model, base URLs), generation settings and the verdict
-schema are hashed once per judge into a prefix; each call adds only its prompt
-and sample index. Timeouts, retries and concurrency are never part of a key.
+Model identity (provider, model, base URLs), generation settings and the reply schema
+are hashed once per (model, settings) into a prefix; each call adds its sample index
+and its messages (roles and contents, canonical JSON). Timeouts, retries and
+concurrency are never part of a key.
+
+Version 1 (before models took message lists) hashed a judge's one prompt instead of
+messages; stores written then are still read: `legacy_key` computes the version-1 key
+of a judge call, which a lookup tries when the store holds version-1 keys.
 """
 
 from __future__ import annotations
@@ -11,18 +16,45 @@ import hashlib
 import json
 from typing import Any
 
-KEY_VERSION = 1
+import orjson
+
+from chatjudge.types import Message
+
+KEY_VERSION = 2
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class KeyMaker:
-    """Computes call keys for one (judge, settings, schema) combination."""
+    """Computes call keys for one (model, settings, schema) combination."""
 
     __slots__ = ("_prefix",)
 
-    def __init__(self, identity: dict[str, Any], settings: dict[str, Any], schema: dict[str, Any]):
-        static = {"v": KEY_VERSION, "judge": identity, "settings": settings, "schema": schema}
-        canonical = json.dumps(static, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        self._prefix = hashlib.sha256(canonical.encode())
+    def __init__(
+        self, identity: dict[str, Any], settings: dict[str, Any], schema: dict[str, Any] | None
+    ) -> None:
+        static = {"v": KEY_VERSION, "model": identity, "settings": settings, "schema": schema}
+        self._prefix = hashlib.sha256(_canonical(static))
+
+    def key(self, messages: list[Message], sample: int) -> str:
+        h = self._prefix.copy()
+        h.update(b"\x00sample:%d\x00" % sample)
+        h.update(orjson.dumps([[m["role"], m["content"]] for m in messages]))
+        return h.hexdigest()
+
+
+class LegacyKeyMaker:
+    """Version-1 keys of judge calls, exactly as chatjudge 0.1 computed them."""
+
+    __slots__ = ("_prefix",)
+
+    def __init__(
+        self, identity: dict[str, Any], settings: dict[str, Any], schema: dict[str, Any]
+    ) -> None:
+        static = {"v": 1, "judge": identity, "settings": settings, "schema": schema}
+        self._prefix = hashlib.sha256(_canonical(static))
 
     def key(self, prompt: str, sample: int) -> str:
         h = self._prefix.copy()

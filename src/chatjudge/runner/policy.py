@@ -1,4 +1,4 @@
-"""The one retry and rate-limit policy every judge call goes through.
+"""The one retry and rate-limit policy every model call goes through.
 
 Transient faults (429, 5xx, timeouts, connection errors) are retried with
 exponential back-off and jitter by tenacity, a 429's Retry-After is honoured, and
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from chatjudge.errors import JudgeError, JudgeTimeoutError, RateLimitError
+from chatjudge.options import RunConfig
 
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
@@ -36,9 +37,26 @@ class RetryConfig:
     max_wait: float = 60.0
     timeout: float = 120.0  # per attempt, seconds
 
+    @classmethod
+    def of(cls, config: RunConfig) -> RetryConfig:
+        return cls(
+            max_retries=config.retries.max_retries,
+            initial_wait=config.retries.retry_wait,
+            timeout=config.client.timeout,
+        )
+
 
 class CallPolicy:
-    """Retries, per-attempt timeout, rate limits and the shared 429 pause for one judge."""
+    """Retries, per-attempt timeout, rate limits and the shared 429 pause for one model."""
+
+    @classmethod
+    def of(cls, config: RunConfig) -> CallPolicy:
+        """The policy the run's options ask for."""
+        return cls(
+            RetryConfig.of(config),
+            requests_per_minute=config.rates.requests_per_minute,
+            tokens_per_minute=config.rates.tokens_per_minute,
+        )
 
     def __init__(
         self,

@@ -25,14 +25,21 @@ from rich.text import Text
 class RunProgress:
     """Counts finished items; draws a live bar only on a terminal."""
 
-    def __init__(self, total: int, *, enabled: bool = True, console: Console | None = None) -> None:
+    def __init__(
+        self,
+        total: int,
+        *,
+        enabled: bool = True,
+        console: Console | None = None,
+        label: str = "judging",
+    ) -> None:
         console = console or Console(stderr=True)
         self.done = 0
         self.failed = 0
         self.tokens = 0
         self.enabled = enabled and console.is_terminal
         self._progress = Progress(
-            TextColumn("judging"),
+            TextColumn(label),
             BarColumn(),
             MofNCompleteColumn(),
             _FiguresColumn(self),
@@ -43,7 +50,7 @@ class RunProgress:
             refresh_per_second=4,
             disable=not self.enabled,
         )
-        self._task = self._progress.add_task("judging", total=total)
+        self._task = self._progress.add_task(label, total=total)
 
     def advance(self, *, failed: bool, tokens: int) -> None:
         self.done += 1

@@ -38,6 +38,7 @@ class SummaryBuilder:
             lambda: {m.name: array("d") for m in protocol.metrics}
         )
         self._panel: dict[str, list[Any]] = defaultdict(list)  # judge -> per-item verdicts
+        self._simulation: dict[str, array[float]] = {}  # simulated conversations' figures
 
     def add(
         self,
@@ -60,12 +61,25 @@ class SummaryBuilder:
                     self._per_judge[judge][spec.name].append(metric_value(spec, js))
                 self._panel[judge].append(_label(self.protocol, js))
 
+    def add_simulation(self, simulated: dict[str, Any]) -> None:
+        """One item's conversation figures (from `chatjudge simulate`): the summary shows
+        them as CollabLLM and Vertex report them beside the judge's metrics."""
+        tokens = simulated.get("assistant_tokens")
+        values = {
+            "turns": float(simulated["turns"]),
+            "assistant_tokens": float("nan") if tokens is None else float(tokens),
+            "ended_by_user": float(simulated["ended"] == "user"),
+            "ended_by_max_turns": float(simulated["ended"] == "max_turns"),
+        }
+        for name, value in values.items():
+            self._simulation.setdefault(name, array("d")).append(value)
+
     def build(self, usage: dict[str, int], cost_usd: float | None) -> dict[str, Any]:
         columns = dict(self._values)
         if self.flip:
             columns["position_consistency"] = self._consistency
         metrics = _metrics(columns)
-        return {
+        summary = {
             "format": FORMAT,
             "protocol": self.protocol.name,
             "kind": self.protocol.kind,
@@ -83,6 +97,9 @@ class SummaryBuilder:
             "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "chatjudge_version": __version__,
         }
+        if self._simulation:
+            summary["simulation"] = _metrics(self._simulation)
+        return summary
 
     def _per_judge_summary(self) -> dict[str, Any]:
         if len(self.judges) < 2:

@@ -20,7 +20,18 @@ def _m1_calls(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_calls]
+def _m2_models_and_key_versions(db: sqlite3.Connection) -> None:
+    """Calls are any model's (judges, models under test, simulated users), keyed by their
+    messages (key version 2). A store that already holds calls keeps their version-1 keys,
+    recorded in `meta`, so that a re-run still finds them."""
+    db.execute("ALTER TABLE calls RENAME COLUMN judge TO model")
+    db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+    db.execute(
+        "INSERT INTO meta SELECT 'legacy_key_version', '1' WHERE EXISTS (SELECT 1 FROM calls)"
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_calls, _m2_models_and_key_versions]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

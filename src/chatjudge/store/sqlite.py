@@ -1,4 +1,4 @@
-"""The store: every judge reply in SQLite, written as each call completes.
+"""The store: every model reply in SQLite, written as each call completes.
 
 WAL mode with `synchronous=NORMAL` makes each commit cheap (no fsync until a
 checkpoint) while a crash or a kill of the process loses nothing committed. The
@@ -27,7 +27,11 @@ class StoredReply:
 
 
 class Store:
-    """Judge replies keyed by a content hash of everything that changes the reply."""
+    """Model replies keyed by a content hash of everything that changes the reply.
+
+    `legacy_keys`: the store was written before key version 2, so lookups that miss may
+    try the version-1 key of the same call (see `chatjudge.runner.keys.legacy_key`).
+    """
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -46,6 +50,10 @@ class Store:
                 f"{self.path} is in use by another chatjudge run: wait for it, or use another --out"
             ) from exc
         self.empty = self._db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is None
+        self.legacy_keys = (
+            self._db.execute("SELECT value FROM meta WHERE name = 'legacy_key_version'").fetchone()
+            is not None
+        )
 
     def get(self, key: str) -> StoredReply | None:
         row = self._db.execute(
@@ -53,11 +61,11 @@ class Store:
         ).fetchone()
         return StoredReply(*row) if row else None
 
-    def put(self, key: str, judge: str, reply: Reply, latency: float) -> None:
+    def put(self, key: str, model: str, reply: Reply, latency: float) -> None:
         """Record one reply; committed at once (autocommit), so a kill right after keeps it."""
         self._db.execute(
             "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (key, judge, reply.text, reply.input_tokens, reply.output_tokens, latency, time.time()),
+            (key, model, reply.text, reply.input_tokens, reply.output_tokens, latency, time.time()),
         )
 
     def count(self) -> int:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from chatjudge.errors import ChatJudgeWarning, LocalModelCrashError
-from chatjudge.judges.llama_build import CMAKE_ARGS
-from chatjudge.judges.llama_pool import (
+from chatjudge.models.llama_build import CMAKE_ARGS
+from chatjudge.models.llama_pool import (
     LlamaPool,
     _best_pair,
     _Job,
@@ -21,8 +21,8 @@ from chatjudge.judges.llama_pool import (
     common_prefix,
     crash_error,
 )
-from chatjudge.judges.llama_worker import has_amx
-from chatjudge.judges.local import default_model_path
+from chatjudge.models.llama_worker import has_amx
+from chatjudge.models.local import default_model_path
 
 SETTINGS = {"temperature": 0.0, "max_tokens": 24, "seed": 0}
 AMX_WORKER = (sys.executable, str(Path(__file__).parents[1] / "support" / "amx_worker.py"))

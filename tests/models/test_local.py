@@ -1,4 +1,4 @@
-"""The embedded judge with real llama.cpp and the real SmolLM2 model, and the llama.cpp server."""
+"""The embedded model with real llama.cpp and the real SmolLM2 model, and the llama.cpp server."""
 
 from __future__ import annotations
 
@@ -13,16 +13,17 @@ import pytest
 import pytest_asyncio
 
 from chatjudge.errors import BadRequestError, ModelLoadError, UsageError
-from chatjudge.judges import get_judge
-from chatjudge.judges.llama_worker import MAX_STRING_CHARS, bounded_schema
-from chatjudge.judges.local import (
+from chatjudge.models import check_options, get_model
+from chatjudge.models.llama_worker import MAX_STRING_CHARS, bounded_schema
+from chatjudge.models.local import (
     DEFAULT_MODEL_FILE,
-    LocalJudge,
+    LocalModel,
     default_layout,
     default_model_path,
 )
+from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.types import GenerationSettings, JudgeRequest
+from chatjudge.types import GenerationSettings, ModelRequest, OutputSchema
 from chatjudge.verdicts import parse_verdict
 from tests.support.llama_server import LlamaServer
 
@@ -64,31 +65,31 @@ FIELDS = {
 }
 
 
-def request_for(protocol: Protocol, prompt: str | None = None) -> JudgeRequest:
-    return JudgeRequest(
-        prompt=prompt or protocol.parsed_template.render(FIELDS[protocol.name]),
-        schema=protocol.verdict_schema,
-        schema_name=protocol.name,
-        instruction=protocol.output_instruction,
-        settings=SETTINGS,
-    )
+def request_for(protocol: Protocol, prompt: str | None = None) -> ModelRequest:
+    content = prompt or protocol.parsed_template.render(FIELDS[protocol.name])
+    schema = OutputSchema(protocol.name, protocol.verdict_schema, protocol.output_instruction)
+    return ModelRequest([{"role": "user", "content": content}], SETTINGS, schema)
 
 
-# The judge's worker processes belong to one event loop: the tests that share it share a loop.
+def local_model(path: str = "", workers: int | None = None) -> LocalModel:
+    return LocalModel(path, ClientOptions(local_workers=workers))
+
+
+# The model's worker processes belong to one event loop: the tests that share it share a loop.
 SHARED_LOOP = pytest.mark.asyncio(loop_scope="module")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def judge() -> AsyncIterator[LocalJudge]:
-    """One judge for the module, so the model loads once per worker."""
-    judge = LocalJudge(None)
-    yield judge
-    await judge.aclose()
+async def judge() -> AsyncIterator[LocalModel]:
+    """One model for the module, so it loads once per worker."""
+    model = local_model()
+    yield model
+    await model.aclose()
 
 
 @SHARED_LOOP
 @pytest.mark.parametrize("name", ["interactivity-accuracy", "pairwise-chat-quality"])
-async def test_judges_builtin_protocol_into_valid_verdict(judge: LocalJudge, name: str) -> None:
+async def test_judges_builtin_protocol_into_valid_verdict(judge: LocalModel, name: str) -> None:
     protocol = get_protocol(name)
     reply = await judge.generate(request_for(protocol))
     verdict = parse_verdict(reply.text, protocol)  # raises VerdictError if invalid
@@ -100,7 +101,7 @@ async def test_judges_builtin_protocol_into_valid_verdict(judge: LocalJudge, nam
 
 
 @SHARED_LOOP
-async def test_prompt_longer_than_context_is_bad_request(judge: LocalJudge) -> None:
+async def test_prompt_longer_than_context_is_bad_request(judge: LocalModel) -> None:
     protocol = get_protocol("pairwise-chat-quality")
     too_long = "The assistant answered politely. " * 3000
     with pytest.raises(BadRequestError, match=r"prompt has \d+ tokens.*window is 8192") as exc:
@@ -114,7 +115,7 @@ async def test_call_after_a_timed_out_call_waits_for_the_model() -> None:
     """A runner timeout cancels the coroutine, not the worker still running the model: the
     next call waits for that worker, and the cancelled call's reply is dropped, not given to it."""
     protocol = get_protocol("pairwise-chat-quality")
-    judge = LocalJudge(None, workers=1)
+    judge = local_model(workers=1)
     try:
         short = request_for(protocol, "Response A: 'Paris'. Response B: 'Lyon'. Which is right?")
         expected = (await judge.generate(short)).text
@@ -129,14 +130,14 @@ async def test_call_after_a_timed_out_call_waits_for_the_model() -> None:
 def test_missing_model_file_is_usage_error(tmp_path: Path) -> None:
     missing = tmp_path / "nope.gguf"
     with pytest.raises(UsageError, match=re.escape(str(missing))):
-        get_judge(f"local/{missing}")
+        get_model(f"local/{missing}")
 
 
 async def test_unloadable_gguf_is_fatal(tmp_path: Path) -> None:
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"GGUF" + b"\0" * 64)
     protocol = get_protocol("pairwise-chat-quality")
-    judge = LocalJudge(str(junk), workers=1)
+    judge = local_model(str(junk), workers=1)
     try:
         with pytest.raises(ModelLoadError, match="junk.gguf") as exc:
             await judge.generate(request_for(protocol, "A or B?"))
@@ -150,8 +151,20 @@ def test_default_layout_is_one_single_threaded_worker_per_core_up_to_four() -> N
     assert default_layout(2) == (2, 1)
     assert default_layout(4) == (4, 1)
     assert default_layout(16) == (4, 4)
-    judge = LocalJudge(None, workers=3)
-    assert (judge.workers, judge.threads, judge.max_concurrency) == (3, 1, 6)
+    model = local_model(workers=3)
+    assert (model.workers, model.threads, model.max_concurrency) == (3, 1, 6)
+    auto = local_model()
+    assert (auto.workers, auto.threads) == default_layout()
+
+
+def test_local_workers_is_a_local_option_and_base_url_is_refused() -> None:
+    model = local_model()
+    check_options([model], RunConfig.from_options({"local_workers": 2, "seed": 1}))
+    python = get_model(lambda prompt: "x")
+    with pytest.raises(UsageError, match="--local-workers applies to none of the judges given"):
+        check_options([python], RunConfig.from_options({"local_workers": 2}))
+    with pytest.raises(UsageError, match="local models take no --base-url"):
+        get_model("local", ClientOptions(base_url="http://127.0.0.1:9/v1"))
 
 
 def test_bounded_schema_caps_strings_and_enumerates_integer_ranges() -> None:
@@ -173,8 +186,8 @@ def test_bounded_schema_caps_strings_and_enumerates_integer_ranges() -> None:
 
 
 def test_names_and_identity(tmp_path: Path) -> None:
-    default = get_judge("local")
-    assert isinstance(default, LocalJudge)
+    default = get_model("local")
+    assert isinstance(default, LocalModel)
     assert default.name == "local"
     assert default.path == default_model_path()
     size = default_model_path().stat().st_size
@@ -182,7 +195,7 @@ def test_names_and_identity(tmp_path: Path) -> None:
 
     copy = tmp_path / "judge.gguf"
     copy.symlink_to(default_model_path())
-    custom = get_judge(f"local/{copy}")
+    custom = get_model(f"local/{copy}")
     assert custom.name == f"local/{copy}"
     assert custom.identity() == {"provider": "local", "model": "judge.gguf", "size": size}
     assert str(tmp_path) not in json.dumps(custom.identity())

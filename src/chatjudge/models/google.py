@@ -10,7 +10,7 @@ The verdict schema goes as `response_json_schema` with `response_mime_type`
 included, so no conversion to its OpenAPI dialect is needed. The SDK's retries are off
 (one attempt): the run engine retries, for every provider alike.
 
-`base_url=` (`--base-url`) replaces the endpoint's host. On Vertex AI the SDK would take
+`--base-url` replaces the endpoint's host. On Vertex AI the SDK would take
 a base URL with a project and location that come only from the environment for an API
 gateway (no project in the path, no credentials); the judge passes them on explicitly,
 so the request keeps its project path and its credentials.
@@ -29,12 +29,13 @@ from chatjudge.errors import (
     JudgeConnectionError,
     JudgeError,
     JudgeTimeoutError,
-    UsageError,
     error_for_status,
 )
-from chatjudge.judges.base import Judge
-from chatjudge.judges.headers import retry_after
-from chatjudge.types import JudgeRequest, Reply
+from chatjudge.models.base import GENERATION, Model
+from chatjudge.models.headers import retry_after
+from chatjudge.models.sdk import import_sdk
+from chatjudge.options import ClientOptions
+from chatjudge.types import Message, ModelRequest, Reply
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -45,39 +46,47 @@ _SETUP = (
 )
 
 
-class GoogleJudge(Judge):
+class GoogleModel(Model):
     provider = "google"
     supports_schema = True
     needs_key = True
     key_env_var = "GEMINI_API_KEY"
+    key_hint = _SETUP
+    max_base_urls = 1
+    honours = GENERATION | {"base_url"}
 
-    def __init__(self, model: str, *, base_url: str | None = None, timeout: float = 120.0) -> None:
-        super().__init__(model)
-        try:
-            import google.auth.exceptions
-            from google import genai
-            from google.genai import errors, types
-        except ImportError as exc:
-            raise UsageError(
-                "google/ judges need Google's SDK: pip install 'chatjudge[google]'"
-            ) from exc
+    def __init__(self, model: str, client: ClientOptions) -> None:
+        super().__init__(model, client)
+        import_sdk("google.genai", provider="google", extra="google", what="Google's SDK")
+        import google.auth.exceptions
+        from google import genai
+        from google.genai import errors, types
+
         self._types, self._errors, self._auth_errors = types, errors, google.auth.exceptions
+        base_url = client.base_url[0] if client.base_url else None
         options = types.HttpOptions(
             base_url=base_url,
-            timeout=round(timeout * 1000),  # milliseconds
+            timeout=round(client.timeout * 1000),  # milliseconds
             retry_options=types.HttpRetryOptions(attempts=1),
         )
+        self._client: Any = None
         try:
-            client = genai.Client(http_options=options)
+            sdk_client = genai.Client(http_options=options)
             project = os.environ.get("GOOGLE_CLOUD_PROJECT")
             location = os.environ.get("GOOGLE_CLOUD_LOCATION")
-            if base_url and client.vertexai and project and location:
-                client = genai.Client(http_options=options, project=project, location=location)
-        except (ValueError, google.auth.exceptions.GoogleAuthError) as exc:
+            if base_url and sdk_client.vertexai and project and location:
+                sdk_client = genai.Client(http_options=options, project=project, location=location)
+        except ValueError:  # no key for the Gemini API: `credentials_found()` says so
+            return
+        except google.auth.exceptions.GoogleAuthError as exc:
             raise AuthError(f"Google credentials: {exc} ({_SETUP})") from exc
-        self._client = client
+        self._client = sdk_client
         self.base_url = base_url
-        self.backend = "vertex-ai" if client.vertexai else "gemini-api"
+        self.backend = "vertex-ai" if sdk_client.vertexai else "gemini-api"
+
+    def credentials_found(self) -> bool:
+        """The SDK found a key or Vertex AI settings (default credentials load at first use)."""
+        return self._client is not None
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -87,18 +96,25 @@ class GoogleJudge(Judge):
             "base_url": self.base_url,
         }
 
-    async def generate(self, request: JudgeRequest) -> Reply:
+    async def generate(self, request: ModelRequest) -> Reply:
         settings = request.settings
+        system, contents = _contents(request.messages)
+        schema: dict[str, Any] = {}
+        if request.schema is not None:
+            schema = {
+                "response_mime_type": "application/json",
+                "response_json_schema": request.schema.schema,
+            }
         config = self._types.GenerateContentConfig(
-            response_mime_type="application/json",
-            response_json_schema=request.schema,
+            system_instruction=system or None,
             temperature=settings.temperature,
             max_output_tokens=settings.max_tokens,
             seed=settings.seed,
+            **schema,
         )
         try:
             response = await self._client.aio.models.generate_content(
-                model=self.model, contents=request.prompt, config=config
+                model=self.model, contents=contents, config=config
             )
         except Exception as exc:
             error = self._judge_error(exc)
@@ -108,8 +124,9 @@ class GoogleJudge(Judge):
         return _reply(response)
 
     async def aclose(self) -> None:
-        await self._client.aio.aclose()
-        self._client.close()
+        if self._client is not None:
+            await self._client.aio.aclose()
+            self._client.close()
 
     def _judge_error(self, exc: Exception) -> JudgeError | None:
         """Map an SDK, auth or transport exception onto chatjudge's error types."""
@@ -124,6 +141,19 @@ class GoogleJudge(Judge):
         if isinstance(exc, auth.TransportError | aiohttp.ClientError | OSError):
             return JudgeConnectionError(f"Google: {type(exc).__name__}: {exc}")
         return None
+
+
+def _contents(messages: list[Message]) -> tuple[str, Any]:
+    """System text apart; one user message is sent as plain text, a conversation as turns
+    (Gemini calls the assistant's role `model`)."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    turns = [m for m in messages if m["role"] != "system"]
+    if len(turns) == 1 and turns[0]["role"] == "user":
+        return system, turns[0]["content"]
+    return system, [
+        {"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
+        for m in turns
+    ]
 
 
 def _api_error(exc: Any) -> JudgeError:

@@ -2,121 +2,102 @@
 
 Spoken with aiohttp rather than the `openai` SDK: on a 2-core machine the SDK
 spends 3-7 ms of CPU per call against about 0.5 ms for aiohttp, and judging is a
-hot loop. Several base URLs make one judge spread over replicas (a vLLM fleet
+hot loop. Several base URLs make one model spread over replicas (a vLLM fleet
 with no load balancer): each call goes to the replica with the fewest calls in
 flight.
 
-The verdict schema is sent as `response_format` in the first shape the server
-accepts, tried in order: OpenAI's `json_schema` (OpenAI, vLLM, SGLang, Ollama),
-`json_object` with a `schema` (llama-cpp-python's server, which answers the first
-with an error), then none, with the protocol's output-format instruction
-appended and the tolerant parser doing the rest. A refusal is remembered.
+A reply schema is sent as `response_format` in the first shape the server accepts,
+tried in order: OpenAI's `json_schema` (OpenAI, vLLM, SGLang, Ollama), `json_object`
+with a `schema` (llama-cpp-python's server, which answers the first with an error),
+then none. Below `json_schema`, the schema's instruction is appended to the last user
+message too, and the tolerant parser does the rest. A refusal is remembered for the
+rest of the run.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
 
 from chatjudge import jsoncodec
 from chatjudge.errors import (
-    AuthError,
     BadRequestError,
     JudgeConnectionError,
     JudgeError,
-    JudgeTimeoutError,
     ServerError,
     UsageError,
     error_for_status,
 )
-from chatjudge.judges.base import Judge
-from chatjudge.judges.headers import retry_after
-from chatjudge.types import JudgeRequest, Reply
+from chatjudge.models.base import GENERATION, Model
+from chatjudge.models.headers import retry_after
+from chatjudge.options import ClientOptions
+from chatjudge.types import GenerationSettings, ModelRequest, OutputSchema, Reply, with_instruction
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MODES = ("json_schema", "json_object", "instruction")
+MAX_PREFIXES = 64  # serialized request heads kept (settings x schema x mode)
 
 
-class OpenAIJudge(Judge):
+class OpenAIModel(Model):
     provider = "openai"
     supports_schema = True
-    needs_key = True
     key_env_var = "OPENAI_API_KEY"
+    key_hint = "export it, or use --base-url for a local server"
+    max_base_urls = 1 << 16
+    honours = GENERATION | {"base_url"}
 
-    def __init__(
-        self, model: str, *, base_urls: Sequence[str] = (), timeout: float = 120.0
-    ) -> None:
-        super().__init__(model)
-        urls = list(base_urls) or [os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL]
+    def __init__(self, model: str, client: ClientOptions) -> None:
+        super().__init__(model, client)
+        urls = list(client.base_url) or [os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL]
         self.base_urls = [u.rstrip("/") for u in urls]
         for url in self.base_urls:
             if not url.startswith(("http://", "https://")):
                 raise UsageError(f"--base-url must start with http:// or https://, got {url!r}")
+        # OpenAI's own API needs a key; a server of one's own usually does not.
+        self.needs_key = DEFAULT_BASE_URL in self.base_urls
         self._endpoints = [f"{u}/chat/completions" for u in self.base_urls]
         self._in_flight = [0] * len(self._endpoints)
         self._next = 0
-        key = os.environ.get("OPENAI_API_KEY")
-        if not key and DEFAULT_BASE_URL in self.base_urls:
-            raise AuthError(
-                "OPENAI_API_KEY is not set: export it, or use --base-url for a local server"
-            )
         self._headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.key_env_var or "")
         if key:
             self._headers["Authorization"] = f"Bearer {key}"
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
         self.mode = 0  # index into MODES; moves on when a server refuses a response_format
-        self._prefixes: dict[tuple[Any, ...], bytes] = {}
+        self._heads: dict[tuple[str, GenerationSettings, str | None], bytes] = {}
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.provider, "model": self.model, "base_urls": sorted(self.base_urls)}
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
+            # No client timeout: the run's policy times each attempt out, once, for every provider.
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(
                 connector=connector,
-                timeout=self._timeout,
+                timeout=aiohttp.ClientTimeout(total=None),
                 headers=self._headers,
                 json_serialize=json.dumps,
             )
         return self._session
 
-    def _body(self, request: JudgeRequest) -> bytes:
-        """The request body; all but the prompt is serialized once per settings and schema."""
-        mode = MODES[self.mode]
-        key = (mode, request.settings, request.schema_name, id(request.schema))
-        prefix = self._prefixes.get(key)
-        if prefix is None:
-            prefix = self._prefixes[key] = self._prefix(request, mode)
-        content = request.prompt if mode == "json_schema" else self.prompt_with_instruction(request)
-        return prefix + jsoncodec.dumps(content) + b"}]}"
-
-    def _prefix(self, request: JudgeRequest, mode: str) -> bytes:
-        settings = request.settings
-        body: dict[str, Any] = {
-            "model": self.model,
-            "temperature": settings.temperature,
-            "max_tokens": settings.max_tokens,
-        }
-        if settings.seed is not None:
-            body["seed"] = settings.seed
-        if mode == "json_schema":
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": request.schema_name,
-                    "schema": request.schema,
-                    "strict": True,
-                },
-            }
-        elif mode == "json_object":
-            body["response_format"] = {"type": "json_object", "schema": request.schema}
-        return json.dumps(body)[:-1].encode() + b', "messages": [{"role": "user", "content": '
+    def _body(self, request: ModelRequest) -> bytes:
+        """The request body; all but the messages is serialized once per settings and schema."""
+        mode = MODES[self.mode] if request.schema is not None else "instruction"
+        schema = request.schema
+        key = (mode, request.settings, schema.digest if schema else None)
+        head = self._heads.get(key)
+        if head is None:
+            if len(self._heads) >= MAX_PREFIXES:
+                self._heads.clear()
+            head = self._heads[key] = _head(self.model, request.settings, schema, mode)
+        messages = request.messages
+        if mode != "json_schema" and schema is not None:  # told in words as well
+            messages = with_instruction(messages, schema.instruction)
+        return head + jsoncodec.dumps(messages) + b"}"
 
     def _pick(self) -> int:
         n = len(self._endpoints)
@@ -126,17 +107,21 @@ class OpenAIJudge(Judge):
         self._next = (start + 1) % n
         return min(range(start, start + n), key=lambda i: self._in_flight[i % n]) % n
 
-    async def generate(self, request: JudgeRequest) -> Reply:
+    async def generate(self, request: ModelRequest) -> Reply:
         while True:
             mode = self.mode
             try:
                 return await self._send(request)
             except (BadRequestError, ServerError) as exc:
-                if MODES[mode] == "instruction" or not _refuses_format(str(exc)):
+                if (
+                    request.schema is None
+                    or MODES[mode] == "instruction"
+                    or not _refuses_format(str(exc))
+                ):
                     raise
                 self.mode = max(self.mode, mode + 1)
 
-    async def _send(self, request: JudgeRequest) -> Reply:
+    async def _send(self, request: ModelRequest) -> Reply:
         i = self._pick()
         self._in_flight[i] += 1
         try:
@@ -146,8 +131,6 @@ class OpenAIJudge(Judge):
                     raise _http_error(resp.status, payload, resp.headers)
         except JudgeError:
             raise
-        except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
-            raise JudgeTimeoutError(f"no reply within {self._timeout.total:g} s") from exc
         except aiohttp.ClientError as exc:
             raise JudgeConnectionError(f"{type(exc).__name__}: {exc}") from exc
         finally:
@@ -158,6 +141,27 @@ class OpenAIJudge(Judge):
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _head(
+    model: str, settings: GenerationSettings, schema: OutputSchema | None, mode: str
+) -> bytes:
+    """The body up to the messages: `{"model": ..., ..., "messages": `."""
+    body: dict[str, Any] = {
+        "model": model,
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+    }
+    if settings.seed is not None:
+        body["seed"] = settings.seed
+    if schema is not None and mode == "json_schema":
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": schema.name, "schema": schema.schema, "strict": True},
+        }
+    elif schema is not None and mode == "json_object":
+        body["response_format"] = {"type": "json_object", "schema": schema.schema}
+    return json.dumps(body)[:-1].encode() + b', "messages": '
 
 
 def _reply(payload: bytes) -> Reply:

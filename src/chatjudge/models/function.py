@@ -1,10 +1,13 @@
-"""A plain Python callable as judge: `fn(prompt)` or `fn(prompt, schema)`, sync or async.
+"""A plain Python callable as a model, sync or async.
 
-The callable cannot be made to follow the verdict schema, so it gets the prompt with
-the protocol's output-format instruction appended, and `schema` (the verdict JSON
-schema) when its signature takes a second positional parameter. It returns the reply
-text, a dict (sent on as JSON) or a `Reply` (to report token usage). Sync callables run
-in a worker thread so that a slow one does not block the event loop.
+As a judge it is called `fn(prompt)` or `fn(prompt, schema)`: it cannot be made to
+follow the verdict schema, so the prompt carries the protocol's output-format
+instruction (the runner appends it, as for every model that does not
+`supports_schema`), and `schema` (the verdict JSON schema) is passed when its
+signature takes a second positional parameter. As a model under test it is called
+`fn(messages)` with OpenAI-style messages. It returns the reply text, a dict (sent on
+as JSON) or a `Reply` (to report token usage). Sync callables run in a worker thread
+so that a slow one does not block the event loop.
 
 Errors: a `chatjudge.errors.JudgeError` raised by the callable passes through with its
 retry policy (raise `RateLimitError` or `ServerError` to be retried); any other
@@ -22,31 +25,40 @@ from collections.abc import Callable
 from typing import Any
 
 from chatjudge.errors import JudgeError, UsageError
-from chatjudge.judges.base import Judge
-from chatjudge.types import JudgeRequest, Reply
+from chatjudge.models.base import Model
+from chatjudge.options import ClientOptions
+from chatjudge.types import ModelRequest, Reply
 
 
-class FunctionJudge(Judge):
+class FunctionModel(Model):
     provider = "python"
     supports_schema = False
+    honours = frozenset()  # it gets no generation settings
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], *, call_with: str = "prompt") -> None:
         self.fn = fn
         self.qualname = _qualname(fn)
-        super().__init__(f"{getattr(fn, '__module__', None) or '?'}.{self.qualname}")
+        super().__init__(
+            f"{getattr(fn, '__module__', None) or '?'}.{self.qualname}", ClientOptions()
+        )
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             type(fn).__call__  # an object with `async def __call__`
         )
-        self.takes_schema = _positional_arity(fn) >= 2
+        self.call_with = call_with
+        self.takes_schema = call_with == "prompt" and _positional_arity(fn) >= 2
 
     @property
     def name(self) -> str:
         return f"{self.provider}/{self.qualname}"
 
-    async def generate(self, request: JudgeRequest) -> Reply:
-        args: tuple[Any, ...] = (self.prompt_with_instruction(request),)
-        if self.takes_schema:
-            args += (request.schema,)
+    async def generate(self, request: ModelRequest) -> Reply:
+        args: tuple[Any, ...]
+        if self.call_with == "messages":
+            args = ([dict(m) for m in request.messages],)
+        else:
+            args = ("\n\n".join(m["content"] for m in request.messages),)
+            if self.takes_schema:
+                args += (request.schema.schema if request.schema else None,)
         try:
             if self.is_async:
                 result = await self.fn(*args)

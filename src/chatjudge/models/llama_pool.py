@@ -1,6 +1,6 @@
 """Worker processes running llama.cpp for the `local` judge, and what their crashes mean.
 
-Each worker (`chatjudge.judges.llama_worker`) loads the model once and answers one
+Each worker (`chatjudge.models.llama_worker`) loads the model once and answers one
 request at a time. Several workers use several cores better than one process with
 several threads: a small model's token-by-token decoding is bound by thread syncs,
 so two single-threaded workers generate about twice as fast as one two-threaded one,
@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,9 @@ from chatjudge.errors import (
     LocalModelCrashError,
     ModelLoadError,
 )
-from chatjudge.judges.llama_build import SAFE_INSTALL, SAFE_INSTALL_DOC
-from chatjudge.judges.llama_worker import has_amx
+from chatjudge.models.llama_build import SAFE_INSTALL, SAFE_INSTALL_DOC
+from chatjudge.models.llama_worker import has_amx
+from chatjudge.types import Message
 
 STREAM_LIMIT = 1 << 24  # bytes in one protocol line (a long prompt's reply stays far below)
 STOP_WAIT = 5.0  # seconds a worker gets to exit after its stdin closes
@@ -77,7 +79,7 @@ class LlamaPool:
         threads: int,
         n_ctx: int,
         batch_threads: int | None = None,
-        command: tuple[str, ...] = (sys.executable, "-m", "chatjudge.judges.llama_worker"),
+        command: tuple[str, ...] = (sys.executable, "-m", "chatjudge.models.llama_worker"),
     ) -> None:
         """`threads` decode, `batch_threads` (default: as many) evaluate prompts; `command`
         starts one worker (tests give one that wraps the real worker)."""
@@ -104,9 +106,7 @@ class LlamaPool:
     def busy_pids(self) -> list[int]:
         return [w.proc.pid for w in self._workers if w.job is not None]
 
-    async def call(
-        self, messages: list[dict[str, str]], schema: Any, settings: Any
-    ) -> dict[str, Any]:
+    async def call(self, messages: Sequence[Message], schema: Any, settings: Any) -> dict[str, Any]:
         """Run one chat completion on a free worker; the reply's text, usage and timings."""
         if self._started is None:
             self._started = asyncio.ensure_future(self._start())

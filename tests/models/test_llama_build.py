@@ -8,8 +8,8 @@ from pathlib import Path
 
 import llama_cpp
 
-from chatjudge.judges.llama_build import CMAKE_ARGS, LLAMA_CPP_PYTHON_VERSION, SAFE_INSTALL
-from chatjudge.judges.llama_worker import has_amx
+from chatjudge.models.llama_build import CMAKE_ARGS, LLAMA_CPP_PYTHON_VERSION, SAFE_INSTALL
+from chatjudge.models.llama_worker import has_amx
 
 ROOT = Path(__file__).parents[2]
 SCRIPT = (ROOT / "scripts" / "llama-wheel.sh").read_text()

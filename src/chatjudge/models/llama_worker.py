@@ -1,4 +1,4 @@
-"""The process that runs llama.cpp for the `local` judge: `python -m chatjudge.judges.llama_worker`.
+"""The process that runs llama.cpp for the `local` judge: `python -m chatjudge.models.llama_worker`.
 
 llama.cpp is native code: a crash in it (SIGSEGV in AMX kernels, SIGILL on a CPU
 without the instructions it was built for, an abort) kills the process it runs in.

@@ -1,0 +1,18 @@
+"""What a dataset column must hold: plain data that data loading and protocols share."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class FieldSpec(BaseModel):
+    """One data field (for a protocol: one template placeholder)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    required: bool = True
+    conversation: bool = False  # may be a list of chat messages, rendered as `**role**: content`
+    # Present but empty is data: a model can answer nothing, and the judge should see it.
+    empty_ok: bool = False
+    description: str = ""

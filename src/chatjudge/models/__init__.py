@@ -1,0 +1,85 @@
+"""Models named `provider/model`, for judges and for the models under test.
+
+Provider modules are imported only when used. `get_model` is the one place that
+builds a provider, checks its credentials and refuses options it cannot honour.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from chatjudge.errors import AuthError, UsageError
+from chatjudge.models.base import Model
+from chatjudge.options import ClientOptions, RunConfig
+
+PROVIDERS = {  # provider -> (module, class)
+    "local": ("chatjudge.models.local", "LocalModel"),
+    "openai": ("chatjudge.models.openai", "OpenAIModel"),
+    "anthropic": ("chatjudge.models.anthropic", "AnthropicModel"),
+    "google": ("chatjudge.models.google", "GoogleModel"),
+}
+ModelSpec = str | Model | Callable[..., Any]
+
+
+def get_model(
+    spec: ModelSpec, client: ClientOptions | None = None, *, call_with: str = "prompt"
+) -> Model:
+    """Resolve `local`, `local/PATH.gguf`, `openai/MODEL`, `anthropic/MODEL`, `google/MODEL`,
+    a ready `Model`, or a Python callable (sync or async) into a model.
+
+    A callable judge is called as `fn(prompt[, schema])`; with `call_with="messages"` (a
+    model under test) as `fn(messages)`.
+    """
+    if isinstance(spec, Model):
+        return spec
+    if callable(spec):
+        from chatjudge.models.function import FunctionModel
+
+        return FunctionModel(spec, call_with=call_with)
+    provider, _, name = spec.partition("/")
+    if provider not in PROVIDERS:
+        raise UsageError(
+            f"unknown judge provider '{provider}' in '{spec}': "
+            "use local, local/PATH.gguf, openai/MODEL, anthropic/MODEL or google/MODEL"
+        )
+    if not name and provider != "local":
+        raise UsageError(f"judge '{spec}' needs a model: write it as {provider}/MODEL")
+    module, cls_name = PROVIDERS[provider]
+    cls: type[Model] = getattr(importlib.import_module(module), cls_name)
+    client = client or ClientOptions()
+    if len(client.base_url) > cls.max_base_urls:
+        raise UsageError(_too_many_urls(cls, len(client.base_url)))
+    model = cls(name, client)
+    if model.needs_key and not model.credentials_found():
+        raise AuthError(f"{model.key_env_var} is not set: {model.key_hint}")
+    return model
+
+
+def check_options(models: Sequence[Model], config: RunConfig) -> None:
+    """Refuse an option that a model cannot honour, instead of ignoring it.
+
+    A generation setting changes every verdict, so every model must take it; an
+    option that configures one kind of model (`--base-url`, `--local-workers`) needs
+    at least one model that takes it.
+    """
+    changed = config.changed()
+    for name in changed.keys() & {"temperature", "max_tokens", "seed"}:
+        for model in models:
+            if name not in model.honours:
+                raise UsageError(f"{model.name} cannot honour --{name.replace('_', '-')}")
+    for name in changed.keys() & {"base_url", "local_workers"}:
+        if not any(name in m.honours for m in models):
+            flag = "--" + name.replace("_", "-")
+            names = ", ".join(m.name for m in models)
+            raise UsageError(f"{flag} applies to none of the judges given ({names})")
+
+
+def _too_many_urls(cls: type[Model], given: int) -> str:
+    if cls.max_base_urls == 0:
+        return f"{cls.provider} models take no --base-url"
+    return f"{cls.provider} models take one --base-url, not {given}"
+
+
+__all__ = ["Model", "ModelSpec", "check_options", "get_model"]

@@ -1,0 +1,142 @@
+"""Claude through Anthropic's official SDK (`pip install 'chatjudge[anthropic]'`).
+
+A reply schema (a verdict) is the input of a tool whose `input_schema` is that schema,
+with `tool_choice` forcing that tool: this works with every Claude model, where
+`output_config` structured outputs need recent ones. The reply text is that input as
+JSON. System messages go to the `system` parameter. Credentials, `ANTHROPIC_BASE_URL`
+and the API version are the SDK's, read as it reads them; `--base-url` overrides the
+URL. The SDK's own retries are off (`max_retries=0`): the run engine retries, for
+every provider alike.
+
+No sampling settings are sent: the Messages API (version 2026-10-21, sent by SDK 2.x)
+refuses `temperature`, and Claude takes no seed, so `--temperature` and `--seed` are
+refused for anthropic/ models rather than ignored. `max_tokens` is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from chatjudge.errors import (
+    AuthError,
+    JudgeConnectionError,
+    JudgeError,
+    JudgeTimeoutError,
+    error_for_status,
+)
+from chatjudge.models.base import Model
+from chatjudge.models.headers import retry_after
+from chatjudge.models.sdk import import_sdk
+from chatjudge.options import ClientOptions
+from chatjudge.types import Message, ModelRequest, Reply
+
+if TYPE_CHECKING:
+    import anthropic
+
+
+class AnthropicModel(Model):
+    provider = "anthropic"
+    supports_schema = True
+    needs_key = True
+    key_env_var = "ANTHROPIC_API_KEY"
+    key_hint = "export it to use anthropic/ models"
+    max_base_urls = 1
+    honours = frozenset({"max_tokens", "base_url"})
+
+    def __init__(self, model: str, client: ClientOptions) -> None:
+        super().__init__(model, client)
+        sdk = import_sdk(
+            "anthropic", provider="anthropic", extra="anthropic", what="Anthropic's SDK"
+        )
+        self._sdk = sdk
+        base_url = client.base_url[0] if client.base_url else None
+        try:
+            self._client = sdk.AsyncAnthropic(
+                base_url=base_url, timeout=client.timeout, max_retries=0
+            )
+        except sdk.AnthropicError as exc:  # an unreadable credentials profile
+            raise AuthError(f"Anthropic credentials: {exc}") from exc
+        self.base_url = str(self._client.base_url).rstrip("/")
+
+    def credentials_found(self) -> bool:
+        """A key, an auth token or a credentials profile, as the SDK finds them."""
+        c = self._client
+        return bool(c.api_key or c.auth_token or getattr(c, "credentials", None))
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model, "base_url": self.base_url}
+
+    async def generate(self, request: ModelRequest) -> Reply:
+        system, messages = _split_system(request.messages)
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.settings.max_tokens,
+            "messages": messages,
+        }
+        if system:
+            params["system"] = system
+        if request.schema is not None:
+            tool = tool_name(request.schema.name)
+            params["tools"] = [
+                {
+                    "name": tool,
+                    "description": "Record your verdict on the conversation.",
+                    "input_schema": request.schema.schema,
+                }
+            ]
+            params["tool_choice"] = {"type": "tool", "name": tool}
+        try:
+            message = await self._client.messages.create(**params)
+        except self._sdk.AnthropicError as exc:
+            raise _judge_error(exc, self._sdk) from exc
+        return _reply(message)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _split_system(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
+    """The Messages API takes system text apart from the turns."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    turns = [
+        {"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"
+    ]
+    return system, turns
+
+
+def tool_name(schema_name: str) -> str:
+    """The verdict's tool name, within what the API accepts (`^[a-zA-Z0-9_-]{1,64}$`)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", schema_name)[:64] or "verdict"
+
+
+def _reply(message: anthropic.types.Message) -> Reply:
+    tool_input = next((b.input for b in message.content if b.type == "tool_use"), None)
+    if tool_input is not None:
+        text = json.dumps(tool_input, ensure_ascii=False)
+    else:  # a refusal or an answer in prose: kept as the raw reply, parsed tolerantly
+        text = "".join(b.text for b in message.content if b.type == "text")
+    usage = message.usage
+    return Reply(text, usage.input_tokens, usage.output_tokens)
+
+
+def _judge_error(exc: Exception, sdk: Any) -> JudgeError:
+    """Map an SDK exception onto chatjudge's error types (their retry policy)."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return JudgeTimeoutError(f"Anthropic: {exc}")
+    if isinstance(exc, sdk.APIConnectionError):
+        return JudgeConnectionError(f"Anthropic: {exc}")
+    if not isinstance(exc, sdk.APIStatusError):
+        return JudgeError(f"Anthropic: {type(exc).__name__}: {exc}")
+    status = exc.status_code
+    text = f"Anthropic HTTP {status}: {_describe(exc)}"  # 529 is `overloaded_error`
+    return error_for_status(status, text, retry_after=retry_after(exc.response.headers))
+
+
+def _describe(exc: Any) -> str:
+    """`error_type: message` from the error body, else the SDK's message."""
+    error = exc.body.get("error") if isinstance(exc.body, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        return f"{error.get('type', 'error')}: {error['message']}"
+    return str(exc.message)

@@ -1,0 +1,304 @@
+"""Every run option, declared once: its type, default, limits, help text and CLI flag.
+
+The CLI builds its flags from these declarations, `evaluate(**options)` takes the same
+names as keywords, and the default run directory is named after the options marked
+`fingerprint` (those that change results). Adding an option is one `option(...)` line
+in its group, plus the code that uses it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+
+from chatjudge.errors import UsageError
+from chatjudge.types import GenerationSettings
+
+
+def option(
+    default: Any,
+    help: str,
+    *,
+    flags: tuple[str, ...] = (),
+    fingerprint: bool | str = False,
+    **limits: Any,
+) -> Any:
+    """Declare one option. `flags`: the CLI's (default `--name-with-dashes`; a boolean gets
+    a single flag unless given `--x/--no-x`); `fingerprint`: it changes results (a string
+    names it in the fingerprint); `limits`: pydantic's `ge`, `gt`, ..."""
+    extra: dict[str, Any] = {"flags": list(flags), "fingerprint": fingerprint}
+    return Field(default, description=help, json_schema_extra=extra, **limits)
+
+
+class OptionGroup(BaseModel):
+    """A small group of related options; a typo is an error, not a silent default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunOptions(OptionGroup):
+    concurrency: int = option(16, "Calls in flight at once (simulate: conversations).", ge=1)
+    samples: int = option(
+        1,
+        "Independent samples per row (run: judge calls per item; simulate: conversations).",
+        ge=1,
+        fingerprint=True,
+    )
+    flip: bool = option(
+        True,
+        "Pairwise: judge both presentation orders.",
+        flags=("--flip/--no-flip",),
+        fingerprint=True,
+    )
+    limit: int | None = option(None, "Only the first N rows.", ge=1, fingerprint=True)
+    no_cache: bool = option(False, "Send every call again, ignoring the store.")
+    include_system: bool = option(False, "Show system messages to the judge.", fingerprint=True)
+    skip_invalid: bool = option(
+        False,
+        "Go on with the valid rows and list the invalid ones (row, field) in the summary "
+        "(and the report), exit 1; without it, invalid data stops everything (exit 2).",
+    )
+
+
+class GenerationOptions(OptionGroup):
+    temperature: float = option(
+        0.0, "Sampling temperature (simulate: the assistant's).", ge=0.0, fingerprint=True
+    )
+    max_tokens: int = option(
+        1024, "Reply token limit (simulate: the assistant's).", ge=1, fingerprint=True
+    )
+    seed: int | None = option(None, "Sampling seed (sample k uses seed + k).", fingerprint=True)
+
+    def settings(self, sample: int = 0) -> GenerationSettings:
+        """Generation settings of one sample: with a seed, each sample gets its own."""
+        seed = None if self.seed is None else self.seed + sample
+        return GenerationSettings(self.temperature, self.max_tokens, seed)
+
+
+class RetryOptions(OptionGroup):
+    max_retries: int = option(
+        6, "Retries of transient faults (429, 5xx, timeouts, lost connections).", ge=0
+    )
+    retry_wait: float = option(1.0, "First back-off in seconds (then doubling, with jitter).", gt=0)
+    parse_retries: int = option(
+        2, "Asks again, at once, after a reply that holds no valid verdict.", ge=0
+    )
+
+
+class RateOptions(OptionGroup):
+    requests_per_minute: float | None = option(
+        None, "Requests per minute, per model.", flags=("--rpm",), gt=0
+    )
+    tokens_per_minute: float | None = option(
+        None, "Prompt tokens per minute, per model.", flags=("--tpm",), gt=0
+    )
+
+
+class PricingOptions(OptionGroup):
+    price_in: float | None = option(None, "USD per million input tokens.", ge=0)
+    price_out: float | None = option(None, "USD per million output tokens.", ge=0)
+
+
+class ClientOptions(OptionGroup):
+    """How models are reached: endpoints, per-attempt timeout, local worker processes."""
+
+    @field_validator("base_url", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value
+
+    base_url: tuple[str, ...] = option(
+        (),
+        "Judge endpoint (openai/, anthropic/, google/); repeat to spread calls over replicas.",
+        fingerprint="base_urls",
+    )
+    timeout: float = option(120.0, "Seconds per call attempt.", gt=0)
+    local_workers: int | None = option(
+        None, "Local models: llama.cpp worker processes (default: one per core, up to 4).", ge=1
+    )
+
+
+class SimulationOptions(OptionGroup):
+    """`chatjudge simulate`: the simulated user and the length of a conversation."""
+
+    @field_validator("assistant_base_url", "user_base_url", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value
+
+    max_turns: int = option(
+        6,
+        "Assistant replies per conversation at most (the simulated user is not called after "
+        "the last).",
+        ge=1,
+        fingerprint=True,
+    )
+    user_temperature: float = option(
+        1.0, "The simulated user's sampling temperature (CollabLLM's).", ge=0.0, fingerprint=True
+    )
+    user_max_tokens: int = option(
+        512, "The simulated user's reply token limit.", ge=1, fingerprint=True
+    )
+    user_prompt: Path | None = option(
+        None,
+        "A text file replacing the simulated user's instructions (placeholders {question}, "
+        "{user_context}, {end_marker}).",
+        fingerprint=True,
+    )
+    assistant_base_url: tuple[str, ...] = option(
+        (), "The assistant's endpoint (openai/, anthropic/, google/); repeatable.", fingerprint=True
+    )
+    user_base_url: tuple[str, ...] = option(
+        (), "The simulated user's endpoint; repeatable.", fingerprint=True
+    )
+
+
+class RunConfig(BaseModel):
+    """All options of a command, by group; `progress` is the terminal's, not an option."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    GROUPS: ClassVar[dict[str, type[OptionGroup]]] = {
+        "run": RunOptions,
+        "generation": GenerationOptions,
+        "retries": RetryOptions,
+        "rates": RateOptions,
+        "pricing": PricingOptions,
+        "client": ClientOptions,
+        "simulation": SimulationOptions,
+    }
+
+    run: RunOptions = RunOptions()
+    generation: GenerationOptions = GenerationOptions()
+    retries: RetryOptions = RetryOptions()
+    rates: RateOptions = RateOptions()
+    pricing: PricingOptions = PricingOptions()
+    client: ClientOptions = ClientOptions()
+    simulation: SimulationOptions = SimulationOptions()
+    progress: bool = True
+
+    @classmethod
+    def from_options(
+        cls, options: Mapping[str, Any], *, command: str = "run", progress: bool = True
+    ) -> RunConfig:
+        """A config from flat option names (the Python API's keywords, the CLI's parameters);
+        `command` says which options are allowed (`COMMAND_OPTIONS`)."""
+        allowed = COMMAND_OPTIONS[command]
+        grouped: dict[str, dict[str, Any]] = {name: {} for name in cls.GROUPS}
+        for name, value in options.items():
+            if name not in allowed:
+                close = difflib.get_close_matches(name, allowed, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                known = "not an option of" if name in OPTION_GROUPS else "unknown option for"
+                raise UsageError(f"{known} {command}: {name!r}{hint}")
+            grouped[OPTION_GROUPS[name]][name] = value
+        parts: dict[str, OptionGroup] = {}
+        problems: list[ValidationError] = []
+        for group, model in cls.GROUPS.items():
+            try:
+                parts[group] = model(**grouped[group])
+            except ValidationError as exc:  # every group's problems are told at once
+                problems.append(exc)
+        if problems:
+            raise UsageError(describe(*problems))
+        return cls(progress=progress, **parts)
+
+    def options(self, command: str = "run") -> dict[str, Any]:
+        """The value of every option of `command`, by name (as the Python API takes them)."""
+        allowed = COMMAND_OPTIONS[command]
+        return {name: value for name, (_, value) in self._values() if name in allowed}
+
+    def changed(self) -> dict[str, Any]:
+        """The options whose values differ from their defaults, by name."""
+        return {
+            name: value
+            for name, (info, value) in self._values()
+            if value != info.get_default(call_default_factory=True)
+        }
+
+    def fingerprint(self, command: str = "run") -> dict[str, Any]:
+        """The options of `command` that change results, for naming a default output."""
+        out: dict[str, Any] = {}
+        for name, (info, value) in self._values():
+            key = _extra(info)["fingerprint"]
+            if key and name in COMMAND_OPTIONS[command]:
+                out[key if isinstance(key, str) else name] = (
+                    sorted(value) if isinstance(value, tuple) else value
+                )
+        return out
+
+    def _values(self) -> Iterator[tuple[str, tuple[FieldInfo, Any]]]:
+        for group_name, model in self.GROUPS.items():
+            group = getattr(self, group_name)
+            for name, info in model.model_fields.items():
+                yield name, (info, getattr(group, name))
+
+
+OPTION_GROUPS: dict[str, str] = {
+    name: group for group, model in RunConfig.GROUPS.items() for name in model.model_fields
+}
+
+
+def _names(*groups: type[OptionGroup], but: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return tuple(n for g in groups for n in g.model_fields if n not in but)
+
+
+# Which options each command takes (its CLI flags and its Python keywords).
+COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "run": _names(
+        RunOptions, GenerationOptions, RetryOptions, RateOptions, PricingOptions, ClientOptions
+    ),
+    "generate": _names(
+        RunOptions,
+        GenerationOptions,
+        RetryOptions,
+        RateOptions,
+        PricingOptions,
+        ClientOptions,
+        but=("samples", "flip", "include_system", "parse_retries"),
+    ),
+    "simulate": _names(
+        RunOptions,
+        GenerationOptions,
+        RetryOptions,
+        RateOptions,
+        ClientOptions,
+        SimulationOptions,
+        but=("flip", "include_system", "parse_retries", "base_url"),
+    ),
+}
+
+
+def option_fields(command: str = "run") -> Iterator[tuple[str, FieldInfo]]:
+    """The options of `command`, name and declaration, group by group (its CLI flags)."""
+    allowed = COMMAND_OPTIONS[command]
+    for model in RunConfig.GROUPS.values():
+        yield from ((n, i) for n, i in model.model_fields.items() if n in allowed)
+
+
+def flags_of(name: str, info: FieldInfo) -> list[str]:
+    return _extra(info)["flags"] or ["--" + name.replace("_", "-")]
+
+
+def describe(*errors: ValidationError) -> str:
+    """Pydantic's errors as `option: problem` lines, naming the CLI flag too."""
+    lines = []
+    for error in (e for exc in errors for e in exc.errors()):
+        name = str(error["loc"][0]) if error["loc"] else "?"
+        info = next(
+            (i for g in RunConfig.GROUPS.values() for n, i in g.model_fields.items() if n == name),
+            None,
+        )
+        flag = flags_of(name, info)[0].split("/")[0] if info else name
+        lines.append(f"{name} ({flag}): {error['msg'].lower()}, got {error.get('input')!r}")
+    return "invalid option(s):\n  " + "\n  ".join(lines)
+
+
+def _extra(info: FieldInfo) -> dict[str, Any]:
+    extra = info.json_schema_extra
+    assert isinstance(extra, dict)
+    return extra

@@ -1,0 +1,42 @@
+"""The layer above the providers: every model call of a run goes through a `Caller`.
+
+A caller is one model as the run uses it: its call policy (retries with back-off,
+the per-attempt timeout, rate limits) and the concurrency cap the model imposes.
+Judges, models under test and simulated users all call through one; what a reply
+means (a verdict, a turn) is the caller's user's business.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+from chatjudge.models import Model
+from chatjudge.runner.policy import CallPolicy
+from chatjudge.types import ModelRequest, Reply
+
+
+class Caller:
+    def __init__(self, model: Model, policy: CallPolicy, concurrency: int) -> None:
+        """`concurrency`: the run's calls in flight; a model capping its own below that
+        (a local worker pool) gets a semaphore, otherwise the run's workers are the bound."""
+        self.model = model
+        self.policy = policy
+        cap = model.max_concurrency
+        self._limit = asyncio.Semaphore(cap) if cap and cap < concurrency else None
+
+    async def send(self, request: ModelRequest) -> tuple[Reply, float]:
+        """One call under the policy: the reply, and the latency of the attempt that gave it
+        (not the queueing or the back-off before it). Raises the last `JudgeError`."""
+        started = 0.0
+
+        async def attempt() -> Reply:
+            nonlocal started
+            started = time.monotonic()
+            return await self.model.generate(request)
+
+        tokens = sum(len(m["content"]) for m in request.messages) // 4
+        async with self._limit or contextlib.nullcontext():
+            reply = await self.policy.call(attempt, tokens=tokens)
+        return reply, time.monotonic() - started

@@ -1,0 +1,121 @@
+"""Folding, the last part of the engine: finished items into records and the summary.
+
+An item is finished when all its calls are: its verdict is reduced from them
+(`aggregate`), its record is appended to `results.jsonl` (the format is
+`chatjudge.rundir.ResultRecord`) and handed to the report, and the summary and the
+progress bar count it.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from typing import IO, Any
+
+from chatjudge import jsoncodec
+from chatjudge.options import PricingOptions
+from chatjudge.protocols.spec import Protocol
+from chatjudge.rundir import FORMAT
+from chatjudge.runner.aggregate import reduce_calls
+from chatjudge.runner.plan import ItemState
+from chatjudge.runner.progress import RunProgress
+from chatjudge.runner.summary import SummaryBuilder
+
+OnItem = Callable[[dict[str, Any]], None]
+
+
+class Folder:
+    def __init__(
+        self,
+        protocol: Protocol,
+        judges: list[str],
+        summary: SummaryBuilder,
+        progress: RunProgress,
+        out: IO[bytes],
+        on_item: OnItem | None,
+    ) -> None:
+        self.protocol = protocol
+        self.judges = judges
+        self.summary = summary
+        self.progress = progress
+        self.out = out
+        self.on_item = on_item
+        self.finished = 0
+
+    def finish(self, state: ItemState) -> None:
+        record = self.record(state)
+        # Buffered: the store is the durable record, results.jsonl is rebuilt by a re-run.
+        self.out.write(jsoncodec.dumps(record) + b"\n")
+        if self.on_item is not None:
+            self.on_item(record)
+        ok = record["status"] == "ok"
+        self.summary.add(ok, record["scores"], record["consistent"], record.get("judge_scores"))
+        if "simulation" in record:
+            self.summary.add_simulation(record["simulation"])
+        usage = record["usage"]
+        self.progress.advance(failed=not ok, tokens=usage["input_tokens"] + usage["output_tokens"])
+        self.finished += 1
+
+    def record(self, state: ItemState) -> dict[str, Any]:
+        """The item's results record (`chatjudge.rundir.ResultRecord`)."""
+        item, calls = state.item, state.calls
+        failed = [c for c in calls if not c.ok]
+        record: dict[str, Any] = {"format": FORMAT, "id": item.id, "index": item.index}
+        if failed:
+            record.update(
+                status="failed", scores={}, error=failed[0].error, consistent=None, agreement=None
+            )
+        else:
+            verdict = reduce_calls(self.protocol, calls)
+            record.update(
+                status="ok",
+                scores=verdict.scores,
+                error=None,
+                consistent=verdict.consistent,
+                agreement=verdict.agreement,
+            )
+            if len(self.judges) > 1:
+                record["judge_scores"] = {
+                    name: reduce_calls(self.protocol, [c for c in calls if c.judge == name]).scores
+                    for name in self.judges
+                }
+        first_ok = next((c for c in calls if c.ok), None)
+        record["rationale"] = first_ok.verdict.rationale if first_ok and first_ok.verdict else {}
+        record["raw"] = calls[0].raw
+        record["usage"] = {
+            "input_tokens": sum(c.input_tokens or 0 for c in calls),
+            "output_tokens": sum(c.output_tokens or 0 for c in calls),
+        }
+        record["calls"] = [c.to_dict() for c in calls]
+        record["fields"] = item.fields
+        simulated = simulation_of(item.data)
+        if simulated is not None:
+            record["simulation"] = simulated
+        return record
+
+
+def simulation_of(row: dict[str, Any]) -> dict[str, Any] | None:
+    """What `chatjudge simulate` recorded of a conversation (its turns, how it ended, the
+    assistant's tokens), carried into the judged record when the row has it."""
+    if "turns" not in row or "ended" not in row:
+        return None
+    usage = row.get("usage")
+    assistant = usage.get("assistant") if isinstance(usage, dict) else None
+    tokens = assistant.get("output_tokens") if isinstance(assistant, dict) else None
+    return {"turns": row["turns"], "ended": row["ended"], "assistant_tokens": tokens}
+
+
+class TokenCounts(typing.Protocol):
+    input_tokens: int
+    output_tokens: int
+
+
+def cost(usage: TokenCounts, pricing: PricingOptions) -> float | None:
+    """USD for the tokens sent in this run (cached calls cost nothing), when priced."""
+    if pricing.price_in is None and pricing.price_out is None:
+        return None
+    return round(
+        usage.input_tokens * (pricing.price_in or 0) / 1e6
+        + usage.output_tokens * (pricing.price_out or 0) / 1e6,
+        6,
+    )

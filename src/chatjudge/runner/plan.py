@@ -1,0 +1,172 @@
+"""Planning, the first part of the engine: from an item to the calls it needs.
+
+Each judge of a run is a `JudgeLane`: a model used through the protocol, with all
+the per-judge state in one place (its caller, the verdict schema as it is sent,
+and per sample the generation settings and the cache-key maker). The planner turns
+an item into one call per judge, sample and presentation order, answers those the
+store already holds (parsed again, so a parser fix re-scores them without a call),
+and leaves the others to be executed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chatjudge.data import Item
+from chatjudge.errors import VerdictError
+from chatjudge.models import Model
+from chatjudge.options import GenerationOptions
+from chatjudge.protocols.spec import Protocol
+from chatjudge.runner.aggregate import CallOutcome
+from chatjudge.runner.calls import Caller
+from chatjudge.runner.keys import KeyMaker, LegacyKeyMaker
+from chatjudge.store import Store, StoredReply
+from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema, Reply
+from chatjudge.verdicts import Verdict, parse_verdict
+
+
+@dataclass(slots=True)
+class Usage:
+    """Calls and tokens of a run; cached calls cost nothing and count apart."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, reply: Reply) -> None:
+        self.calls += 1
+        self.input_tokens += reply.input_tokens or 0
+        self.output_tokens += reply.output_tokens or 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "calls": self.calls,
+            "cached_calls": self.cached_calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Sample:
+    settings: GenerationSettings
+    keys: KeyMaker
+    legacy: LegacyKeyMaker
+
+
+class JudgeLane:
+    """One judge of the run: a model used through the protocol."""
+
+    def __init__(
+        self, caller: Caller, protocol: Protocol, generation: GenerationOptions, samples: int
+    ) -> None:
+        self.caller = caller
+        self.model: Model = caller.model
+        self.name = self.model.name
+        schema = protocol.verdict_schema
+        self.schema = OutputSchema(schema_name(protocol), schema, protocol.output_instruction)
+        # A model that cannot enforce the schema gets it described in words, by the runner.
+        self.instruction = "" if self.model.supports_schema else protocol.output_instruction
+        identity = self.model.identity()
+        self.samples = []
+        for k in range(samples):
+            settings = generation.settings(k)
+            self.samples.append(
+                _Sample(
+                    settings,
+                    KeyMaker(identity, settings.as_key(), schema),
+                    LegacyKeyMaker(identity, settings.as_key(), schema),
+                )
+            )
+
+    def request(self, prompt: str, sample: int) -> ModelRequest:
+        messages: list[Message] = [{"role": "user", "content": prompt + self.instruction}]
+        return ModelRequest(messages, self.samples[sample].settings, self.schema)
+
+
+@dataclass(slots=True)
+class Call:
+    """A judge call the store could not answer."""
+
+    state: ItemState
+    slot: int  # index into `state.calls`
+    lane: JudgeLane
+    request: ModelRequest
+    key: str
+
+    @property
+    def outcome(self) -> CallOutcome:
+        return self.state.calls[self.slot]
+
+
+@dataclass(slots=True)
+class ItemState:
+    item: Item
+    calls: list[CallOutcome] = field(default_factory=list)
+    missing: list[Call] = field(default_factory=list)
+    pending: int = 0  # missing calls not finished yet
+
+
+class Planner:
+    def __init__(
+        self,
+        protocol: Protocol,
+        lanes: list[JudgeLane],
+        orders: tuple[bool, ...],
+        store: Store,
+        usage: Usage,
+        *,
+        lookup: bool,
+    ) -> None:
+        """`lookup`: answer calls from the store (not with `--no-cache`, nor a new store)."""
+        self.protocol = protocol
+        self.lanes = lanes
+        self.orders = orders
+        self.store = store
+        self.usage = usage
+        self.lookup = lookup
+        self.legacy = lookup and store.legacy_keys
+
+    def plan(self, item: Item) -> ItemState:
+        state = ItemState(item)
+        prompts = [self.protocol.render(item.text, flipped=f) for f in self.orders]
+        for lane in self.lanes:
+            for k, sample in enumerate(lane.samples):
+                for flipped, prompt in zip(self.orders, prompts, strict=True):
+                    request = lane.request(prompt, k)
+                    key = sample.keys.key(request.messages, k)
+                    outcome = CallOutcome(lane.name, k, flipped)
+                    state.calls.append(outcome)
+                    stored = self._stored(key, sample, prompt, k)
+                    if stored is None:
+                        state.missing.append(Call(state, len(state.calls) - 1, lane, request, key))
+                        continue
+                    outcome.cached = True
+                    self.usage.cached_calls += 1
+                    reply = Reply(stored.raw, stored.input_tokens, stored.output_tokens)
+                    # Parsed again: a parser fix re-scores a stored reply without a new call.
+                    verdict, error = parse(reply, self.protocol, flipped)
+                    outcome.settle(reply, stored.latency, verdict, error)
+        state.pending = len(state.missing)
+        return state
+
+    def _stored(self, key: str, sample: _Sample, prompt: str, k: int) -> StoredReply | None:
+        if not self.lookup:
+            return None
+        found = self.store.get(key)
+        if found is None and self.legacy:
+            found = self.store.get(sample.legacy.key(prompt, k))
+        return found
+
+
+def parse(reply: Reply, protocol: Protocol, flipped: bool) -> tuple[Verdict | None, str | None]:
+    """A reply's verdict, or why it holds none."""
+    try:
+        return parse_verdict(reply.text, protocol, flipped=flipped), None
+    except VerdictError as exc:
+        return None, f"VerdictError: {exc}"
+
+
+def schema_name(protocol: Protocol) -> str:
+    return protocol.name.replace("-", "_")[:64] + "_verdict"

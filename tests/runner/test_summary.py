@@ -1,0 +1,167 @@
+"""`SummaryBuilder`: counts, metric values with intervals, position consistency, panels."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from chatjudge.__about__ import __version__
+from chatjudge.protocols import BASELINE, CANDIDATE, TIE, get_protocol
+from chatjudge.rundir import Summary
+from chatjudge.runner.summary import SummaryBuilder
+
+POINTWISE = get_protocol("interactivity-accuracy")
+PAIRWISE = get_protocol("pairwise-chat-quality")
+USAGE = {"calls": 8, "cached_calls": 2, "input_tokens": 800, "output_tokens": 90}
+
+
+def pointwise_summary(items: list[tuple[int, int] | None], **kwargs: Any) -> dict[str, Any]:
+    """A one-judge pointwise summary of items (interactivity, accuracy); None: a failed item."""
+    builder = SummaryBuilder(POINTWISE, ["local"], flip=True, samples=1)
+    for item in items:
+        if item is None:
+            builder.add(False, {}, None)
+        else:
+            builder.add(True, {"interactivity": item[0], "accuracy": item[1]}, None)
+    return builder.build(kwargs.get("usage", USAGE), kwargs.get("cost"))
+
+
+def test_counts_and_pointwise_metrics() -> None:
+    summary = pointwise_summary([(3, 1), (2, 0), None, (1, 1), (3, 1)], cost=0.25)
+    assert (summary["n_items"], summary["n_ok"], summary["n_failed"]) == (5, 4, 1)
+    m = summary["metrics"]
+    assert set(m) == {"interactivity", "itr", "accuracy"}  # no position consistency
+    assert m["interactivity"]["value"] == pytest.approx(2.25)
+    # itr: the mean of (score - 2.5) * 200 = (100 - 100 - 300 + 100) / 4
+    assert m["itr"]["value"] == pytest.approx(-50.0)
+    assert m["accuracy"]["value"] == pytest.approx(0.75)
+    for metric in m.values():
+        assert metric["n"] == 4  # the failed item counts in none
+        lo, hi = metric["ci95"]
+        assert lo <= metric["value"] <= hi and lo < hi
+    assert summary["usage"] == USAGE and summary["cost_usd"] == 0.25
+    assert summary["flip"] is False  # a pointwise run has no orders to flip
+
+
+def test_the_summary_fields_and_format() -> None:
+    summary = pointwise_summary([(3, 1), (2, 1)])
+    assert summary["format"] == 1
+    assert summary["protocol"] == "interactivity-accuracy" and summary["kind"] == "pointwise"
+    assert summary["judge"] == "local" and summary["judges"] == ["local"]
+    assert summary["samples"] == 1 and summary["per_judge"] == {}
+    assert summary["cost_usd"] is None
+    assert summary["chatjudge_version"] == __version__
+    created = dt.datetime.fromisoformat(summary["created"])
+    assert abs(dt.datetime.now(dt.UTC) - created) < dt.timedelta(minutes=1)
+    Summary.model_validate(summary)
+    strict = type("StrictSummary", (Summary,), {"model_config": {"extra": "forbid"}})
+    strict.model_validate(summary)  # no field outside the documented format
+
+
+def test_intervals_are_null_with_fewer_than_two_items() -> None:
+    one = pointwise_summary([(3, 1), None])
+    for metric in one["metrics"].values():
+        assert metric["ci95"] is None and metric["n"] == 1
+    assert one["metrics"]["itr"]["value"] == pytest.approx(100.0)
+    none = pointwise_summary([None, None])
+    assert (none["n_items"], none["n_ok"], none["n_failed"]) == (2, 0, 2)
+    for metric in none["metrics"].values():
+        assert metric == {"value": None, "ci95": None, "n": 0}
+
+
+def test_intervals_are_deterministic() -> None:
+    items = [(3, 1), (2, 0), (1, 1), (3, 0), (2, 1)]
+    first, second = pointwise_summary(items), pointwise_summary(items)
+    assert first["metrics"] == second["metrics"]
+
+
+def pairwise_summary(
+    items: list[tuple[str, bool | None] | None], *, flip: bool = True, samples: int = 1
+) -> dict[str, Any]:
+    builder = SummaryBuilder(PAIRWISE, ["j"], flip=flip, samples=samples)
+    for item in items:
+        if item is None:
+            builder.add(False, {}, None)
+        else:
+            builder.add(True, {"pairwise_choice": item[0]}, item[1])
+    return builder.build(USAGE, None)
+
+
+def test_pairwise_rates_and_position_consistency_with_flip() -> None:
+    summary = pairwise_summary(
+        [(CANDIDATE, True), (CANDIDATE, True), (TIE, False), (BASELINE, True), None], samples=3
+    )
+    m = summary["metrics"]
+    assert m["candidate_win_rate"]["value"] == pytest.approx(0.5)
+    assert m["baseline_win_rate"]["value"] == pytest.approx(0.25)
+    assert m["tie_rate"]["value"] == pytest.approx(0.25)
+    assert m["position_consistency"]["value"] == pytest.approx(0.75)
+    assert m["position_consistency"]["n"] == 4
+    assert summary["flip"] is True and summary["samples"] == 3
+    assert summary["kind"] == "pairwise"
+
+
+def test_an_unknown_consistency_is_left_out_of_its_metric() -> None:
+    summary = pairwise_summary([(CANDIDATE, True), (CANDIDATE, None), (TIE, False)])
+    consistency = summary["metrics"]["position_consistency"]
+    assert consistency["value"] == pytest.approx(0.5) and consistency["n"] == 2
+    assert summary["metrics"]["candidate_win_rate"]["n"] == 3
+
+
+def test_no_position_consistency_without_flip() -> None:
+    summary = pairwise_summary([(BASELINE, None), (BASELINE, None)], flip=False)
+    assert "position_consistency" not in summary["metrics"]
+    assert summary["metrics"]["baseline_win_rate"]["value"] == 1.0
+    assert summary["flip"] is False
+
+
+def test_a_panel_has_per_judge_metrics_and_inter_judge_agreement() -> None:
+    judges = ["a", "b", "c"]
+    builder = SummaryBuilder(PAIRWISE, judges, flip=True, samples=1)
+    per_item = [  # (panel verdict, {judge: choice})
+        (CANDIDATE, {"a": CANDIDATE, "b": CANDIDATE, "c": TIE}),
+        (CANDIDATE, {"a": CANDIDATE, "b": CANDIDATE, "c": TIE}),
+        (BASELINE, {"a": BASELINE, "b": CANDIDATE, "c": BASELINE}),
+        (TIE, {"a": TIE, "b": TIE, "c": TIE}),
+    ]
+    for verdict, choices in per_item:
+        judge_scores = {j: {"pairwise_choice": c} for j, c in choices.items()}
+        builder.add(True, {"pairwise_choice": verdict}, True, judge_scores)
+    builder.add(False, {}, None)  # a failed item has no judge scores
+    summary = builder.build(USAGE, None)
+
+    assert summary["judge"] == "a+b+c" and summary["judges"] == judges
+    assert summary["metrics"]["candidate_win_rate"]["value"] == pytest.approx(0.5)
+    per = summary["per_judge"]
+    assert set(per) == {"a", "b", "c", "inter_judge_agreement"}
+    assert per["a"]["metrics"]["candidate_win_rate"]["value"] == pytest.approx(0.5)
+    assert per["b"]["metrics"]["candidate_win_rate"]["value"] == pytest.approx(0.75)
+    assert per["c"]["metrics"]["tie_rate"]["value"] == pytest.approx(0.75)
+    assert per["c"]["metrics"]["tie_rate"]["n"] == 4
+    assert "position_consistency" not in per["a"]["metrics"]  # the panel's, not a judge's
+    pairs = {tuple(p["judges"]): (p["agreement"], p["n"]) for p in per["inter_judge_agreement"]}
+    assert pairs == {
+        ("a", "b"): (pytest.approx(0.75), 4),
+        ("a", "c"): (pytest.approx(0.5), 4),
+        ("b", "c"): (pytest.approx(0.25), 4),
+    }
+
+
+def test_pointwise_panel_agreement_is_on_the_whole_verdict() -> None:
+    builder = SummaryBuilder(POINTWISE, ["a", "b"], flip=False, samples=1)
+    for a, b in [((3, 1), (3, 1)), ((3, 1), (3, 0)), ((2, 0), (2, 0))]:
+        judge_scores = {
+            "a": {"interactivity": a[0], "accuracy": a[1]},
+            "b": {"interactivity": b[0], "accuracy": b[1]},
+        }
+        mean = {"interactivity": a[0], "accuracy": (a[1] + b[1]) / 2}
+        builder.add(True, mean, None, judge_scores)
+    per = builder.build(USAGE, None)["per_judge"]
+    assert per["inter_judge_agreement"] == [
+        {"judges": ["a", "b"], "agreement": pytest.approx(2 / 3), "n": 3}
+    ]
+    assert per["a"]["metrics"]["accuracy"]["value"] == pytest.approx(2 / 3)
+    assert per["b"]["metrics"]["accuracy"]["value"] == pytest.approx(1 / 3)
+    assert per["b"]["metrics"]["itr"]["value"] == pytest.approx((100 + 100 - 100) / 3)

@@ -1,0 +1,406 @@
+"""The run directory: what the engine writes is exactly the documented models, and every
+reader refuses a file of another format with a message naming it."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+from typer.testing import CliRunner
+
+import chatjudge
+from chatjudge.cli import app
+from chatjudge.errors import UsageError
+from chatjudge.options import RunConfig
+from chatjudge.rundir import (
+    COMPARISON,
+    RESULTS,
+    RUN_INFO,
+    SUMMARY,
+    CallRecord,
+    Comparison,
+    Metric,
+    Rating,
+    ResultRecord,
+    RunInfo,
+    Summary,
+    iter_results,
+    ok_scores,
+    read_summary,
+)
+
+runner = CliRunner()
+STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+# Strict copies of the documented models: no field beyond them, no coercion of types
+# (JSON's own: an int where a float is declared is fine), nested records strict too.
+class StrictCall(CallRecord):
+    model_config = STRICT
+
+
+class StrictResult(ResultRecord):
+    model_config = STRICT
+    calls: list[StrictCall]
+
+
+class StrictMetric(Metric):
+    model_config = STRICT
+
+
+class StrictSummary(Summary):
+    model_config = STRICT
+    metrics: dict[str, StrictMetric]
+
+
+class StrictRunInfo(RunInfo):
+    model_config = STRICT
+
+
+class StrictRating(Rating):
+    model_config = STRICT
+
+
+class StrictComparison(Comparison):
+    model_config = STRICT
+    ratings: list[StrictRating]
+
+
+def test_the_strict_copies_are_strict() -> None:
+    call = {
+        "judge": "j",
+        "sample": 0,
+        "flipped": False,
+        "status": "ok",
+        "scores": {},
+        "label": None,
+        "rationale": {},
+        "raw": None,
+        "error": None,
+        "cached": False,
+        "input_tokens": None,
+        "output_tokens": None,
+        "latency": None,
+    }
+    StrictCall.model_validate_json(json.dumps(call))
+    with pytest.raises(ValueError, match="extra"):
+        StrictCall.model_validate_json(json.dumps({**call, "surprise": 1}))
+    with pytest.raises(ValueError, match="sample"):
+        StrictCall.model_validate_json(json.dumps({**call, "sample": "0"}))
+    assert CallRecord.model_validate({**call, "surprise": 1})  # the readers' models allow it
+
+
+def fair_judge(prompt: str) -> str:
+    """Prefers whichever shown response says GOOD, in either order."""
+    a = re.search(r"### Response A\n(.*?)\n\n### Response B", prompt, re.S).group(1)
+    b = re.search(r"### Response B\n(.*?)\n", prompt, re.S).group(1)
+    choice = "A" if "GOOD" in a else "B" if "GOOD" in b else "SAME"
+    return json.dumps({"explanation": "GOOD wins", "pairwise_choice": choice})
+
+
+def first_position_judge(prompt: str) -> str:
+    return '{"explanation": "A looks fine", "pairwise_choice": "A"}'
+
+
+def pairs(n: int, *, candidate_wins: int) -> list[dict[str, Any]]:
+    rows = []
+    for i in range(n):
+        good, bad = f"GOOD answer {i}", f"weak answer {i}"
+        wins = i < candidate_wins
+        rows.append(
+            {
+                "id": f"p{i}",
+                "history": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "hey"},
+                ],
+                "prompt": f"question {i}",
+                "baseline_model_response": bad if wins else good,
+                "response": good if wins else bad,
+            }
+        )
+    return rows
+
+
+def lines(run_dir: Path) -> list[str]:
+    return (run_dir / RESULTS).read_text(encoding="utf-8").splitlines()
+
+
+def fields_written(
+    model: type[BaseModel], data: dict[str, Any], present: Iterable[str] = ()
+) -> None:
+    """Every field `model` requires is written, and the optional ones named in `present`;
+    no field beyond the model's."""
+    expected = {name for name, info in model.model_fields.items() if info.is_required()}
+    expected |= set(present)
+    assert expected <= set(data) <= set(model.model_fields), set(data) ^ expected
+
+
+@pytest.fixture(scope="module")
+def pairwise_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("runs") / "pairwise"
+    chatjudge.evaluate(
+        pairs(4, candidate_wins=3),
+        "pairwise-chat-quality",
+        judge=fair_judge,
+        out=out,
+        samples=2,
+        report=False,
+    )
+    return out
+
+
+def test_each_results_line_is_exactly_a_result_record(pairwise_run: Path) -> None:
+    records = lines(pairwise_run)
+    assert len(records) == 4
+    for line in records:
+        record = StrictResult.model_validate_json(line)
+        data = json.loads(line)
+        fields_written(ResultRecord, data, {"format"})
+        assert "judge_scores" not in data  # panels only
+        for call in data["calls"]:
+            fields_written(CallRecord, call)
+        assert record.format == 1 and record.status == "ok"
+        assert len(record.calls) == 4  # 2 samples x 2 orders
+        assert {(c.sample, c.flipped) for c in record.calls} == {
+            (0, False),
+            (0, True),
+            (1, False),
+            (1, True),
+        }
+        assert record.consistent is True and record.agreement == 1.0
+
+
+def test_summary_json_is_exactly_a_summary(pairwise_run: Path) -> None:
+    text = (pairwise_run / SUMMARY).read_text(encoding="utf-8")
+    summary = StrictSummary.model_validate_json(text)
+    fields_written(Summary, json.loads(text), {"format"})
+    assert summary.format == 1 and summary.samples == 2 and summary.flip is True
+    assert (summary.n_items, summary.n_ok, summary.n_failed) == (4, 4, 0)
+    assert summary.metrics["candidate_win_rate"].value == 0.75
+    for metric in json.loads(text)["metrics"].values():
+        fields_written(Metric, metric)
+    assert read_summary(pairwise_run) == Summary.model_validate_json(text)
+
+
+def test_run_json_is_exactly_run_info(pairwise_run: Path) -> None:
+    text = (pairwise_run / RUN_INFO).read_text(encoding="utf-8")
+    info = StrictRunInfo.model_validate_json(text)
+    fields_written(RunInfo, json.loads(text), {"format", "chatjudge_version"})
+    assert info.format == 1 and info.protocol == "pairwise-chat-quality" and info.n_rows == 4
+    assert info.judges == [
+        {"name": "python/fair_judge", "provider": "python", "model": info.judges[0]["model"]}
+    ]
+    expected = RunConfig.from_options({"samples": 2}).options()
+    assert info.config == {**expected, "base_url": []}  # every option, by name
+
+
+def test_a_panel_and_skipped_rows_write_their_optional_fields(tmp_path: Path) -> None:
+    rows = pairs(3, candidate_wins=2)
+    rows.insert(1, {"id": "bad", "prompt": "question without responses"})
+    out = tmp_path / "panel"
+    result = chatjudge.evaluate(
+        rows,
+        "pairwise-chat-quality",
+        judge=[fair_judge, first_position_judge],
+        out=out,
+        skip_invalid=True,
+        report=False,
+    )
+    assert result.summary["n_skipped"] == 1
+    for line in lines(out):
+        StrictResult.model_validate_json(line)
+        fields_written(ResultRecord, json.loads(line), {"format", "judge_scores"})
+    text = (out / SUMMARY).read_text(encoding="utf-8")
+    summary = StrictSummary.model_validate_json(text)
+    fields_written(Summary, json.loads(text), {"format", "n_skipped", "skipped"})
+    assert summary.n_skipped == 1 and len(summary.skipped) >= 1
+    assert set(summary.per_judge) == {
+        "python/fair_judge",
+        "python/first_position_judge",
+        "inter_judge_agreement",
+    }
+
+
+def test_a_failed_item_is_a_result_record_too(tmp_path: Path) -> None:
+    def unparseable(prompt: str) -> str:
+        return "I cannot decide."
+
+    out = tmp_path / "failed"
+    chatjudge.evaluate(
+        pairs(2, candidate_wins=1),
+        "pairwise-chat-quality",
+        judge=unparseable,
+        out=out,
+        parse_retries=0,
+        report=False,
+    )
+    for line in lines(out):
+        record = StrictResult.model_validate_json(line)
+        assert record.status == "failed" and record.scores == {} and record.error
+        assert all(c.status == "failed" and c.raw == "I cannot decide." for c in record.calls)
+    StrictSummary.model_validate_json((out / SUMMARY).read_text(encoding="utf-8"))
+
+
+# Readers refuse another format
+
+
+def copy_run(source: Path, target: Path) -> Path:
+    target.mkdir(parents=True)
+    for name in (RESULTS, SUMMARY, RUN_INFO):
+        (target / name).write_bytes((source / name).read_bytes())
+    return target
+
+
+def set_summary_format(run_dir: Path, value: Any) -> Path:
+    path = run_dir / SUMMARY
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if value is None:
+        del data["format"]
+    else:
+        data["format"] = value
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def set_results_format(run_dir: Path, value: Any, line: int = -1) -> Path:
+    path = run_dir / RESULTS
+    records = [json.loads(x) for x in lines(run_dir)]
+    records[line]["format"] = value
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def refused(message: str, path: Path, found: Any) -> None:
+    flat = " ".join(message.split())
+    assert str(path) in flat, message
+    assert f"has format {found!r}" in flat, message
+    assert "reads format 1" in flat, message
+
+
+@pytest.mark.parametrize("found", [2, None, "1"])
+def test_read_summary_refuses_another_format(
+    pairwise_run: Path, tmp_path: Path, found: Any
+) -> None:
+    run = copy_run(pairwise_run, tmp_path / "run")
+    path = set_summary_format(run, found)
+    with pytest.raises(UsageError) as info:
+        read_summary(run)
+    refused(str(info.value), path, found)
+
+
+def test_iter_results_refuses_another_format(pairwise_run: Path, tmp_path: Path) -> None:
+    run = copy_run(pairwise_run, tmp_path / "run")
+    path = set_results_format(run, 2)
+    with pytest.raises(UsageError) as info:
+        list(iter_results(run))
+    refused(str(info.value), path, 2)
+    with pytest.raises(UsageError):
+        ok_scores(run)
+
+
+def test_a_truncated_last_line_is_read_as_none(pairwise_run: Path, tmp_path: Path) -> None:
+    run = copy_run(pairwise_run, tmp_path / "run")
+    with (run / RESULTS).open("a", encoding="utf-8") as f:
+        f.write('{"format": 1, "id": "p9", "sta')
+    records = list(iter_results(run))
+    assert records[-1] is None and len(records) == 5
+    assert set(ok_scores(run)) == {"p0", "p1", "p2", "p3"}
+
+
+@pytest.mark.parametrize("which", [SUMMARY, RESULTS])
+def test_report_exits_2_on_another_format(pairwise_run: Path, tmp_path: Path, which: str) -> None:
+    run = copy_run(pairwise_run, tmp_path / "run")
+    path = set_summary_format(run, 2) if which == SUMMARY else set_results_format(run, 2)
+    done = runner.invoke(app, ["report", str(run)])
+    assert done.exit_code == 2, done.output
+    refused(done.output, path, 2)
+
+
+def test_report_reads_format_1(pairwise_run: Path, tmp_path: Path) -> None:
+    run = copy_run(pairwise_run, tmp_path / "run")
+    done = runner.invoke(app, ["report", str(run)])
+    assert done.exit_code == 0, done.output
+    assert (run / "report.html").is_file()
+
+
+@pytest.mark.parametrize("which", [SUMMARY, RESULTS])
+def test_compare_exits_2_on_another_format(pairwise_run: Path, tmp_path: Path, which: str) -> None:
+    good = copy_run(pairwise_run, tmp_path / "good")
+    bad = copy_run(pairwise_run, tmp_path / "bad")
+    path = set_summary_format(bad, 2) if which == SUMMARY else set_results_format(bad, 2)
+    done = runner.invoke(
+        app, ["compare", f"good={good}", f"bad={bad}", "--out", str(tmp_path / "cmp")]
+    )
+    assert done.exit_code == 2, done.output
+    refused(done.output, path, 2)
+    assert not (tmp_path / "cmp" / COMPARISON).exists()
+
+
+@pytest.mark.parametrize("which", [SUMMARY, RESULTS])
+def test_agree_exits_2_on_another_format(pairwise_run: Path, tmp_path: Path, which: str) -> None:
+    run = copy_run(pairwise_run, tmp_path / "run")
+    path = set_summary_format(run, 2) if which == SUMMARY else set_results_format(run, 2)
+    human = tmp_path / "human.jsonl"
+    human.write_text(
+        "".join(json.dumps({"id": f"p{i}", "label": "CANDIDATE"}) + "\n" for i in range(4)),
+        encoding="utf-8",
+    )
+    done = runner.invoke(app, ["agree", str(run), "--human", str(human)])
+    assert done.exit_code == 2, done.output
+    refused(done.output, path, 2)
+    assert not (run / "agreement.json").exists()
+    # The same run in format 1 is read.
+    set_summary_format(run, 1)
+    set_results_format(run, 1)
+    assert runner.invoke(app, ["agree", str(run), "--human", str(human)]).exit_code == 0
+
+
+@pytest.fixture(scope="module")
+def compare_json(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Path]]:
+    """compare.json of two pairwise runs, as `chatjudge compare` writes it."""
+    root = tmp_path_factory.mktemp("compare")
+    runs = {}
+    for name, wins in (("strong", 5), ("weak", 2)):
+        runs[name] = root / name
+        chatjudge.evaluate(
+            pairs(6, candidate_wins=wins),
+            "pairwise-chat-quality",
+            judge=fair_judge,
+            out=runs[name],
+            report=False,
+        )
+    done = runner.invoke(
+        app, ["compare", *(f"{k}={v}" for k, v in runs.items()), "--out", str(root / "cmp")]
+    )
+    assert done.exit_code == 0, done.output
+    return (root / "cmp" / COMPARISON).read_text(encoding="utf-8"), runs
+
+
+def test_compare_json_is_a_comparison(compare_json: tuple[str, dict[str, Path]]) -> None:
+    text, runs = compare_json
+    comparison = Comparison.model_validate_json(text)
+    assert comparison.format == 1 and comparison.kind == "pairwise"
+    assert comparison.protocol == "pairwise-chat-quality" and comparison.baseline == "baseline"
+    assert set(comparison.models) == {"baseline", "strong", "weak"}
+    assert {r.model for r in comparison.ratings} == set(comparison.models)
+    assert comparison.runs == {name: str(path) for name, path in runs.items()}
+    assert comparison.n_items == 6 and comparison.n_battles == 12
+    assert comparison.outcomes["strong"] == {"won": 5, "tied": 0, "lost": 1}
+    assert len(comparison.win_rates) == 3 and all(len(row) == 3 for row in comparison.win_rates)
+
+
+def test_compare_json_has_exactly_the_comparison_fields(
+    compare_json: tuple[str, dict[str, Path]],
+) -> None:
+    text, _ = compare_json
+    StrictComparison.model_validate_json(text)
+    data = json.loads(text)
+    fields_written(Comparison, data, {"format"})
+    for rating in data["ratings"]:
+        fields_written(Rating, rating)
