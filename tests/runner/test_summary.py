@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 from typing import Any
 
 import pytest
@@ -20,11 +21,11 @@ USAGE = {"calls": 8, "cached_calls": 2, "input_tokens": 800, "output_tokens": 90
 def pointwise_summary(items: list[tuple[int, int] | None], **kwargs: Any) -> dict[str, Any]:
     """A one-judge pointwise summary of items (interactivity, accuracy); None: a failed item."""
     builder = SummaryBuilder(POINTWISE, ["local"], flip=True, samples=1)
-    for item in items:
+    for i, item in enumerate(items):
         if item is None:
-            builder.add(False, {}, None)
+            builder.add(i, False, {}, None)
         else:
-            builder.add(True, {"interactivity": item[0], "accuracy": item[1]}, None)
+            builder.add(i, True, {"interactivity": item[0], "accuracy": item[1]}, None)
     return builder.build(kwargs.get("usage", USAGE), kwargs.get("cost"))
 
 
@@ -81,11 +82,11 @@ def pairwise_summary(
     items: list[tuple[str, bool | None] | None], *, flip: bool = True, samples: int = 1
 ) -> dict[str, Any]:
     builder = SummaryBuilder(PAIRWISE, ["j"], flip=flip, samples=samples)
-    for item in items:
+    for i, item in enumerate(items):
         if item is None:
-            builder.add(False, {}, None)
+            builder.add(i, False, {}, None)
         else:
-            builder.add(True, {"pairwise_choice": item[0]}, item[1])
+            builder.add(i, True, {"pairwise_choice": item[0]}, item[1])
     return builder.build(USAGE, None)
 
 
@@ -126,10 +127,10 @@ def test_a_panel_has_per_judge_metrics_and_inter_judge_agreement() -> None:
         (BASELINE, {"a": BASELINE, "b": CANDIDATE, "c": BASELINE}),
         (TIE, {"a": TIE, "b": TIE, "c": TIE}),
     ]
-    for verdict, choices in per_item:
+    for i, (verdict, choices) in enumerate(per_item):
         judge_scores = {j: {"pairwise_choice": c} for j, c in choices.items()}
-        builder.add(True, {"pairwise_choice": verdict}, True, judge_scores)
-    builder.add(False, {}, None)  # a failed item has no judge scores
+        builder.add(i, True, {"pairwise_choice": verdict}, True, judge_scores)
+    builder.add(len(per_item), False, {}, None)  # a failed item has no judge scores
     summary = builder.build(USAGE, None)
 
     assert summary["judge"] == "a+b+c" and summary["judges"] == judges
@@ -151,13 +152,13 @@ def test_a_panel_has_per_judge_metrics_and_inter_judge_agreement() -> None:
 
 def test_pointwise_panel_agreement_is_on_the_whole_verdict() -> None:
     builder = SummaryBuilder(POINTWISE, ["a", "b"], flip=False, samples=1)
-    for a, b in [((3, 1), (3, 1)), ((3, 1), (3, 0)), ((2, 0), (2, 0))]:
+    for i, (a, b) in enumerate([((3, 1), (3, 1)), ((3, 1), (3, 0)), ((2, 0), (2, 0))]):
         judge_scores = {
             "a": {"interactivity": a[0], "accuracy": a[1]},
             "b": {"interactivity": b[0], "accuracy": b[1]},
         }
         mean = {"interactivity": a[0], "accuracy": (a[1] + b[1]) / 2}
-        builder.add(True, mean, None, judge_scores)
+        builder.add(i, True, mean, None, judge_scores)
     per = builder.build(USAGE, None)["per_judge"]
     assert per["inter_judge_agreement"] == [
         {"judges": ["a", "b"], "agreement": pytest.approx(2 / 3), "n": 3}
@@ -165,3 +166,19 @@ def test_pointwise_panel_agreement_is_on_the_whole_verdict() -> None:
     assert per["a"]["metrics"]["accuracy"]["value"] == pytest.approx(2 / 3)
     assert per["b"]["metrics"]["accuracy"]["value"] == pytest.approx(1 / 3)
     assert per["b"]["metrics"]["itr"]["value"] == pytest.approx((100 + 100 - 100) / 3)
+
+
+def test_intervals_do_not_depend_on_the_order_items_finish_in() -> None:
+    """Items finish in any order (concurrency, Ray workers); the summary must not."""
+    items = [(1 + i % 3, i % 2) for i in range(40)]
+
+    def summary(order: list[int]) -> dict[str, Any]:
+        builder = SummaryBuilder(POINTWISE, ["local"], flip=False, samples=1)
+        for i in order:
+            builder.add(i, True, {"interactivity": items[i][0], "accuracy": items[i][1]}, None)
+        return builder.build(USAGE, None)["metrics"]
+
+    in_order = summary(list(range(40)))
+    shuffled = list(range(40))
+    random.Random(7).shuffle(shuffled)
+    assert summary(shuffled) == in_order

@@ -49,9 +49,12 @@ class Folder:
         if self.on_item is not None:
             self.on_item(record)
         ok = record["status"] == "ok"
-        self.summary.add(ok, record["scores"], record["consistent"], record.get("judge_scores"))
+        index = record["index"]
+        self.summary.add(
+            index, ok, record["scores"], record["consistent"], record.get("judge_scores")
+        )
         if "simulation" in record:
-            self.summary.add_simulation(record["simulation"])
+            self.summary.add_simulation(index, record["simulation"])
         usage = record["usage"]
         self.progress.advance(failed=not ok, tokens=usage["input_tokens"] + usage["output_tokens"])
         self.finished += 1

@@ -7,6 +7,8 @@ from array import array
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
+
 from chatjudge.__about__ import __version__
 from chatjudge.protocols.spec import MetricSpec, Protocol
 from chatjudge.stats import bootstrap_metrics
@@ -39,9 +41,14 @@ class SummaryBuilder:
         )
         self._panel: dict[str, list[Any]] = defaultdict(list)  # judge -> per-item verdicts
         self._simulation: dict[str, array[float]] = {}  # simulated conversations' figures
+        # Items finish in any order; the bootstrap resamples them in input order, so the
+        # intervals do not depend on which call came back first (or on the executor).
+        self._order: array[int] = array("q")
+        self._simulation_order: array[int] = array("q")
 
     def add(
         self,
+        index: int,
         ok: bool,
         scores: dict[str, Any],
         consistent: bool | None,
@@ -51,6 +58,7 @@ class SummaryBuilder:
         if not ok:
             self.n_failed += 1
             return
+        self._order.append(index)
         for spec in self.protocol.metrics:
             self._values[spec.name].append(metric_value(spec, scores))
         if self.flip:
@@ -61,7 +69,7 @@ class SummaryBuilder:
                     self._per_judge[judge][spec.name].append(metric_value(spec, js))
                 self._panel[judge].append(_label(self.protocol, js))
 
-    def add_simulation(self, simulated: dict[str, Any]) -> None:
+    def add_simulation(self, index: int, simulated: dict[str, Any]) -> None:
         """One item's conversation figures (from `chatjudge simulate`): the summary shows
         them as CollabLLM and Vertex report them beside the judge's metrics."""
         tokens = simulated.get("assistant_tokens")
@@ -71,6 +79,7 @@ class SummaryBuilder:
             "ended_by_user": float(simulated["ended"] == "user"),
             "ended_by_max_turns": float(simulated["ended"] == "max_turns"),
         }
+        self._simulation_order.append(index)
         for name, value in values.items():
             self._simulation.setdefault(name, array("d")).append(value)
 
@@ -78,7 +87,7 @@ class SummaryBuilder:
         columns = dict(self._values)
         if self.flip:
             columns["position_consistency"] = self._consistency
-        metrics = _metrics(columns)
+        metrics = _metrics(columns, self._order)
         summary = {
             "format": FORMAT,
             "protocol": self.protocol.name,
@@ -98,14 +107,15 @@ class SummaryBuilder:
             "chatjudge_version": __version__,
         }
         if self._simulation:
-            summary["simulation"] = _metrics(self._simulation)
+            summary["simulation"] = _metrics(self._simulation, self._simulation_order)
         return summary
 
     def _per_judge_summary(self) -> dict[str, Any]:
         if len(self.judges) < 2:
             return {}
         out: dict[str, Any] = {
-            judge: {"metrics": _metrics(self._per_judge[judge])} for judge in self.judges
+            judge: {"metrics": _metrics(self._per_judge[judge], self._order)}
+            for judge in self.judges
         }
         pairs = []
         for i, a in enumerate(self.judges):
@@ -127,6 +137,11 @@ def _label(protocol: Protocol, scores: dict[str, Any]) -> Any:
     return tuple(scores[n] for n in protocol.score_names)
 
 
-def _metrics(columns: dict[str, array[float]]) -> dict[str, Any]:
-    """Each metric's value and 95% bootstrap interval, all from one shared item resampling."""
-    return {name: est.to_dict() for name, est in bootstrap_metrics(columns).items()}
+def _metrics(columns: dict[str, array[float]], order: array[int]) -> dict[str, Any]:
+    """Each metric's value and 95% bootstrap interval, all from one shared resampling of
+    the items, taken in input order (`order`: each value's item index)."""
+    by_index = np.argsort(np.frombuffer(order, dtype=np.int64), kind="stable")
+    ordered = {
+        name: np.frombuffer(col, dtype=np.float64)[by_index] for name, col in columns.items()
+    }
+    return {name: est.to_dict() for name, est in bootstrap_metrics(ordered).items()}
