@@ -10,7 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_OUT ?= chatjudge-runs/demo
 
-.PHONY: demo test lint bench clean
+.PHONY: demo demo-simulate test lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,14 @@ demo: $(VENV)/.demo-installed
 		--out $(DEMO_OUT)/pairwise-chat-quality || status=$$?; \
 	exit $$status
 
+# The whole offline pipeline: simulated conversations with the embedded model in both roles,
+# then judged for interactivity and accuracy.
+demo-simulate: $(VENV)/.demo-installed
+	$(BIN)/chatjudge simulate examples/questions.jsonl --assistant local --user local \
+		--max-turns 2 --max-tokens 128 --user-max-tokens 160 --out $(DEMO_OUT)/simulated.jsonl
+	$(BIN)/chatjudge run $(DEMO_OUT)/simulated.jsonl --protocol interactivity-accuracy \
+		--out $(DEMO_OUT)/simulated-judged
+
 test: $(VENV)/.test-installed /usr/bin/chromium
 	$(BIN)/python -m pytest
 
@@ -48,6 +56,7 @@ lint: $(VENV)/.test-installed
 bench: $(VENV)/.test-installed
 	$(BIN)/python bench/run_engine.py
 	$(BIN)/python bench/local_judge.py
+	$(BIN)/python bench/simulate.py
 
 clean:
 	rm -rf $(VENV) chatjudge-runs test-output

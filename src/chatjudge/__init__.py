@@ -8,6 +8,7 @@ from chatjudge.__about__ import __version__
 
 if TYPE_CHECKING:
     from chatjudge.api import EvalResult, evaluate
+    from chatjudge.produce import generate, simulate
 
 
 def __getattr__(name: str) -> Any:
@@ -16,7 +17,11 @@ def __getattr__(name: str) -> Any:
         from chatjudge import api
 
         return getattr(api, name)
+    if name in ("generate", "simulate"):
+        from chatjudge import produce
+
+        return getattr(produce, name)
     raise AttributeError(f"module 'chatjudge' has no attribute {name!r}")
 
 
-__all__ = ["EvalResult", "__version__", "evaluate"]
+__all__ = ["EvalResult", "__version__", "evaluate", "generate", "simulate"]

@@ -174,6 +174,151 @@ def run(
     raise typer.Exit(1 if summary["n_failed"] or summary.get("n_skipped") else 0)
 
 
+@app.command()
+@with_options("generate")
+def generate(
+    data: Annotated[
+        Path, typer.Argument(help="JSONL, CSV or Parquet file with history and prompt.")
+    ],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", "-m", help="The model under test: local, openai/MODEL, anthropic/MODEL, ..."
+        ),
+    ],
+    field: Annotated[
+        str,
+        typer.Option(
+            "--field", "-f", help="The field its replies fill: response or baseline_model_response."
+        ),
+    ] = "response",
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="The JSONL file to write (default: under ./chatjudge-runs/, named after the "
+            "command, so it resumes); its store and summary are written beside it.",
+        ),
+    ] = None,
+    map_: MapOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    **options: Any,
+) -> None:
+    """Fill RESPONSE (or the baseline's) with a model's reply to every row's history and
+    prompt: a dataset for `run -p pairwise-chat-quality`."""
+    from chatjudge.options import RunConfig
+    from chatjudge.produce import build_generation
+
+    _show_warnings()
+    try:
+        config = RunConfig.from_options(
+            _options(options, "generate"), command="generate", progress=not quiet
+        )
+        job = build_generation(
+            data, model, field, out_path, column_map=_column_map(map_), config=config
+        )
+    except DataValidationError as exc:
+        raise _fail(f"{data}: {exc}\nnothing was sent to a model.") from None
+    except (ChatJudgeError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    err.print(
+        f"generating {field} for {job.validation.n_rows} row(s) of {data} with "
+        f"{job.model.name} -> {job.output.rows}",
+        highlight=False,
+    )
+    _produce(job.run(), job.output)
+
+
+@app.command()
+@with_options("simulate")
+def simulate(
+    data: Annotated[
+        Path, typer.Argument(help="JSONL, CSV or Parquet file with question and answer.")
+    ],
+    assistant: Annotated[
+        str,
+        typer.Option(
+            "--assistant", "-a", help="The assistant under test: local, openai/MODEL, ..."
+        ),
+    ],
+    user: Annotated[
+        str | None,
+        typer.Option("--user", "-u", help="The simulated user's model (default: the assistant's)."),
+    ] = None,
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="The JSONL file to write (default: under ./chatjudge-runs/, named after the "
+            "command, so it resumes); its store and summary are written beside it.",
+        ),
+    ] = None,
+    map_: MapOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    **options: Any,
+) -> None:
+    """Let a simulated user, whose hidden goal is each row's question, talk with the
+    assistant: conversations for `run -p interactivity-accuracy`."""
+    from chatjudge.options import RunConfig
+    from chatjudge.produce import build_simulation
+
+    _show_warnings()
+    try:
+        config = RunConfig.from_options(
+            _options(options, "simulate"), command="simulate", progress=not quiet
+        )
+        job = build_simulation(
+            data, assistant, user, out_path, column_map=_column_map(map_), config=config
+        )
+    except DataValidationError as exc:
+        raise _fail(f"{data}: {exc}\nnothing was sent to a model.") from None
+    except (ChatJudgeError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    err.print(
+        f"simulating {job.validation.n_rows * config.run.samples} conversation(s) of {data}: "
+        f"assistant {job.assistant.name}, user {job.user.name} -> {job.output.rows}",
+        highlight=False,
+    )
+    _produce(job.run(), job.output)
+
+
+def _produce(work: Any, output: Any) -> None:
+    """Run a generation or simulation, print its summary; exit 1 if a row failed or was
+    skipped, as `run` does."""
+    from chatjudge.errors import FatalJudgeError
+    from chatjudge.report import produced_table
+    from chatjudge.sync import run_sync
+
+    _collect_less_often()
+    try:
+        summary = run_sync(work)
+    except FatalJudgeError as exc:
+        raise _fail(
+            f"{exc}\n{exc.finished} finished row(s) are in {output.rows}, every call in "
+            f"{output.store}; after the fix, the same command resumes.",
+            1 if exc.finished else 2,
+        ) from None
+    except ChatJudgeError as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail(
+            f"interrupted: every finished call is kept in {output.store}; "
+            "run the same command again to resume.",
+            130,
+        ) from None
+    out.print(produced_table(summary))
+    err.print(f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False)
+    if summary.get("n_skipped"):
+        err.print(
+            f"[bold yellow]warning:[/] {summary['n_skipped']} invalid row(s) skipped "
+            "(listed in the summary)",
+            highlight=False,
+        )
+    raise typer.Exit(1 if summary["n_failed"] or summary.get("n_skipped") else 0)
+
+
 def _show_warnings() -> None:
     """Warnings (an AMX build of llama.cpp, say) as one `warning:` line each, on stderr."""
 

@@ -55,6 +55,7 @@ FaultKind = Literal[
     "401",
     "403",
     "garbled",
+    "context",
 ]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
 FormatType = Literal["json_schema", "json_object"]
@@ -67,6 +68,12 @@ FAULT_MESSAGES = {
     "401": "Incorrect API key provided: sk-***stub.",
     "403": "Project proj_stub does not have access to model stub.",
 }
+
+CONTEXT_MESSAGE = (
+    "This model's maximum context length is 4096 tokens. However, your messages resulted in "
+    "5120 tokens. Please reduce the length of the messages."
+)
+END_MARKER = "[[TERMINATE CHAT]]"  # chatjudge's simulated user ends a conversation with it
 
 _MASK = (1 << 64) - 1
 
@@ -82,7 +89,8 @@ class StubConfig(BaseModel):
     fault_kinds: tuple[FaultKind, ...] = Field(
         ("429", "500", "503", "reset", "malformed", "truncated"),
         description="kinds drawn from (per prompt and attempt); `hang`, the 4xx kinds and "
-        "`garbled` (a 200 whose body is no chat completion) only when listed",
+        "`garbled` (a 200 whose body is no chat completion) and `context` (a 400 saying the "
+        "context window is exceeded) only when listed",
     )
     faulty_attempts: int | None = Field(
         2, ge=0, description="only a prompt's first N attempts may fault (None: every attempt)"
@@ -104,6 +112,16 @@ class StubConfig(BaseModel):
     record: bool = Field(False, description="keep the last 1,000 requests' headers and bodies")
     seed: int = Field(0, description="changes which attempts fault, not the replies")
     models: tuple[str, ...] = ("stub",)
+    user_ends_after: int | None = Field(
+        None,
+        ge=0,
+        description="simulated-user requests (a reply schema with a `response`): the response "
+        "ends with `user_appends` once the transcript holds this many assistant replies",
+    )
+    user_appends: str = Field(END_MARKER, description="what such a response ends with")
+    reasoning: str | None = Field(
+        None, description="replies without a schema start with `<think>reasoning</think>`"
+    )
 
 
 class StubStats:
@@ -283,6 +301,16 @@ def expected_reply(
         else:
             return f"Stub reply {seed:016x}."
     return json.dumps(instance_of(schema, seed))
+
+
+def _simulated_user(content: str, prompt: str, ends_after: int, appends: str) -> str:
+    """A simulated user's turn that says `appends` (by default the end marker) once the
+    transcript (chatjudge's `**role**: content` lines) holds `ends_after` assistant replies."""
+    if prompt.count("**assistant**:") < ends_after:
+        return content
+    turn = json.loads(content)
+    turn["response"] = f"{turn['response']} Thanks, that settles it. {appends}"
+    return json.dumps(turn)
 
 
 def instance_of(schema: dict[str, Any], seed: int, name: str = "", root: Any = None) -> Any:
@@ -589,6 +617,10 @@ class StubServer:
             kind = "server_error" if status >= 500 else "invalid_request_error"
             code = {"401": "invalid_api_key", "403": "model_not_found"}.get(fault)
             return _error(status, FAULT_MESSAGES[fault], kind, code=code)
+        if fault == "context":
+            return _error(
+                400, CONTEXT_MESSAGE, "invalid_request_error", code="context_length_exceeded"
+            )
         if fault == "garbled":  # a proxy's page, with status 200
             return web.Response(
                 text="<html><body>Welcome to nginx!</body></html>", content_type="text/html"
@@ -598,7 +630,14 @@ class StubServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), config.hang_seconds)
         self._serial += 1
-        content = expected_reply(prompt, schema_of(body), key=key)
+        schema = schema_of(body)
+        content = expected_reply(prompt, schema, key=key)
+        if config.user_ends_after is not None and "response" in (schema or {}).get(
+            "properties", {}
+        ):
+            content = _simulated_user(content, prompt, config.user_ends_after, config.user_appends)
+        elif config.reasoning is not None and schema is None:
+            content = f"<think>{config.reasoning}</think>{content}"
         if fault == "malformed":
             return _completion(
                 body, messages, "I'm sorry, I can't rate this conversation.", "stop", self._serial

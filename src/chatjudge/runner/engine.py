@@ -120,10 +120,10 @@ class Engine:
         ):
             if run.fatal is not None:
                 return
-            state = planner.plan(item)
-            if not state.missing:
+            state, missing = planner.plan(item)
+            if not missing:
                 folder.finish(state)
-            yield from state.missing
+            yield from missing
 
     def _write_run_info(self) -> None:
         info = RunInfo(

@@ -104,8 +104,7 @@ class Call:
 class ItemState:
     item: Item
     calls: list[CallOutcome] = field(default_factory=list)
-    missing: list[Call] = field(default_factory=list)
-    pending: int = 0  # missing calls not finished yet
+    pending: int = 0  # calls not answered by the store and not finished yet
 
 
 class Planner:
@@ -128,8 +127,11 @@ class Planner:
         self.lookup = lookup
         self.legacy = lookup and store.legacy_keys
 
-    def plan(self, item: Item) -> ItemState:
+    def plan(self, item: Item) -> tuple[ItemState, list[Call]]:
+        """The item's state and the calls the store could not answer (which point to the
+        state, and the state not to them: no reference cycle for the collector to find)."""
         state = ItemState(item)
+        missing: list[Call] = []
         prompts = [self.protocol.render(item.text, flipped=f) for f in self.orders]
         for lane in self.lanes:
             for k, sample in enumerate(lane.samples):
@@ -140,7 +142,7 @@ class Planner:
                     state.calls.append(outcome)
                     stored = self._stored(key, sample, prompt, k)
                     if stored is None:
-                        state.missing.append(Call(state, len(state.calls) - 1, lane, request, key))
+                        missing.append(Call(state, len(state.calls) - 1, lane, request, key))
                         continue
                     outcome.cached = True
                     self.usage.cached_calls += 1
@@ -148,8 +150,8 @@ class Planner:
                     # Parsed again: a parser fix re-scores a stored reply without a new call.
                     verdict, error = parse(reply, self.protocol, flipped)
                     outcome.settle(reply, stored.latency, verdict, error)
-        state.pending = len(state.missing)
-        return state
+        state.pending = len(missing)
+        return state, missing
 
     def _stored(self, key: str, sample: _Sample, prompt: str, k: int) -> StoredReply | None:
         if not self.lookup:

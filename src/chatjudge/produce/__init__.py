@@ -1,0 +1,142 @@
+"""Producing what is judged: replies of the models under test (`generate`) and
+conversations with a simulated user (`simulate`), through the same model layer, store,
+retries and progress as judging. Both return the path of the JSONL file they wrote,
+which `chatjudge.evaluate` and `chatjudge run` read as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from chatjudge.data import Source, validate
+from chatjudge.errors import UsageError
+from chatjudge.models import ModelSpec, check_options, get_model
+from chatjudge.options import RunConfig, SimulationOptions
+from chatjudge.produce import generation as gen
+from chatjudge.produce import simulation as sim
+from chatjudge.produce.user import load_instructions
+from chatjudge.rundir import Produced, default_output
+from chatjudge.sync import run_sync
+
+_USER_TEMPERATURE = SimulationOptions.model_fields["user_temperature"].default
+
+
+def build_generation(
+    data: Any,
+    model: ModelSpec,
+    field: str,
+    out: str | Path | None,
+    *,
+    column_map: Mapping[str, str] | None,
+    config: RunConfig,
+) -> gen.Generation:
+    """Validate everything (data first) and assemble a generation; nothing is sent yet."""
+    gen.check_target(field)
+    source = Source(data, column_map)
+    validation = validate(
+        source, gen.FIELDS, limit=config.run.limit, skip_invalid=config.run.skip_invalid
+    )
+    built = get_model(model, config.client, call_with="messages")
+    check_options([built], config)
+    path = (
+        Path(out)
+        if out is not None
+        else default_output(
+            source.name, f"generate-{field}", [built.name], config.fingerprint("generate")
+        )
+    )
+    _not_the_input(data, path)
+    return gen.Generation(source, validation, built, field, config, Produced(path))
+
+
+def build_simulation(
+    data: Any,
+    assistant: ModelSpec,
+    user: ModelSpec | None,
+    out: str | Path | None,
+    *,
+    column_map: Mapping[str, str] | None,
+    config: RunConfig,
+) -> sim.Simulation:
+    """Validate everything (data first) and assemble a simulation; nothing is sent yet."""
+    source = Source(data, column_map)
+    validation = validate(
+        source, sim.FIELDS, limit=config.run.limit, skip_invalid=config.run.skip_invalid
+    )
+    s = config.simulation
+    load_instructions(s.user_prompt)  # a bad --user-prompt is refused before any call
+    assistant_client = config.client.model_copy(update={"base_url": s.assistant_base_url})
+    built = get_model(assistant, assistant_client, call_with="messages")
+    user_urls = s.user_base_url or s.assistant_base_url
+    if user is None or (user == assistant and user_urls == s.assistant_base_url):
+        simulated = built  # one model in both roles: one worker pool, one concurrency cap
+    else:
+        user_client = config.client.model_copy(update={"base_url": user_urls})
+        simulated = get_model(user, user_client, call_with="messages")
+    check_options([built], config)
+    if "temperature" not in simulated.honours and s.user_temperature != _USER_TEMPERATURE:
+        raise UsageError(f"{simulated.name} cannot honour --user-temperature")
+    path = (
+        Path(out)
+        if out is not None
+        else default_output(
+            source.name, "simulate", [built.name, simulated.name], config.fingerprint("simulate")
+        )
+    )
+    _not_the_input(data, path)
+    return sim.Simulation(source, validation, built, simulated, config, Produced(path))
+
+
+def _not_the_input(data: Any, out: Path) -> None:
+    """The output is written while the input is read: one file cannot be both."""
+    if isinstance(data, str | Path) and Path(data).resolve() == out.resolve():
+        raise UsageError(f"--out {out} is the input file: write the output to another file")
+
+
+def generate(
+    data: Any,
+    model: ModelSpec,
+    field: str = "response",
+    out: str | Path | None = None,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    **options: Any,
+) -> Path:
+    """Fill `field` (`response` or `baseline_model_response`) of every row of `data` with
+    `model`'s reply to its `history` and `prompt`; returns the JSONL file written.
+
+    `model`: `local`, `openai/MODEL`, ..., or a callable taking OpenAI-style messages and
+    returning the reply text. `options`: as `chatjudge generate`'s flags (`concurrency`,
+    `temperature`, `base_url`, ...). Re-running with the same arguments resumes.
+    """
+    config = RunConfig.from_options(options, command="generate", progress=False)
+    generation = build_generation(data, model, field, out, column_map=column_map, config=config)
+    run_sync(generation.run())
+    return generation.output.rows
+
+
+def simulate(
+    data: Any,
+    assistant: ModelSpec,
+    user: ModelSpec | None = None,
+    out: str | Path | None = None,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    **options: Any,
+) -> Path:
+    """Let a simulated user (`user`, by default the assistant's own model) with each row's
+    `question` as hidden goal talk with `assistant`; returns the JSONL file written, ready
+    for `interactivity-accuracy`.
+
+    Models as for `generate`. `options`: as `chatjudge simulate`'s flags (`max_turns`,
+    `samples`, `user_temperature`, `assistant_base_url`, ...). Re-running resumes.
+    """
+    config = RunConfig.from_options(options, command="simulate", progress=False)
+    simulation = build_simulation(data, assistant, user, out, column_map=column_map, config=config)
+    run_sync(simulation.run())
+    return simulation.output.rows
+
+
+__all__ = ["build_generation", "build_simulation", "generate", "simulate"]

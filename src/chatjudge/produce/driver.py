@@ -1,0 +1,80 @@
+"""What `generate` and `simulate` share: rows in, one task per row (and sample), rows out
+in input order, the store, the progress bar, and a fatal fault that stops everything.
+
+Rows are written in input order although they finish in any order: a finished row waits
+in memory until every row before it is written. On a stop, the rows waiting are written
+too (the file then has gaps), so nothing finished is lost; the store holds every call,
+and running the same command again rewrites the whole file, in order, without gaps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from typing import IO, Any, TypeVar
+
+from chatjudge import jsoncodec
+from chatjudge.errors import FatalJudgeError, JudgeError
+from chatjudge.runner.progress import RunProgress
+
+Job = TypeVar("Job")
+
+
+class OrderedWriter:
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+        self.written = 0
+        self._next = 0
+        self._waiting: dict[int, bytes] = {}
+
+    def put(self, index: int, row: dict[str, Any]) -> None:
+        self._waiting[index] = jsoncodec.dumps(row) + b"\n"
+        while self._next in self._waiting:
+            self.out.write(self._waiting.pop(self._next))
+            self._next += 1
+            self.written += 1
+
+    def flush_waiting(self) -> None:
+        """After a stop: write the finished rows still waiting for an earlier one."""
+        for index in sorted(self._waiting):
+            self.out.write(self._waiting.pop(index))
+            self.written += 1
+
+
+async def drive(
+    jobs: Iterator[tuple[int, Job]],
+    work: Callable[[Job], Awaitable[tuple[dict[str, Any], bool]]],
+    writer: OrderedWriter,
+    progress: RunProgress,
+    concurrency: int,
+) -> None:
+    """Run `work` on every job, `concurrency` at a time, writing each row by its index.
+
+    `work` returns the row and whether it failed. A fatal `JudgeError` (rejected
+    credentials, a crashed local model) stops handing out jobs and is raised as
+    `FatalJudgeError` once the jobs in flight have finished.
+    """
+    fatal: list[JudgeError] = []
+
+    async def worker() -> None:
+        for index, job in jobs:
+            if fatal:
+                return
+            try:
+                row, failed = await work(job)
+            except JudgeError as exc:
+                fatal.append(exc)
+                return
+            writer.put(index, row)
+            progress.advance(failed=failed, tokens=0)
+
+    tasks = [asyncio.create_task(worker()) for _ in range(concurrency)]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    if fatal:
+        writer.flush_waiting()
+        raise FatalJudgeError(f"stopped: {fatal[0]}", finished=writer.written) from fatal[0]

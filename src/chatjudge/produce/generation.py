@@ -1,0 +1,141 @@
+"""`chatjudge generate`: a model under test answers every row's prompt, as Vertex AI's
+evaluation runs the candidate and the baseline model before judging them.
+
+The model sees `history` as chat messages (a plain-text history as one system message
+holding it) and `prompt` as the last user message (or messages), and its reply fills
+`response` or `baseline_model_response`: the output is a dataset that
+`chatjudge run -p pairwise-chat-quality` reads unchanged. A row whose call failed is
+written with `status: "failed"` and its `error`, without the field, so that judging
+refuses it instead of judging a reply that does not exist.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from chatjudge.__about__ import __version__
+from chatjudge.data import Item, Source, Validation, iter_items
+from chatjudge.errors import JudgeError, UsageError
+from chatjudge.fields import FieldSpec
+from chatjudge.models import Model
+from chatjudge.options import RunConfig
+from chatjudge.produce.conversation import as_messages, failure_cause, visible
+from chatjudge.produce.driver import OrderedWriter, drive
+from chatjudge.produce.roles import Role, Tokens
+from chatjudge.rundir import FORMAT, Produced, write_json
+from chatjudge.runner.calls import Caller
+from chatjudge.runner.fold import cost
+from chatjudge.runner.policy import CallPolicy
+from chatjudge.runner.progress import RunProgress
+from chatjudge.stats import bootstrap_metrics
+from chatjudge.store import Store
+from chatjudge.types import Message
+
+FIELDS = (
+    FieldSpec(name="history", required=False, conversation=True, description="conversation so far"),
+    FieldSpec(name="prompt", conversation=True, description="the user's next message"),
+)
+TARGETS = ("response", "baseline_model_response")
+
+
+def check_target(field: str) -> None:
+    if field not in TARGETS:
+        raise UsageError(f"--field must be one of {', '.join(TARGETS)}, got {field!r}")
+
+
+def request_messages(item: Item) -> list[Message]:
+    """What the model under test sees: the history, then the prompt as the last turn."""
+    history = as_messages(item.fields["history"], label="The conversation so far")
+    prompt = item.fields["prompt"]
+    if isinstance(prompt, list):
+        return [*history, *as_messages(prompt, label="")]
+    return [*history, {"role": "user", "content": str(prompt)}]
+
+
+@dataclass
+class Generation:
+    source: Source
+    validation: Validation
+    model: Model
+    field: str
+    config: RunConfig
+    output: Produced
+
+    async def run(self) -> dict[str, Any]:
+        """Answer every row and write the output and its summary; returns the summary."""
+        config = self.config
+        self.output.rows.parent.mkdir(parents=True, exist_ok=True)
+        store = Store(self.output.store)
+        role = Role(
+            Caller(self.model, CallPolicy.of(config), config.run.concurrency),
+            store,
+            config.generation.settings(),
+            lookup=not config.run.no_cache,
+        )
+        tokens: list[float] = []
+        failures: dict[str, int] = {}
+
+        async def answer(item: Item) -> tuple[dict[str, Any], bool]:
+            row = {k: v for k, v in item.data.items() if k != self.field}
+            usage = dict(row["usage"]) if isinstance(row.get("usage"), dict) else {}
+            try:
+                reply = await role.call(request_messages(item), 0)
+            except JudgeError as exc:
+                if exc.fatal:
+                    raise
+                kind, cause = failure_cause(exc)
+                failures[kind] = failures.get(kind, 0) + 1
+                row.update(status="failed", error=cause)
+                return row, True
+            used = Tokens()
+            used.add(reply)
+            usage[self.field] = used.as_dict()
+            tokens.append(float(reply.output_tokens or 0))
+            text = visible(reply.text)  # what the model says, not the reasoning before it
+            row.update({self.field: text, "status": "ok", "error": None, "usage": usage})
+            return row, False
+
+        items = iter_items(
+            self.source, FIELDS, limit=config.run.limit, skip=self.validation.skipped_rows
+        )
+        progress = RunProgress(self.validation.n_rows, enabled=config.progress, label="generating")
+        try:
+            with self.output.rows.open("wb") as out, progress:
+                writer = OrderedWriter(out)
+                await drive(
+                    ((item.index, item) for item in items),
+                    answer,
+                    writer,
+                    progress,
+                    config.run.concurrency,
+                )
+        finally:
+            store.close()
+            await self.model.aclose()
+        n_failed = sum(failures.values())
+        summary: dict[str, Any] = {
+            "format": FORMAT,
+            "kind": "generation",
+            "model": self.model.name,
+            "field": self.field,
+            "n_rows": self.validation.n_rows,
+            "n_ok": self.validation.n_rows - n_failed,
+            "n_failed": n_failed,
+            "failures": failures,
+            "metrics": {
+                name: est.to_dict()
+                for name, est in bootstrap_metrics({"output_tokens": tokens}).items()
+            },
+            "usage": role.usage.as_dict(),
+            "cost_usd": cost(role.usage, config.pricing),
+            "options": config.options("generate"),
+            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "chatjudge_version": __version__,
+        }
+        if self.validation.skipped_rows:
+            summary["n_skipped"] = len(self.validation.skipped_rows)
+            summary["skipped"] = self.validation.skipped()
+        write_json(self.output.summary, summary)
+        return summary

@@ -1,0 +1,244 @@
+"""`chatjudge simulate`: a simulated user with a hidden goal talks with the assistant under
+test, as CollabLLM measures interactivity, and the conversations are written for judging.
+
+For each row (and sample), the simulated user opens, the assistant replies, and so on,
+until the user ends the conversation (`ended: "user"`) or the assistant has replied
+`--max-turns` times (`ended: "max_turns"`). Conversations run concurrently; the turns of
+one conversation run in order. What each side sees is held apart here:
+- the assistant gets the earlier conversation and the follow-up, nothing else: never the
+  goal, the answer or the simulator's instructions;
+- the simulated user gets its instructions with the goal and what it knows, and the
+  conversation as a transcript: never the answer, never the assistant's hidden reasoning.
+A conversation that cannot finish (retries exhausted, the context window, a user reply
+that holds no message twice) is written with `status: "failed"`, its cause and its
+partial transcript, and `chatjudge run` refuses to judge it as if it were complete.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from chatjudge.__about__ import __version__
+from chatjudge.data import Item, Source, Validation, iter_items
+from chatjudge.errors import JudgeError
+from chatjudge.fields import FieldSpec
+from chatjudge.models import Model
+from chatjudge.options import RunConfig
+from chatjudge.produce.conversation import as_messages, failure_cause, visible
+from chatjudge.produce.driver import OrderedWriter, drive
+from chatjudge.produce.roles import Role, Tokens
+from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
+from chatjudge.rundir import FORMAT, Produced, write_json
+from chatjudge.runner.calls import Caller
+from chatjudge.runner.policy import CallPolicy
+from chatjudge.runner.progress import RunProgress
+from chatjudge.stats import bootstrap_metrics
+from chatjudge.store import Store
+from chatjudge.types import GenerationSettings, Message
+
+FIELDS = (
+    FieldSpec(
+        name="chat_history",
+        required=False,
+        conversation=True,
+        description="earlier conversation, seen by both sides",
+    ),
+    FieldSpec(name="question", description="the simulated user's goal"),
+    FieldSpec(name="answer", description="ground truth, for the judge only: never shown"),
+    FieldSpec(name="user_context", required=False, description="what the simulated user knows"),
+)
+METRICS = (
+    "turns",
+    "assistant_tokens",
+    "ended_by_user",
+    "ended_by_max_turns",
+    "first_message_restates_question",
+)
+
+
+@dataclass
+class Simulation:
+    source: Source
+    validation: Validation
+    assistant: Model
+    user: Model
+    config: RunConfig
+    output: Produced
+
+    async def run(self) -> dict[str, Any]:
+        """Simulate every conversation, write them and their summary; returns the summary."""
+        config, sim = self.config, self.config.simulation
+        self.output.rows.parent.mkdir(parents=True, exist_ok=True)
+        store = Store(self.output.store)
+        lookup = not config.run.no_cache
+        concurrency = config.run.concurrency
+        assistant = Role(
+            Caller(self.assistant, CallPolicy.of(config), concurrency),
+            store,
+            config.generation.settings(),
+            lookup=lookup,
+        )
+        user_settings = GenerationSettings(
+            sim.user_temperature, sim.user_max_tokens, config.generation.seed
+        )
+        user_model = self.user
+        if user_model is self.assistant:  # one model in both roles: one caller, one cap
+            user_caller = assistant.caller
+        else:
+            user_caller = Caller(user_model, CallPolicy.of(config), concurrency)
+        user = SimulatedUser(
+            Role(user_caller, store, user_settings, SCHEMA, lookup=lookup),
+            load_instructions(sim.user_prompt),
+        )
+        samples = config.run.samples
+        records: list[dict[str, Any]] = []
+        talk = _Talk(assistant, user, sim.max_turns, samples, records)
+        items = iter_items(
+            self.source, FIELDS, limit=config.run.limit, skip=self.validation.skipped_rows
+        )
+        jobs = ((item.index * samples + k, (item, k)) for item in items for k in range(samples))
+        total = self.validation.n_rows * samples
+        progress = RunProgress(total, enabled=config.progress, label="simulating")
+        try:
+            with self.output.rows.open("wb") as out, progress:
+                await drive(jobs, talk.converse, OrderedWriter(out), progress, concurrency)
+        finally:
+            store.close()
+            await self.assistant.aclose()
+            if self.user is not self.assistant:
+                await self.user.aclose()
+        summary = summarize(records, samples)
+        summary.update(
+            assistant=self.assistant.name,
+            user=self.user.name,
+            n_rows=self.validation.n_rows,
+            samples=samples,
+            max_turns=sim.max_turns,
+            usage={"assistant": assistant.usage.as_dict(), "user": user.role.usage.as_dict()},
+            options={
+                k: str(v) if k == "user_prompt" and v else v
+                for k, v in config.options("simulate").items()
+            },
+            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            chatjudge_version=__version__,
+        )
+        if self.validation.skipped_rows:
+            summary["n_skipped"] = len(self.validation.skipped_rows)
+            summary["skipped"] = self.validation.skipped()
+        write_json(self.output.summary, summary)
+        return summary
+
+
+@dataclass
+class _Talk:
+    assistant: Role
+    user: SimulatedUser
+    max_turns: int
+    samples: int
+    records: list[dict[str, Any]]  # per conversation, what the summary needs
+
+    async def converse(self, job: tuple[Item, int]) -> tuple[dict[str, Any], bool]:
+        """One conversation, turn by turn: its output row, and whether it failed."""
+        item, sample = job
+        fields = item.fields
+        goal, context = str(fields["question"]), fields.get("user_context")
+        history = as_messages(fields["chat_history"], label="Earlier conversation")
+        chat: list[Message] = []
+        used = {"assistant": Tokens(), "user": Tokens()}
+        turns, ended, error = 0, None, None
+        try:
+            while True:
+                asks = self.user.messages(goal, context, history, chat)
+                said = await self.user.turn(asks, sample, replied=turns > 0, tokens=used["user"])
+                if said.ends:
+                    if said.text:
+                        chat.append({"role": "user", "content": said.text})
+                    ended = "user"
+                    break
+                chat.append({"role": "user", "content": said.text})
+                reply = await self.assistant.call([*history, *chat], sample)
+                used["assistant"].add(reply)
+                chat.append({"role": "assistant", "content": visible(reply.text)})
+                turns += 1
+                if turns >= self.max_turns:
+                    ended = "max_turns"
+                    break
+        except JudgeError as exc:
+            if exc.fatal:
+                raise
+            error = failure_cause(exc)
+        except UserReplyError as exc:
+            error = ("no user message", str(exc))
+        first = next((m["content"] for m in chat if m["role"] == "user"), "")
+        restates = goal.strip().lower() in first.lower()
+        self.records.append(
+            {
+                "sample": sample,
+                "ok": error is None,
+                "cause": error[0] if error else None,
+                "turns": turns,
+                "assistant_tokens": used["assistant"].output_tokens,
+                "ended": ended,
+                "restates": restates,
+            }
+        )
+        row = {k: v for k, v in item.data.items() if k != "chat"}
+        if self.samples > 1:
+            row["id"] = f"{item.id}#{sample}"
+            row["sample"] = sample
+        row.update(
+            chat=chat,
+            turns=turns,
+            ended=ended,
+            status="failed" if error else "ok",
+            error=error[1] if error else None,
+            usage={role: tokens.as_dict() for role, tokens in used.items()},
+            first_message_restates_question=restates,
+        )
+        return row, error is not None
+
+
+def summarize(records: list[dict[str, Any]], samples: int) -> dict[str, Any]:
+    """Counts, and over finished conversations each metric with its 95% bootstrap interval;
+    with several samples per row, each sample's means and their spread."""
+    ok = [r for r in records if r["ok"]]
+    failures: dict[str, int] = {}
+    for r in records:
+        if r["cause"]:
+            failures[r["cause"]] = failures.get(r["cause"], 0) + 1
+    summary: dict[str, Any] = {
+        "format": FORMAT,
+        "kind": "simulation",
+        "n_conversations": len(records),
+        "n_ok": len(ok),
+        "n_failed": len(records) - len(ok),
+        "failures": failures,
+        "metrics": _metrics(ok),
+    }
+    if samples > 1:
+        by_sample = [_metrics([r for r in ok if r["sample"] == k]) for k in range(samples)]
+        summary["per_sample"] = [{"sample": k, "metrics": m} for k, m in enumerate(by_sample)]
+        summary["spread"] = {
+            name: _stdev([m[name]["value"] for m in by_sample]) for name in METRICS
+        }
+    return summary
+
+
+def _metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
+    columns = {
+        "turns": [float(r["turns"]) for r in records],
+        "assistant_tokens": [float(r["assistant_tokens"]) for r in records],
+        "ended_by_user": [float(r["ended"] == "user") for r in records],
+        "ended_by_max_turns": [float(r["ended"] == "max_turns") for r in records],
+        "first_message_restates_question": [float(r["restates"]) for r in records],
+    }
+    return {name: est.to_dict() for name, est in bootstrap_metrics(columns).items()}
+
+
+def _stdev(values: list[float | None]) -> float | None:
+    """Standard deviation of the samples' means (None with fewer than two)."""
+    present = [v for v in values if v is not None]
+    return statistics.stdev(present) if len(present) > 1 else None

@@ -1,0 +1,135 @@
+"""The simulated user: a model holding a hidden goal, talking with the assistant under test.
+
+Its instructions are a text file shipped with the package (`prompts/simulated_user.txt`,
+replaceable with `--user-prompt`), filled with the goal (`{question}`), what the user
+knows (`{user_context}`) and the end marker (`{end_marker}`). It sees the conversation so
+far as a transcript, never the ground-truth answer, and answers with a JSON object: a
+private `thought` (never shown to anyone) and the `response` it sends. Writing the end
+marker in its response ends the conversation; the marker counts only there, and only
+once the assistant has replied at least once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from chatjudge import jsoncodec
+from chatjudge.errors import UsageError
+from chatjudge.produce.conversation import transcript
+from chatjudge.produce.roles import Role, Tokens
+from chatjudge.protocols.template import Template
+from chatjudge.types import Message, OutputSchema
+
+END_MARKER = "[[TERMINATE CHAT]]"
+PLACEHOLDERS = ("question", "user_context", "end_marker")
+SCHEMA = OutputSchema(
+    "simulated_user_turn",
+    {
+        "type": "object",
+        "properties": {"thought": {"type": "string"}, "response": {"type": "string"}},
+        "required": ["thought", "response"],
+        "additionalProperties": False,
+    },
+    '\n\nReply with one JSON object only: {"thought": "...", "response": "..."}',
+)
+NO_CONTEXT = "(nothing beyond your goal)"
+FIRST_TURN = "(nothing yet: write your first message)"
+
+
+class UserReplyError(Exception):
+    """The simulated user's reply held no message, even when asked a second time."""
+
+
+def load_instructions(path: Path | None) -> Template:
+    """The shipped instructions, or the user's own file (which must use `{question}`)."""
+    if path is None:
+        text = (
+            files("chatjudge.produce").joinpath("prompts", "simulated_user.txt").read_text("utf-8")
+        )
+    else:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--user-prompt: cannot read {path}: {exc}") from exc
+    template = Template(text)
+    unknown = set(template.fields) - set(PLACEHOLDERS)
+    if unknown or "question" not in template.fields:
+        raise UsageError(
+            f"--user-prompt {path}: the instructions must use {{question}} and may use "
+            f"{{user_context}} and {{end_marker}}; found {sorted(template.fields)}"
+        )
+    return template
+
+
+@dataclass(frozen=True, slots=True)
+class UserTurn:
+    text: str  # what the user says (the end marker removed)
+    ends: bool  # the user wrote the end marker
+
+
+class SimulatedUser:
+    def __init__(self, role: Role, instructions: Template) -> None:
+        self.role = role
+        self.instructions = instructions
+
+    def messages(
+        self, goal: str, context: str | None, history: list[Message], chat: list[Message]
+    ) -> list[Message]:
+        """What the simulated user's model sees: its instructions with the goal, and the
+        conversation so far (the earlier conversation, then the follow-up)."""
+        system = self.instructions.render(
+            {"question": goal, "user_context": context or NO_CONTEXT, "end_marker": END_MARKER}
+        )
+        shown = transcript([*history, *chat]) or FIRST_TURN
+        prompt = (
+            f"The conversation so far:\n<conversation>\n{shown}\n</conversation>\n\n"
+            "Write your next message to the assistant."
+        )
+        return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+
+    async def turn(
+        self, messages: list[Message], sample: int, *, replied: bool, tokens: Tokens
+    ) -> UserTurn:
+        """The user's next message; asked a second time (another seed) when a reply holds
+        none. `replied`: the assistant has answered once at least (the marker counts)."""
+        for attempt in (0, 1):
+            reply = await self.role.call(messages, sample, attempt)
+            tokens.add(reply)
+            found = parse_turn(reply.text, replied=replied)
+            if found is not None:
+                return found
+        raise UserReplyError(
+            f"the simulated user's reply held no message after one retry: {reply.text[:200]!r}"
+        )
+
+
+def parse_turn(text: str, *, replied: bool) -> UserTurn | None:
+    """The response in a `{"thought", "response"}` reply, or None when there is none."""
+    response = _response(text)
+    if response is None:
+        return None
+    at = response.find(END_MARKER)
+    if at < 0:
+        return UserTurn(response.strip(), False) if response.strip() else None
+    if replied:
+        return UserTurn(response[:at].strip(), True)
+    rest = response.replace(END_MARKER, "").strip()  # no assistant reply yet: nothing to end
+    return UserTurn(rest, False) if rest else None
+
+
+def _response(text: str) -> str | None:
+    start = text.find("{")
+    if start < 0:
+        return None
+    data: Any
+    try:
+        data = jsoncodec.loads(text[start : text.rfind("}") + 1])
+    except ValueError:
+        from json_repair import repair_json
+
+        data = repair_json(text[start:], return_objects=True)
+    value = data.get("response") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
