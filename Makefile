@@ -57,6 +57,7 @@ bench: $(VENV)/.test-installed
 	$(BIN)/python bench/run_engine.py
 	$(BIN)/python bench/local_judge.py
 	$(BIN)/python bench/simulate.py
+	$(BIN)/python bench/ray_executor.py
 
 clean:
 	rm -rf $(VENV) chatjudge-runs test-output

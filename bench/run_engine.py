@@ -219,7 +219,14 @@ def _wait(process: subprocess.Popen[Any], timeout: float) -> tuple[int, float, A
 
 
 def run_cli(
-    cli: list[str], data: Path, out: Path, base_url: str, concurrency: int, timeout: float
+    cli: list[str],
+    data: Path,
+    out: Path,
+    base_url: str,
+    concurrency: int,
+    timeout: float,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> Run:
     command = [
         *cli,
@@ -235,8 +242,9 @@ def run_cli(
         str(concurrency),
         "--out",
         str(out),
+        *extra,
     ]
-    env = {**os.environ, "OPENAI_API_KEY": "dummy"}
+    env = {**os.environ, **(env or {}), "OPENAI_API_KEY": "dummy"}
     env.pop("OPENAI_BASE_URL", None)
     log_path = out.parent / f"{out.name}.log"
     with log_path.open("ab") as log:

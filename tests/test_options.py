@@ -40,6 +40,8 @@ DEFAULT_FINGERPRINT = {
 NOT_FINGERPRINTED = {
     "concurrency": 3,
     "no_cache": True,
+    "executor": "ray",
+    "workers": 4,
     "skip_invalid": True,
     "max_retries": 0,
     "retry_wait": 0.5,
@@ -313,6 +315,8 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
         "limit": 2,
         "no_cache": True,
         "include_system": True,
+        "executor": "local",
+        "workers": None,
         "skip_invalid": True,
         "temperature": 0.5,
         "max_tokens": 256,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge import sync
+from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, validate
 from chatjudge.errors import UsageError
 from chatjudge.models import ModelSpec, check_options, get_model
@@ -70,7 +71,7 @@ def build_engine(
     validation = validate(
         source, proto.fields, limit=config.run.limit, skip_invalid=config.run.skip_invalid
     )
-    models = [get_model(s, config.client) for s in specs]
+    models = [get_model(s, config.client, check_key=key_checked_here(config)) for s in specs]
     check_options(models, config)
     names = [m.name for m in models]
     if len(set(names)) != len(names):
@@ -80,6 +81,7 @@ def build_engine(
         if out is not None
         else default_out_dir(source.name, proto.name, names, config.fingerprint())
     )
+    models = distribute(models, config)  # last: Ray workers start only for a valid run
     return Engine(source, proto, models, config, out_dir, validation=validation)
 
 

@@ -113,6 +113,18 @@ class LocalModelCrashError(JudgeError):
     fatal = True
 
 
+class WorkerLostError(JudgeError):
+    """A Ray worker died with the call in flight: the call is sent again to another worker."""
+
+    retryable = True
+
+
+class ClusterLostError(JudgeError):
+    """Every Ray worker of a model is gone: the run stops, what finished stays."""
+
+    fatal = True
+
+
 class FatalJudgeError(ChatJudgeError):
     """A judge fault that stopped the run (bad credentials, a crashed model): nothing more is
     sent. `finished` counts the items finished (and written) before the stop."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
@@ -58,6 +58,16 @@ class RunOptions(OptionGroup):
     limit: int | None = option(None, "Only the first N rows.", ge=1, fingerprint=True)
     no_cache: bool = option(False, "Send every call again, ignoring the store.")
     include_system: bool = option(False, "Show system messages to the judge.", fingerprint=True)
+    executor: Literal["local", "ray"] = option(
+        "local",
+        "Where model calls run: this process, or Ray workers (the cluster at RAY_ADDRESS, "
+        "else a local one); the store and results stay here either way.",
+    )
+    workers: int | None = option(
+        None,
+        "Ray workers per model (default: one per CPU of the cluster; local models share them).",
+        ge=1,
+    )
     skip_invalid: bool = option(
         False,
         "Go on with the valid rows and list the invalid ones (row, field) in the summary "

@@ -24,7 +24,11 @@ ModelSpec = str | Model | Callable[..., Any]
 
 
 def get_model(
-    spec: ModelSpec, client: ClientOptions | None = None, *, call_with: str = "prompt"
+    spec: ModelSpec,
+    client: ClientOptions | None = None,
+    *,
+    call_with: str = "prompt",
+    check_key: bool = True,
 ) -> Model:
     """Resolve `local`, `local/PATH.gguf`, `openai/MODEL`, `anthropic/MODEL`, `google/MODEL`,
     a ready `Model`, or a Python callable (sync or async) into a model.
@@ -52,7 +56,7 @@ def get_model(
     if len(client.base_url) > cls.max_base_urls:
         raise UsageError(_too_many_urls(cls, len(client.base_url)))
     model = cls(name, client)
-    if model.needs_key and not model.credentials_found():
+    if check_key and model.needs_key and not model.credentials_found():
         raise AuthError(f"{model.key_env_var} is not set: {model.key_hint}")
     return model
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, validate
 from chatjudge.errors import UsageError
 from chatjudge.models import ModelSpec, check_options, get_model
@@ -38,7 +39,9 @@ def build_generation(
     validation = validate(
         source, gen.FIELDS, limit=config.run.limit, skip_invalid=config.run.skip_invalid
     )
-    built = get_model(model, config.client, call_with="messages")
+    built = get_model(
+        model, config.client, call_with="messages", check_key=key_checked_here(config)
+    )
     check_options([built], config)
     path = (
         Path(out)
@@ -48,6 +51,7 @@ def build_generation(
         )
     )
     _not_the_input(data, path)
+    (built,) = distribute([built], config, call_with="messages")
     return gen.Generation(source, validation, built, field, config, Produced(path))
 
 
@@ -68,13 +72,14 @@ def build_simulation(
     s = config.simulation
     load_instructions(s.user_prompt)  # a bad --user-prompt is refused before any call
     assistant_client = config.client.model_copy(update={"base_url": s.assistant_base_url})
-    built = get_model(assistant, assistant_client, call_with="messages")
+    check_key = key_checked_here(config)
+    built = get_model(assistant, assistant_client, call_with="messages", check_key=check_key)
     user_urls = s.user_base_url or s.assistant_base_url
     if user is None or (user == assistant and user_urls == s.assistant_base_url):
         simulated = built  # one model in both roles: one worker pool, one concurrency cap
     else:
         user_client = config.client.model_copy(update={"base_url": user_urls})
-        simulated = get_model(user, user_client, call_with="messages")
+        simulated = get_model(user, user_client, call_with="messages", check_key=check_key)
     check_options([built], config)
     if "temperature" not in simulated.honours and s.user_temperature != _USER_TEMPERATURE:
         raise UsageError(f"{simulated.name} cannot honour --user-temperature")
@@ -86,6 +91,7 @@ def build_simulation(
         )
     )
     _not_the_input(data, path)
+    built, simulated = distribute([built, simulated], config, call_with="messages")
     return sim.Simulation(source, validation, built, simulated, config, Produced(path))
 
 

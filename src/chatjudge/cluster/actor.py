@@ -1,0 +1,49 @@
+"""The Ray actor that holds one model on a worker and runs chatjudge's own call path.
+
+The actor does one thing: `generate`. Retries, rate limits, the store and the verdicts
+stay with the driver, so a reply is committed once, where the ledger is. A provider's
+`JudgeError` comes back as a value, not raised, so its type and retry policy cross
+the wire intact (Ray would wrap a raised one in its own error).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+from chatjudge.cluster.spec import WorkerSpec
+from chatjudge.errors import ChatJudgeError, JudgeError
+from chatjudge.types import ModelRequest, Reply
+
+
+class ModelActor:
+    def __init__(self, spec: WorkerSpec) -> None:
+        # A model that cannot be built here (no key in this worker's environment, no
+        # model file) is told by `ready`, before any call is sent.
+        self.problem: ChatJudgeError | None = None
+        try:
+            self.model = spec.build()
+        except ChatJudgeError as exc:
+            self.problem = exc
+
+    def ready(self) -> ChatJudgeError | str:
+        """Where this worker runs, or why its model could not be built."""
+        return self.problem or f"{socket.gethostname()}:{os.getpid()}"
+
+    def cap(self) -> int | None:
+        """The calls this worker's model takes at once (a local model's processes)."""
+        return self.model.max_concurrency
+
+    async def generate(self, request: ModelRequest) -> Reply | JudgeError:
+        try:
+            return await self.model.generate(request)
+        except JudgeError as exc:
+            return exc
+
+    def cpu_seconds(self) -> float:
+        """CPU this worker process has used (the benchmark's per-worker cost)."""
+        return time.process_time()
+
+    async def aclose(self) -> None:
+        await self.model.aclose()

@@ -1,0 +1,113 @@
+"""A model whose calls run on Ray workers, as the driver's engine sees it.
+
+It stands in for the model built on the driver: same name, identity and abilities, so
+the cache keys, the requests and the verdicts are those of a run on one machine. Each
+call goes to the live worker with the fewest calls in flight. A worker that dies costs
+the calls it had in flight: they fail as `WorkerLostError`, which the driver's policy
+retries on the other workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from typing import Any
+
+import ray
+from ray.exceptions import RayActorError
+
+from chatjudge.cluster.actor import ModelActor
+from chatjudge.cluster.spec import WorkerSpec
+from chatjudge.errors import ChatJudgeError, ClusterLostError, JudgeError, WorkerLostError
+from chatjudge.models import Model
+from chatjudge.types import ModelRequest, Reply
+
+ACTOR_PREFIX = "chatjudge"  # named `chatjudge:<run>:<model>:<i>`, so operators can find them
+_RemoteActor: Any = ray.remote(ModelActor)  # Ray's typing of actor classes is partial
+
+
+class RemoteModel(Model):
+    provider = "ray"
+
+    def __init__(self, inner: Model, actors: list[Any], caps: list[int | None]) -> None:
+        self.inner = inner
+        self.actors = actors
+        self._live = list(range(len(actors)))
+        self._in_flight = [0] * len(actors)
+        # A capped model (local llama.cpp workers) is capped by the sum of its workers' caps.
+        self.max_concurrency = None if None in caps else sum(c or 0 for c in caps)
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    async def generate(self, request: ModelRequest) -> Reply:
+        if not self._live:
+            raise ClusterLostError(f"every Ray worker of {self.name} is gone; re-run to resume")
+        i = min(self._live, key=self._in_flight.__getitem__)
+        self._in_flight[i] += 1
+        try:
+            out: Reply | JudgeError = await self.actors[i].generate.remote(request)
+        except RayActorError as exc:
+            if i in self._live:
+                self._live.remove(i)
+            lost = f"Ray worker {i} of {self.name} was lost: {_first_line(exc)}"
+            raise WorkerLostError(lost) from exc
+        finally:
+            self._in_flight[i] -= 1
+        if isinstance(out, JudgeError):
+            raise out
+        return out
+
+    async def aclose(self) -> None:
+        for i in self._live:
+            with contextlib.suppress(RayActorError):
+                await self.actors[i].aclose.remote()
+        for actor in self.actors:
+            ray.kill(actor)
+        self._live = []
+        await self.inner.aclose()
+
+
+def start(inner: Model, spec: WorkerSpec, workers: int, concurrency: int) -> RemoteModel:
+    """Start `workers` actors holding `spec`'s model and wait until each has built it;
+    a worker that cannot (no key in its environment) stops everything before any call."""
+    local = inner.provider == "local"
+    run = uuid.uuid4().hex[:8]
+    actors = [
+        _RemoteActor.options(
+            name=f"{ACTOR_PREFIX}:{run}:{inner.name}:{i}",
+            num_cpus=1 if local else 0,  # llama.cpp computes; a remote model's worker waits
+            scheduling_strategy="SPREAD",
+            max_concurrency=max(1000, concurrency),
+            max_restarts=0,  # the driver retries a lost worker's calls on the others
+        ).remote(spec)
+        for i in range(workers)
+    ]
+    answers = ray.get([a.ready.remote() for a in actors])
+    problems = [a for a in answers if isinstance(a, ChatJudgeError)]
+    if problems:
+        for actor in actors:
+            ray.kill(actor)
+        raise problems[0]
+    caps = ray.get([a.cap.remote() for a in actors])
+    return _kind_of(inner)(inner, actors, caps)
+
+
+def _kind_of(inner: Model) -> type[RemoteModel]:
+    """A remote model class of the same kind as `inner`: the engine reads what a model can
+    do (`supports_schema`, ...) from its class."""
+    cls = type(inner)
+    attrs = {
+        "provider": cls.provider,
+        "supports_schema": cls.supports_schema,
+        "honours": cls.honours,
+    }
+    return type(f"Remote{cls.__name__}", (RemoteModel,), attrs)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,50 @@
+"""What a Ray worker needs to build its model: a name and options, never a live object.
+
+A model named by a string (`openai/MODEL`, `local`, ...) is rebuilt in the worker from
+its name and its client options, so no session and no key travels: keys are read from
+each worker's own environment, as on one machine. Only a model defined in Python (a
+callable judge, a `Model` instance) is shipped as the object it is.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from chatjudge.models import PROVIDERS, Model, get_model
+from chatjudge.options import ClientOptions
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    name: str | None  # `provider/model`, rebuilt by the worker; None: `obj` is shipped
+    client: ClientOptions
+    call_with: str = "prompt"
+    obj: Model | None = None
+
+    @classmethod
+    def of(cls, model: Model, *, call_with: str = "prompt", local_workers: int = 1) -> WorkerSpec:
+        """The spec of a model built on the driver; a local model gets `local_workers`
+        llama.cpp processes per Ray worker (the worker's CPUs are what Ray reserved)."""
+        if not _named(model):
+            return cls(None, ClientOptions(), call_with, model)
+        client = model.client
+        if model.provider == "local":
+            client = client.model_copy(update={"local_workers": local_workers})
+        return cls(model.name, client, call_with)
+
+    def build(self) -> Model:
+        """The model, built where this runs (a key missing here is an `AuthError` here)."""
+        if self.obj is not None:
+            return self.obj
+        assert self.name is not None
+        return get_model(self.name, self.client, call_with=self.call_with)
+
+
+def _named(model: Model) -> bool:
+    """Whether `model` is a provider's class, built by `get_model` from a name."""
+    entry = PROVIDERS.get(getattr(model, "provider", ""))
+    if entry is None:
+        return False
+    module, cls_name = entry
+    return type(model) is getattr(importlib.import_module(module), cls_name)
