@@ -220,7 +220,7 @@ def test_rate_limits_hold_for_the_whole_cluster(
 
 def test_the_local_judge_runs_as_actors(cluster: str, tmp_path: Path) -> None:
     data = ROOT / "examples" / "pairwise_chat_quality.jsonl"
-    options = {"limit": 3, "report": False}
+    options = {"limit": 2, "report": False}
     one = evaluate(data, "pairwise-chat-quality", "local", tmp_path / "one", **options)
     on_ray = evaluate(
         data, "pairwise-chat-quality", "local", tmp_path / "ray", executor="ray", **options
