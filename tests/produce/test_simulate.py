@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import chatjudge
-from chatjudge.errors import DataValidationError
+from chatjudge.errors import DataValidationError, UsageError
 from chatjudge.produce.user import END_MARKER
 from tests.support.golden_judge import verdict
 from tests.support.stub_openai import StubServer, expected_reply
@@ -354,3 +354,21 @@ def test_both_roles_through_llama_cpp_s_real_server(
         assert row["usage"]["user"]["input_tokens"] > 0
     summary = summary_of(out)
     assert summary["n_ok"] == 2 and summary["user"] == summary["assistant"]
+
+
+def test_a_user_prompt_file_replaces_the_instructions(servers, tmp_path: Path) -> None:
+    """`--user-prompt` is what the simulated user gets, filled in; a bad one costs nothing."""
+    assistant, user = servers
+    user.configure(record=True, user_ends_after=1)
+    own = tmp_path / "user.txt"
+    own.write_text("MY-OWN-USER: want {question}; know {user_context}; end with {end_marker}")
+    simulate(servers, tmp_path / "conv.jsonl", rows=ROWS[2:], max_turns=2, user_prompt=own)
+    first = user.stats.recorded[0]["body"]["messages"][0]["content"]
+    assert first.startswith("MY-OWN-USER: want What is the capital of Australia?")
+    assert END_MARKER in first and INSTRUCTIONS_LINE not in first
+    bad = tmp_path / "bad.txt"
+    bad.write_text("no goal here, only {answer}")
+    before = assistant.stats.requests + user.stats.requests
+    with pytest.raises(UsageError, match="user-prompt"):
+        simulate(servers, tmp_path / "bad.jsonl", user_prompt=bad)
+    assert assistant.stats.requests + user.stats.requests == before
