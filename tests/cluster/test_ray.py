@@ -302,6 +302,18 @@ def test_a_worker_without_its_key_stops_the_run_before_any_call(
         )
     assert _actors() == []
     assert not (tmp_path / "r" / "results.jsonl").exists()
+    # Two models: the one that could start leaves no worker behind when the other cannot.
+    with StubServer() as assistant, pytest.raises(AuthError, match="ANTHROPIC_API_KEY"):
+        chatjudge.simulate(
+            [{"question": "Why?", "answer": "Because."}],
+            "openai/assistant",
+            "anthropic/claude",
+            tmp_path / "s.jsonl",
+            assistant_base_url=assistant.base_url,
+            executor="ray",
+        )
+    assert assistant.stats.requests == 0
+    assert _actors() == []
 
 
 def test_executor_options_are_checked(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from chatjudge import sync
 from chatjudge.errors import UsageError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -51,12 +52,24 @@ def distribute(
     connect()
     import ray
 
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    started: dict[int, Model] = {}
+    try:
+        _start_all(models, config, call_with, cpus, started)
+    except BaseException:  # a model that cannot start leaves no worker of the others behind
+        for remote in started.values():
+            sync.run_sync(remote.aclose())
+        raise
+    return [started[id(m)] for m in models]
+
+
+def _start_all(
+    models: Sequence[Model], config: RunConfig, call_with: str, cpus: int, started: dict[int, Model]
+) -> None:
     from chatjudge.cluster.remote import start
     from chatjudge.cluster.spec import WorkerSpec
 
-    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     n_local = sum(1 for m in {id(m): m for m in models}.values() if m.provider == "local")
-    started: dict[int, Model] = {}
     for model in models:
         if id(model) in started:
             continue
@@ -72,7 +85,6 @@ def distribute(
             )
         spec = WorkerSpec.of(model, call_with=call_with)
         started[id(model)] = start(model, spec, workers, config.run.concurrency)
-    return [started[id(m)] for m in models]
 
 
 def key_checked_here(config: RunConfig) -> bool:
