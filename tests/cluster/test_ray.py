@@ -79,11 +79,23 @@ def _comparable(run_dir: Path) -> dict:
 
 
 def _actors() -> list:
-    return [
-        ray.get_actor(a["name"], namespace=a["namespace"])
-        for a in ray.util.list_named_actors(all_namespaces=True)
-        if a["name"].startswith(ACTOR_PREFIX + ":")
-    ]
+    """The live chatjudge workers of the cluster (one may die while they are listed)."""
+    found = []
+    for a in ray.util.list_named_actors(all_namespaces=True):
+        if a["name"].startswith(ACTOR_PREFIX + ":"):
+            try:
+                found.append(ray.get_actor(a["name"], namespace=a["namespace"]))
+            except ValueError:  # gone since it was listed
+                continue
+    return found
+
+
+def _no_worker_left() -> bool:
+    """Whether every chatjudge worker is gone (`ray.kill` is asynchronous: wait a little)."""
+    deadline = time.monotonic() + 15
+    while _actors() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _actors() == []
 
 
 def _pairwise_rows(n: int) -> list[dict]:
@@ -117,7 +129,7 @@ def test_results_summary_and_store_are_those_of_one_machine(
         info = json.loads((tmp_path / f"{protocol}-ray" / "run.json").read_text())
         assert info["config"]["executor"] == "ray"
         assert local.summary["metrics"] == on_ray.summary["metrics"]
-    assert _actors() == []  # a finished run leaves no worker behind
+    assert _no_worker_left()  # a finished run leaves no worker behind
 
 
 def test_a_killed_worker_costs_only_its_calls_in_flight(
@@ -300,7 +312,7 @@ def test_a_worker_without_its_key_stops_the_run_before_any_call(
             executor="ray",
             **FAST,
         )
-    assert _actors() == []
+    assert _no_worker_left()
     assert not (tmp_path / "r" / "results.jsonl").exists()
     # Two models: the one that could start leaves no worker behind when the other cannot.
     with StubServer() as assistant, pytest.raises(AuthError, match="ANTHROPIC_API_KEY"):
@@ -313,7 +325,7 @@ def test_a_worker_without_its_key_stops_the_run_before_any_call(
             executor="ray",
         )
     assert assistant.stats.requests == 0
-    assert _actors() == []
+    assert _no_worker_left()
 
 
 def test_executor_options_are_checked(
