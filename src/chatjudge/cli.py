@@ -3,11 +3,12 @@ or invalid data (nothing sent)."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import inspect
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -118,7 +119,7 @@ def run(
     from chatjudge.options import RunConfig
 
     _show_warnings()
-    try:
+    with _refused_before_sending(data, "a judge"):
         config = RunConfig.from_options(_options(options, "run"), progress=not quiet)
         engine = build_engine(
             data,
@@ -128,10 +129,6 @@ def run(
             column_map=_column_map(map_),
             config=config,
         )
-    except DataValidationError as exc:
-        raise _fail(f"{data}: {exc}\nnothing was sent to a judge.") from None
-    except (ChatJudgeError, ValueError) as exc:
-        raise _fail(str(exc)) from None
     err.print(
         f"judging {engine.n_rows} item(s) of {data} with {protocol} "
         f"({', '.join(m.name for m in engine.models)}) -> {engine.out_dir}",
@@ -211,17 +208,13 @@ def generate(
     from chatjudge.produce import build_generation
 
     _show_warnings()
-    try:
+    with _refused_before_sending(data, "a model"):
         config = RunConfig.from_options(
             _options(options, "generate"), command="generate", progress=not quiet
         )
         job = build_generation(
             data, model, field, out_path, column_map=_column_map(map_), config=config
         )
-    except DataValidationError as exc:
-        raise _fail(f"{data}: {exc}\nnothing was sent to a model.") from None
-    except (ChatJudgeError, ValueError) as exc:
-        raise _fail(str(exc)) from None
     err.print(
         f"generating {field} for {job.validation.n_rows} row(s) of {data} with "
         f"{job.model.name} -> {job.output.rows}",
@@ -265,23 +258,31 @@ def simulate(
     from chatjudge.produce import build_simulation
 
     _show_warnings()
-    try:
+    with _refused_before_sending(data, "a model"):
         config = RunConfig.from_options(
             _options(options, "simulate"), command="simulate", progress=not quiet
         )
         job = build_simulation(
             data, assistant, user, out_path, column_map=_column_map(map_), config=config
         )
-    except DataValidationError as exc:
-        raise _fail(f"{data}: {exc}\nnothing was sent to a model.") from None
-    except (ChatJudgeError, ValueError) as exc:
-        raise _fail(str(exc)) from None
     err.print(
         f"simulating {job.validation.n_rows * config.run.samples} conversation(s) of {data}: "
         f"assistant {job.assistant.name}, user {job.user.name} -> {job.output.rows}",
         highlight=False,
     )
     _produce(job.run(), job.output)
+
+
+@contextlib.contextmanager
+def _refused_before_sending(data: Path, to: str) -> Iterator[None]:
+    """A problem found while setting a command up (options, data, models) is exit 2 with its
+    message; nothing has been sent to `to` yet."""
+    try:
+        yield
+    except DataValidationError as exc:
+        raise _fail(f"{data}: {exc}\nnothing was sent to {to}.") from None
+    except (ChatJudgeError, ValueError) as exc:
+        raise _fail(str(exc)) from None
 
 
 def _produce(work: Any, output: Any) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from chatjudge.models import Model
 from chatjudge.runner.calls import Caller
 from chatjudge.runner.keys import KeyMaker
+from chatjudge.runner.plan import Usage
 from chatjudge.store import Store
 from chatjudge.types import (
     GenerationSettings,
@@ -23,24 +24,6 @@ from chatjudge.types import (
     Reply,
     with_instruction,
 )
-
-
-@dataclass(slots=True)
-class RoleUsage:
-    """Calls and tokens of one role in a run; cached calls are counted apart (no cost)."""
-
-    calls: int = 0
-    cached_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {
-            "calls": self.calls,
-            "cached_calls": self.cached_calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-        }
 
 
 @dataclass(slots=True)
@@ -71,7 +54,7 @@ class Role:
     settings: GenerationSettings
     schema: OutputSchema | None = None
     lookup: bool = True  # answer from the store (not with --no-cache)
-    usage: RoleUsage = field(default_factory=RoleUsage)
+    usage: Usage = field(default_factory=Usage)
     _keys: dict[GenerationSettings, KeyMaker] = field(default_factory=dict)
 
     @property
@@ -105,7 +88,5 @@ class Role:
             return Reply(stored.raw, stored.input_tokens, stored.output_tokens)
         reply, latency = await self.caller.send(ModelRequest(messages, settings, self.schema))
         self.store.put(key, self.name, reply, latency)
-        self.usage.calls += 1
-        self.usage.input_tokens += reply.input_tokens or 0
-        self.usage.output_tokens += reply.output_tokens or 0
+        self.usage.add(reply)
         return reply

@@ -19,17 +19,8 @@ def produced_table(summary: dict[str, Any]) -> Table:
     else:
         title = f"generate {summary['field']} · {summary['model']}"
         rows = ("rows", summary["n_rows"])
-    table = Table(title=escape(title), title_justify="left", header_style="bold")
-    for column, justify in (("metric", "left"), ("value", "right"), ("95% CI", "right")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    table.add_column("n", justify="right")
-    for name, m in (summary.get("metrics") or {}).items():
-        table.add_row(
-            escape(metric_label(name)),
-            format_value(name, m.get("value")),
-            format_ci(name, m.get("ci95"), m.get("value")),
-            format_count(m.get("n")),
-        )
+    table = _metric_table(title)
+    _add_metrics(table, summary.get("metrics"))
     table.add_section()
     table.add_row(rows[0], format_count(rows[1]), "", "")
     table.add_row("finished", format_count(summary["n_ok"]), "", "")
@@ -46,34 +37,14 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
     Names are escaped: a judge called `[local]` must print as such, not as rich markup.
     """
-    table = Table(
-        title=escape(f"{summary.get('protocol', '?')} · {summary.get('judge', '?')}"),
-        title_justify="left",
-        header_style="bold",
-    )
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("95% CI", justify="right")
-    table.add_column("n", justify="right")
-    for name, m in (summary.get("metrics") or {}).items():
-        table.add_row(
-            escape(metric_label(name)),
-            format_value(name, m.get("value")),
-            format_ci(name, m.get("ci95"), m.get("value")),
-            format_count(m.get("n")),
-        )
+    table = _metric_table(f"{summary.get('protocol', '?')} · {summary.get('judge', '?')}")
+    _add_metrics(table, summary.get("metrics"))
     per_judge = summary.get("per_judge") or {}
     judges = [j for j in per_judge if j != AGREEMENT_KEY and isinstance(per_judge[j], dict)]
     if judges:
         table.add_section()
         for judge in judges:
-            for name, m in (per_judge[judge].get("metrics") or {}).items():
-                table.add_row(
-                    escape(f"{metric_label(name)} [{judge}]"),
-                    format_value(name, m.get("value")),
-                    format_ci(name, m.get("ci95"), m.get("value")),
-                    format_count(m.get("n")),
-                )
+            _add_metrics(table, per_judge[judge].get("metrics"), f" [{judge}]")
         for pair in per_judge.get(AGREEMENT_KEY) or []:
             table.add_row(
                 escape("Agreement " + " vs ".join(pair["judges"])),
@@ -83,16 +54,31 @@ def summary_table(summary: dict[str, Any]) -> Table:
             )
     if summary.get("simulation"):
         table.add_section()
-        for name, m in summary["simulation"].items():
-            table.add_row(
-                escape(f"{metric_label(name)} (simulated)"),
-                format_value(name, m.get("value")),
-                format_ci(name, m.get("ci95"), m.get("value")),
-                format_count(m.get("n")),
-            )
+        _add_metrics(table, summary["simulation"], " (simulated)")
     table.add_section()
     n_failed = summary.get("n_failed")
     table.add_row("items", format_count(summary.get("n_items")), "", "")
     table.add_row("judged", format_count(summary.get("n_ok")), "", "")
     table.add_row("failed", format_count(n_failed), "", "", style="red" if n_failed else None)
     return table
+
+
+def _metric_table(title: str) -> Table:
+    """An empty table of metric, value, 95% CI and n; the title is escaped (a judge called
+    `[local]` must print as such, not as rich markup)."""
+    table = Table(title=escape(title), title_justify="left", header_style="bold")
+    table.add_column("metric")
+    for column in ("value", "95% CI", "n"):
+        table.add_column(column, justify="right")
+    return table
+
+
+def _add_metrics(table: Table, metrics: dict[str, Any] | None, suffix: str = "") -> None:
+    """One row per metric: its label (with `suffix`), value, interval and n."""
+    for name, m in (metrics or {}).items():
+        table.add_row(
+            escape(f"{metric_label(name)}{suffix}"),
+            format_value(name, m.get("value")),
+            format_ci(name, m.get("ci95"), m.get("value")),
+            format_count(m.get("n")),
+        )
