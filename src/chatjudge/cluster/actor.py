@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 
 from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import ChatJudgeError, JudgeError
@@ -40,10 +39,6 @@ class ModelActor:
             return await self.model.generate(request)
         except JudgeError as exc:
             return exc
-
-    def cpu_seconds(self) -> float:
-        """CPU this worker process has used (the benchmark's per-worker cost)."""
-        return time.process_time()
 
     async def aclose(self) -> None:
         await self.model.aclose()

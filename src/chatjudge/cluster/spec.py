@@ -23,14 +23,14 @@ class WorkerSpec:
     obj: Model | None = None
 
     @classmethod
-    def of(cls, model: Model, *, call_with: str = "prompt", local_workers: int = 1) -> WorkerSpec:
-        """The spec of a model built on the driver; a local model gets `local_workers`
-        llama.cpp processes per Ray worker (the worker's CPUs are what Ray reserved)."""
+    def of(cls, model: Model, *, call_with: str = "prompt") -> WorkerSpec:
+        """The spec of a model built on the driver; a local model gets one single-threaded
+        llama.cpp process per Ray worker (the one CPU Ray reserved for it)."""
         if not _named(model):
             return cls(None, ClientOptions(), call_with, model)
         client = model.client
         if model.provider == "local":
-            client = client.model_copy(update={"local_workers": local_workers})
+            client = client.model_copy(update={"local_workers": 1})
         return cls(model.name, client, call_with)
 
     def build(self) -> Model:
