@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,3 +16,18 @@ def llama_server() -> Iterator[LlamaServer]:
     """llama-cpp-python's OpenAI-compatible server with SmolLM2, on a free loopback port."""
     with run_llama_server() as server:
         yield server
+
+
+@pytest.fixture
+def immutable() -> Iterator[Callable[[Path], None]]:
+    """Make files or directories unwritable even for root (`chattr +i`), as a read-only store
+    or run directory is for a user; undone after the test."""
+    made: list[Path] = []
+
+    def freeze(path: Path) -> None:
+        subprocess.run(["chattr", "+i", str(path)], check=True, capture_output=True)
+        made.append(path)
+
+    yield freeze
+    for path in reversed(made):
+        subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)

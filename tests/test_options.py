@@ -43,6 +43,7 @@ NOT_FINGERPRINTED = {
     "executor": "ray",
     "workers": 4,
     "skip_invalid": True,
+    "overwrite": True,
     "max_retries": 0,
     "retry_wait": 0.5,
     "parse_retries": 0,
@@ -303,6 +304,7 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
             "--no-flip",
             "--no-cache",
             "--skip-invalid",
+            "--overwrite",
             OPENAI_API_KEY="dummy",
         )
         assert done.returncode == 0, done.stderr
@@ -317,6 +319,7 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
         "include_system": True,
         "executor": "local",
         "workers": None,
+        "overwrite": True,
         "skip_invalid": True,
         "temperature": 0.5,
         "max_tokens": 256,

@@ -304,13 +304,16 @@ def test_iter_results_refuses_another_format(pairwise_run: Path, tmp_path: Path)
         ok_scores(run)
 
 
-def test_a_truncated_last_line_is_read_as_none(pairwise_run: Path, tmp_path: Path) -> None:
+def test_a_truncated_last_line_is_an_error_naming_file_and_line(
+    pairwise_run: Path, tmp_path: Path
+) -> None:
     run = copy_run(pairwise_run, tmp_path / "run")
     with (run / RESULTS).open("a", encoding="utf-8") as f:
         f.write('{"format": 1, "id": "p9", "sta')
-    records = list(iter_results(run))
-    assert records[-1] is None and len(records) == 5
-    assert set(ok_scores(run)) == {"p0", "p1", "p2", "p3"}
+    with pytest.raises(UsageError, match=r"results.jsonl, line 5, is cut off"):
+        list(iter_results(run))
+    with pytest.raises(UsageError, match="rewrite the results from its store"):
+        ok_scores(run)
 
 
 @pytest.mark.parametrize("which", [SUMMARY, RESULTS])

@@ -14,7 +14,17 @@ from chatjudge.errors import UsageError
 from chatjudge.models import ModelSpec, check_options, get_model
 from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.rundir import REPORT, default_out_dir, iter_results
+from chatjudge.rundir import (
+    REPORT,
+    RESULTS,
+    RUN_INFO,
+    SUMMARY,
+    default_out_dir,
+    iter_results,
+    prepare_output,
+    read_run_info,
+    run_differences,
+)
 from chatjudge.runner import Engine
 
 
@@ -43,7 +53,6 @@ class EvalResult:
                 "output_tokens": r["usage"]["output_tokens"],
             }
             for r in iter_results(self.out_dir)
-            if r is not None
         ]
         return pd.DataFrame(rows).sort_values("index").reset_index(drop=True)
 
@@ -81,8 +90,25 @@ def build_engine(
         if out is not None
         else default_out_dir(source.name, proto.name, names, config.fingerprint())
     )
-    models = distribute(models, config)  # last: Ray workers start only for a valid run
-    return Engine(source, proto, models, config, out_dir, validation=validation)
+    engine = Engine(source, proto, models, config, out_dir, validation=validation)
+    _check_out_dir(engine)
+    engine.models = distribute(models, config)  # last: Ray workers start only for a valid run
+    return engine
+
+
+def _check_out_dir(engine: Engine) -> None:
+    """The run directory can be written, and holds no other run whose results this one
+    would replace (unless `overwrite`): both found before anything is sent."""
+    out_dir = engine.out_dir
+    prepare_output(out_dir, tuple(out_dir / name for name in (RESULTS, SUMMARY, RUN_INFO, REPORT)))
+    if not (out_dir / RUN_INFO).is_file() or engine.config.run.overwrite:
+        return
+    differences = run_differences(read_run_info(out_dir), engine.run_info())
+    if differences:
+        raise UsageError(
+            f"{out_dir} holds a different run ({'; '.join(differences)}): its results would be "
+            "replaced. Use another --out, or --overwrite to replace them."
+        )
 
 
 def evaluate(

@@ -14,9 +14,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
 from chatjudge.options import flags_of, option_fields
+from chatjudge.secrets import mask
 
 app = typer.Typer(
     name="chatjudge",
@@ -38,6 +40,7 @@ MapOpt = Annotated[
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
+    message = escape(mask(message))  # no key, and a message's brackets are not rich markup
     err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code)
 
@@ -324,7 +327,8 @@ def _show_warnings() -> None:
     """Warnings (an AMX build of llama.cpp, say) as one `warning:` line each, on stderr."""
 
     def show(message: Warning | str, *_: Any, **__: Any) -> None:
-        err.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+        text = escape(mask(str(message)))
+        err.print(f"[bold yellow]warning:[/] {text}", highlight=False, soft_wrap=True)
 
     warnings.showwarning = show
 

@@ -8,10 +8,19 @@ provider maps its own failures onto them and no provider retries by itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from chatjudge.secrets import mask
 
 
 class ChatJudgeError(Exception):
-    """Base of every error chatjudge raises on purpose."""
+    """Base of every error chatjudge raises on purpose. Its message never holds an API key:
+    a server may quote the request's headers, so text is masked here, where it enters."""
+
+    def __init__(self, *args: Any) -> None:
+        if args and isinstance(args[0], str):
+            args = (mask(args[0]), *args[1:])
+        super().__init__(*args)
 
 
 class ChatJudgeWarning(UserWarning):
@@ -20,6 +29,11 @@ class ChatJudgeWarning(UserWarning):
 
 class UsageError(ChatJudgeError):
     """A bad option, protocol name, judge name or file: exit status 2, nothing sent."""
+
+
+class StoreError(UsageError):
+    """The store of calls cannot be used (not a store, from a newer chatjudge, not
+    writable): found when it is opened, before anything is sent."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,11 @@ class RunOptions(OptionGroup):
         "Ray workers per model (default: one per CPU of the cluster; local models share them).",
         ge=1,
     )
+    overwrite: bool = option(
+        False,
+        "Replace the results of a different run (another protocol, data, judge or "
+        "result-changing option) found in --out; without it, that is refused (exit 2).",
+    )
     skip_invalid: bool = option(
         False,
         "Go on with the valid rows and list the invalid ones (row, field) in the summary "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,26 +197,113 @@ def read_summary(run_dir: Path) -> Summary:
         raise UsageError(f"{path} is not a chatjudge summary: {_first_error(exc)}") from None
 
 
-def iter_results(run_dir: Path) -> Iterator[dict[str, Any] | None]:
-    """Each line of `results.jsonl` as a dict (a `ResultRecord`'s fields); `None` for a line
-    that is not JSON: a run killed mid-write may leave a truncated last line."""
+def iter_results(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """Each line of `results.jsonl` as a dict (a `ResultRecord`'s fields).
+
+    A line that is not JSON (a run killed while writing, a copy cut short) is a usage
+    error naming the file and line, never skipped: a table that counts 40 items must not
+    sit beside a page that shows 39. Re-running the run's command rewrites the file from
+    the store, sending nothing.
+    """
     path = run_dir / RESULTS
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
+    with path.open("rb") as lines:
+        for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 record = jsoncodec.loads(line, parse_constant=_no_nan)
             except ValueError:
-                yield None
-                continue
+                raise UsageError(
+                    f"{path}, line {number}, is cut off or not JSON (a run killed while "
+                    "writing, or a copy cut short): run the same `chatjudge run` command again "
+                    "to rewrite the results from its store (nothing is sent again)"
+                ) from None
             _check_format(record, path)
             yield record
 
 
 def ok_scores(run_dir: Path) -> dict[str, dict[str, Any]]:
     """Per-item scores of the items judged ok, by item id."""
-    return {r["id"]: r["scores"] for r in iter_results(run_dir) if r and r["status"] == "ok"}
+    return {r["id"]: r["scores"] for r in iter_results(run_dir) if r["status"] == "ok"}
+
+
+def prepare_output(directory: Path, files: tuple[Path, ...] = ()) -> None:
+    """Create `directory` and check, before anything is sent, that chatjudge can write in it
+    and replace `files` there: an unwritable output is a usage error, not a traceback after
+    the first calls."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+        for path in files:
+            if path.exists():
+                with path.open("ab"):
+                    pass
+    except OSError as exc:
+        where = exc.filename or directory
+        raise UsageError(
+            f"cannot write to {where}: {exc.strerror or exc}; choose another --out, or make it "
+            "writable (chmod, chattr -i, a read-write mount)"
+        ) from exc
+
+
+def read_run_info(run_dir: Path) -> RunInfo:
+    """The run's `run.json` (format-checked; chatjudge 0.1 wrote it without a format)."""
+    path = run_dir / RUN_INFO
+    if not path.is_file():
+        raise UsageError(f"{run_dir} has no {RUN_INFO}: is it the directory of a chatjudge run?")
+    data = jsoncodec.loads(path.read_bytes(), parse_constant=_no_nan)
+    if isinstance(data, dict) and "format" not in data:  # chatjudge 0.1 wrote no format
+        data["format"] = FORMAT
+    _check_format(data, path)
+    try:
+        return RunInfo.model_validate(data)
+    except ValidationError as exc:
+        raise UsageError(f"{path} is not a chatjudge run.json: {_first_error(exc)}") from None
+
+
+GROWTH = frozenset({"limit", "samples"})  # more rows or samples of the same run
+
+
+def run_differences(
+    old: RunInfo, new: RunInfo, *, data: bool = True, ignore: frozenset[str] = GROWTH
+) -> list[str]:
+    """What differs between two runs' data, protocol, judges and result-changing options,
+    but the options in `ignore` (`data=False`: not the data, for runs of two assistants on
+    the same rows)."""
+    from chatjudge.options import option_fields
+
+    found = []
+    if data and old.data != new.data:
+        found.append(f"data: {old.data} vs {new.data}")
+    if old.protocol != new.protocol:
+        found.append(f"protocol: {old.protocol} vs {new.protocol}")
+    if _judges(old) != _judges(new):
+        found.append(f"judges: {_judge_names(old)} vs {_judge_names(new)}")
+    for name, info in option_fields("run"):
+        extra = info.json_schema_extra
+        if not isinstance(extra, dict) or not extra.get("fingerprint"):
+            continue
+        if name in ignore or name not in old.config or name not in new.config:
+            continue  # an option a run of an older chatjudge did not have
+        a, b = _plain(old.config[name]), _plain(new.config[name])
+        if a != b:
+            found.append(f"option {name}: {a!r} vs {b!r}")
+    return found
+
+
+def _plain(value: Any) -> Any:
+    """A value as it reads back from JSON (tuples as lists), so that a run read from
+    run.json and one built in memory compare equal."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _judges(info: RunInfo) -> list[str]:
+    return sorted(json.dumps(j, sort_keys=True, default=str) for j in info.judges)
+
+
+def _judge_names(info: RunInfo) -> str:
+    return "+".join(str(j.get("name")) for j in info.judges)
 
 
 def write_json(path: Path, model: BaseModel | dict[str, Any]) -> None:

@@ -338,3 +338,44 @@ def test_executor_options_are_checked(
     monkeypatch.setitem(sys.modules, "ray", None)  # as without the extra
     with pytest.raises(UsageError, match=r"pip install 'chatjudge\[ray\]'"):
         _judge(stub, pointwise_rows(2), tmp_path / "c", executor="ray")
+
+
+def test_an_unreachable_cluster_is_exit_2_at_once_naming_the_address(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(2))
+    env = {**os.environ, "RAY_ADDRESS": "127.0.0.1:1"}
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "chatjudge.cli", "run", str(data), "-p", "interactivity-accuracy",
+         "-j", "openai/stub", "--base-url", stub.base_url, "--executor", "ray",
+         "--out", str(tmp_path / "run")],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "RAY_ADDRESS=127.0.0.1:1" in done.stderr and "unset RAY_ADDRESS" in done.stderr
+    assert time.monotonic() - started < 30
+    assert stub.stats.requests == 0
+
+
+def test_a_cluster_that_never_answers_is_given_up_within_the_bound(tmp_path: Path) -> None:
+    """A port that accepts connections but is no Ray head: Ray would wait for minutes;
+    chatjudge gives up after CONNECT_TIMEOUT (3 s here) with the address and the fix."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        script = (
+            "import chatjudge.cluster as c\n"
+            "c.CONNECT_TIMEOUT = 3\n"
+            "try:\n    c.connect()\nexcept c.UsageError as e:\n    print(e)\n"
+        )
+        env = {**os.environ, "RAY_ADDRESS": f"127.0.0.1:{port}"}
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60
+        )
+    assert f"RAY_ADDRESS=127.0.0.1:{port} did not answer within 3 s" in done.stdout, done.stderr
+    assert time.monotonic() - started < 40

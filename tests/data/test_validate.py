@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chatjudge.data import Source, validate
-from chatjudge.errors import DataValidationError
+from chatjudge.errors import DataValidationError, UsageError
 from chatjudge.protocols import get_protocol
 
 IA = get_protocol("interactivity-accuracy")
@@ -26,7 +26,7 @@ def _problems(rows, protocol=IA) -> list[str]:
     ("row", "expected"),
     [
         ({"question": "q", "answer": "a"}, "row 1, field 'chat': missing required field"),
-        ({**GOOD, "answer": None}, "row 1, field 'answer': missing required field"),
+        ({**GOOD, "answer": None}, "row 1, field 'answer': required field is empty"),
         ({**GOOD, "question": "   "}, "row 1, field 'question': required field is empty"),
         ({**GOOD, "question": ["x"]}, "row 1, field 'question': expected a string, got a list"),
         (
@@ -103,7 +103,7 @@ def test_an_empty_response_is_data_but_an_empty_prompt_is_not() -> None:
         "row 1, field 'prompt': required field is empty"
     ]
     assert _problems([{**row, "response": None}], PW) == [
-        "row 1, field 'response': missing required field"
+        "row 1, field 'response': required field is empty"
     ]
 
 
@@ -142,3 +142,38 @@ def test_a_line_that_is_not_utf8_names_its_row_and_bytes(tmp_path: Path) -> None
         "row 3, field '(row)': line 3 of the file is not valid UTF-8: byte 0xe9 at column 4 "
         "(save the file as UTF-8)"
     ]
+
+
+def test_nan_and_infinity_in_jsonl_are_missing_values(tmp_path: Path) -> None:
+    """pandas writes NaN into JSONL; a goal of "nan" must never reach a model."""
+    path = tmp_path / "nan.jsonl"
+    path.write_text(
+        '{"chat": "**user**: hi", "question": NaN, "answer": "a"}\n'
+        '{"chat": "**user**: hi", "question": "q", "answer": Infinity}\n'
+        '{"chat": "**user**: hi", "question": "q", "answer": "a", "chat_history": -Infinity}\n'
+    )
+    assert _problems(path) == [
+        "row 1, field 'question': required field is empty",
+        "row 2, field 'answer': required field is empty",
+    ]
+
+
+def test_an_empty_cell_reads_the_same_in_csv_parquet_and_jsonl(tmp_path: Path) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame([{"chat": "**user**: hi", "question": "", "answer": "a"}])
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    frame.to_parquet(tmp_path / "d.parquet")
+    (tmp_path / "d.jsonl").write_text(
+        '{"chat": "**user**: hi", "question": null, "answer": "a"}\n'
+    )
+    expected = ["row 1, field 'question': required field is empty"]
+    for name in ("d.csv", "d.parquet", "d.jsonl"):
+        assert _problems(tmp_path / name) == expected, name
+
+
+def test_a_map_from_a_column_the_data_lacks_is_named() -> None:
+    with pytest.raises(UsageError, match="--map nonexistent=chat: the data has no column") as e:
+        validate(Source([GOOD], {"nonexistent": "chat"}), IA.fields)
+    assert "answer, chat, question" in str(e.value)
+    assert validate(Source([{**GOOD, "talk": "x"}], {"talk": "chat"}), IA.fields).n_rows == 1

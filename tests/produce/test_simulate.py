@@ -190,17 +190,34 @@ def test_a_conversation_that_cannot_finish_is_a_failure_with_its_partial_transcr
         chatjudge.evaluate(out, "interactivity-accuracy", verdict, tmp_path / "judged")
 
 
-def test_an_unparseable_user_reply_is_retried_once_then_a_failure(servers, tmp_path) -> None:
-    """The user's server answers prose (no JSON) whenever the transcript shows the earlier
-    conversation of one row: that conversation fails, the others go on."""
+def test_a_user_reply_without_json_is_the_message_and_is_counted(servers, tmp_path) -> None:
+    """A user model whose server ignores the reply schema answers prose: with no JSON object
+    there is no private thought to leak, so the prose is the message (counted in the summary)."""
+    prose = "I'm sorry, I can't rate this conversation."
     servers[1].configure(permanent={"My landlord wrote to me.": "malformed"})
+    rows = simulate(servers, tmp_path / "conv.jsonl", max_turns=2)
+    rent = {r["id"]: r for r in rows}["rent"]
+    assert rent["status"] == "ok" and rent["turns"] == 2
+    assert [m["content"] for m in rent["chat"] if m["role"] == "user"] == [prose, prose]
+    assert rent["usage"]["user"]["calls"] == 2  # no retry: each reply was a message
+    summary = summary_of(tmp_path / "conv.jsonl")
+    assert summary["plain_user_replies"] == 2 and summary["n_failed"] == 0
+
+
+def test_a_json_user_reply_without_a_response_is_retried_once_then_a_failure(
+    servers, tmp_path
+) -> None:
+    """A reply that holds a JSON object without `response` (here cut off after its thought)
+    stays strict: asked once more, then that conversation fails and the others go on."""
+    servers[1].configure(permanent={"My landlord wrote to me.": "truncated"})
     rows = simulate(servers, tmp_path / "conv.jsonl", max_turns=2)
     failed = {r["id"]: r for r in rows}["rent"]
     assert failed["status"] == "failed" and failed["chat"] == []
     assert failed["error"].startswith("the simulated user's reply held no message after one")
     assert failed["usage"]["user"]["calls"] == 2  # asked once more, with another seed
     assert all(r["status"] == "ok" for r in rows if r["id"] != "rent")
-    assert summary_of(tmp_path / "conv.jsonl")["failures"] == {"no user message": 1}
+    summary = summary_of(tmp_path / "conv.jsonl")
+    assert summary["failures"] == {"no user message": 1} and summary["plain_user_replies"] == 0
 
 
 def test_samples_are_distinct_conversations_with_their_own_seeds(servers, tmp_path) -> None:
@@ -372,3 +389,22 @@ def test_a_user_prompt_file_replaces_the_instructions(servers, tmp_path: Path) -
     with pytest.raises(UsageError, match="user-prompt"):
         simulate(servers, tmp_path / "bad.jsonl", user_prompt=bad)
     assert assistant.stats.requests + user.stats.requests == before
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ('{"thought": "t", "response": "Hi there"}', ("Hi there", False, False)),
+        ("Hi there", ("Hi there", False, True)),
+        ("Use {braces} freely", ("Use {braces} freely", False, True)),
+        ("<think>my goal is X</think>Hello", ("Hello", False, True)),
+        ("Thanks! [[TERMINATE CHAT]]", ("Thanks!", True, True)),
+        ('{"thought": "no response here"}', None),
+        ('{"thought": "cut off", "resp', None),
+    ],
+)
+def test_what_a_user_reply_says(reply: str, expected) -> None:
+    from chatjudge.produce.user import parse_turn
+
+    turn = parse_turn(reply, replied=True)
+    assert (turn and (turn.text, turn.ends, turn.plain)) == expected

@@ -130,7 +130,7 @@ def test_rerun_resumes_from_the_store_and_no_cache_sends_again(
     _run(stub, rows, tmp_path / "run", no_cache=True)
     assert stub.stats.requests == 20
     # What changes a reply is part of the key: another temperature is a new call.
-    _run(stub, rows, tmp_path / "run", temperature=0.5)
+    _run(stub, rows, tmp_path / "run", temperature=0.5, overwrite=True)
     assert stub.stats.requests == 30
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from chatjudge.errors import StoreError
 from chatjudge.store import SCHEMA_VERSION, Store
 from chatjudge.types import Reply
 
@@ -61,15 +65,39 @@ def test_a_put_survives_sigkill(tmp_path: Path) -> None:
     assert got is not None and got.raw == "kept"
 
 
-def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
-    import pytest
-
+def test_a_newer_schema_is_refused_with_what_to_do(tmp_path: Path) -> None:
     path = tmp_path / "calls.sqlite"
     db = sqlite3.connect(path)
     db.execute("PRAGMA user_version = 99")
     db.close()
-    with pytest.raises(RuntimeError, match="newer than this chatjudge"):
+    with pytest.raises(StoreError, match="newer chatjudge.*99.*upgrade chatjudge") as caught:
         Store(path)
+    assert str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize("damage", ["junk", "truncated"])
+def test_a_junk_or_truncated_store_is_refused_with_what_to_do(tmp_path: Path, damage) -> None:
+    path = tmp_path / "calls.sqlite"
+    if damage == "junk":
+        path.write_bytes(random.Random(0).randbytes(20_000))
+    else:
+        store = Store(path)
+        for i in range(200):
+            store.put(f"k{i}", "m", Reply("x" * 500), 0.1)
+        store.close()
+        path.write_bytes(path.read_bytes()[:20_000])
+    with pytest.raises(StoreError, match="not a readable chatjudge store.*move it aside") as caught:
+        Store(path)
+    assert str(path) in str(caught.value)
+
+
+def test_an_immutable_store_is_refused_before_any_call(tmp_path: Path, immutable) -> None:
+    path = tmp_path / "calls.sqlite"
+    Store(path).close()
+    immutable(path)
+    with pytest.raises(StoreError, match="cannot write the store.*chattr -i") as caught:
+        Store(path)
+    assert str(path) in str(caught.value)
 
 
 def test_a_second_run_on_the_same_store_is_refused(tmp_path: Path) -> None:

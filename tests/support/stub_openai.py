@@ -109,6 +109,10 @@ class StubConfig(BaseModel):
         (), description="400 on a `response_format` of these types (others are served)"
     )
     api_key: str | None = Field(None, description="require `Authorization: Bearer KEY`")
+    echo_authorization: bool = Field(
+        False, description="error messages quote the request's Authorization header, as some "
+        "proxies do"
+    )
     record: bool = Field(False, description="keep the last 1,000 requests' headers and bodies")
     seed: int = Field(0, description="changes which attempts fault, not the replies")
     models: tuple[str, ...] = ("stub",)
@@ -616,7 +620,10 @@ class StubServer:
             status = int(fault)
             kind = "server_error" if status >= 500 else "invalid_request_error"
             code = {"401": "invalid_api_key", "403": "model_not_found"}.get(fault)
-            return _error(status, FAULT_MESSAGES[fault], kind, code=code)
+            message = FAULT_MESSAGES[fault]
+            if config.echo_authorization:
+                message += f" (request header: Authorization: {request.headers.get('Authorization')})"
+            return _error(status, message, kind, code=code)
         if fault == "context":
             return _error(
                 400, CONTEXT_MESSAGE, "invalid_request_error", code="context_length_exceeded"

@@ -11,13 +11,20 @@ so either resumes the other.
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from chatjudge import sync
 from chatjudge.errors import UsageError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
+
+PROBE_TIMEOUT = 10.0  # seconds for the cluster's port to accept a connection
+CONNECT_TIMEOUT = 45.0  # seconds for Ray to join it (Ray itself retries for minutes)
 
 
 def connect() -> None:
@@ -30,14 +37,60 @@ def connect() -> None:
         return
     address = os.environ.get("RAY_ADDRESS")
     if address:
-        try:
-            ray.init(log_to_driver=False)
-        except ConnectionError as exc:
-            raise UsageError(
-                f"cannot join the Ray cluster at RAY_ADDRESS={address}: {exc}"
-            ) from exc
+        _join(ray, address)
     else:
         ray.init(include_dashboard=False, log_to_driver=False)
+
+
+def _join(ray: Any, address: str) -> None:
+    """Join the cluster at `address` within a bounded time, or say why not.
+
+    Ray retries an unreachable address for minutes, printing only its own warnings: its
+    port is tried first (`PROBE_TIMEOUT`), then Ray's own join runs on a helper thread
+    given `CONNECT_TIMEOUT` seconds; a join that has not returned by then is abandoned.
+    """
+    fix = (
+        "check that the cluster is up and that RAY_ADDRESS is its head's address (host:port, "
+        "or ray://host:10001 for Ray Client), or unset RAY_ADDRESS to start a local cluster"
+    )
+    target = _host_port(address)
+    if target is not None:
+        try:
+            socket.create_connection(target, timeout=PROBE_TIMEOUT).close()
+        except OSError as exc:
+            raise UsageError(
+                f"cannot reach the Ray cluster at RAY_ADDRESS={address} ({exc}): {fix}"
+            ) from exc
+    failure: list[BaseException] = []
+    joined = threading.Event()
+
+    def join() -> None:
+        try:
+            ray.init(log_to_driver=False, logging_level=logging.ERROR)
+        except Exception as exc:  # told on the caller's thread
+            failure.append(exc)
+        finally:
+            joined.set()
+
+    threading.Thread(target=join, name="chatjudge-ray-join", daemon=True).start()
+    if not joined.wait(CONNECT_TIMEOUT):
+        raise UsageError(
+            f"the Ray cluster at RAY_ADDRESS={address} did not answer within "
+            f"{CONNECT_TIMEOUT:g} s: {fix}"
+        )
+    if failure:
+        raise UsageError(
+            f"cannot join the Ray cluster at RAY_ADDRESS={address} ({failure[0]}): {fix}"
+        ) from failure[0]
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """The host and port to probe in a Ray address (`host:port`, `ray://host:port`); None
+    for `auto`/`local` and anything else Ray resolves itself."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def distribute(

@@ -13,6 +13,7 @@ import socket
 
 from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import ChatJudgeError, JudgeError
+from chatjudge.secrets import mask
 from chatjudge.types import ModelRequest, Reply
 
 
@@ -36,9 +37,11 @@ class ModelActor:
 
     async def generate(self, request: ModelRequest) -> Reply | JudgeError:
         try:
-            return await self.model.generate(request)
-        except JudgeError as exc:
+            reply = await self.model.generate(request)
+        except JudgeError as exc:  # its message was masked with this worker's keys
             return exc
+        reply.text = mask(reply.text)  # this worker's keys, which the driver may not know
+        return reply
 
     async def aclose(self) -> None:
         await self.model.aclose()

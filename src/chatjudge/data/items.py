@@ -9,7 +9,7 @@ from typing import Any
 from chatjudge.data.conversation import render_messages
 from chatjudge.data.sources import Source
 from chatjudge.data.validate import row_problems
-from chatjudge.errors import DataValidationError, Problem
+from chatjudge.errors import DataValidationError, Problem, UsageError
 from chatjudge.fields import FieldSpec
 
 MAX_PROBLEMS_SHOWN = 200
@@ -80,6 +80,12 @@ def validate(
             problems.extend(found[: MAX_PROBLEMS_SHOWN - len(problems)])
     if count == 0:
         raise DataValidationError([Problem(0, "(data)", "the dataset has no rows")])
+    for column in source.unmapped():
+        columns = ", ".join(sorted(source.columns)) or "none"
+        raise UsageError(
+            f"--map {column}={source.column_map[column]}: the data has no column {column!r} "
+            f"(its columns: {columns})"
+        )
     if total and (not skip_invalid or len(invalid) == count):
         raise DataValidationError(problems, total)
     return Validation(count - len(invalid), frozenset(invalid), problems, total)

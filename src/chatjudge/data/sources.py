@@ -35,6 +35,7 @@ class Source:
         self.column_map = dict(column_map or {})
         self._data = data
         self.name = _describe(data)
+        self.columns: set[str] = set()  # columns seen so far (kept only with a column map)
 
     def __iter__(self) -> Iterator[RawRow]:
         rows = _rows(self._data)
@@ -44,8 +45,13 @@ class Source:
 
     def _rename(self, row: RawRow) -> RawRow:
         if row.data is not None:
+            self.columns.update(row.data)
             row.data = {self.column_map.get(k, k): v for k, v in row.data.items()}
         return row
+
+    def unmapped(self) -> list[str]:
+        """Columns of the column map that no row read so far has: a `--map` typo."""
+        return [c for c in self.column_map if c not in self.columns]
 
 
 def _describe(data: Any) -> str:
@@ -106,7 +112,7 @@ def _jsonl_rows(path: Path) -> Iterator[RawRow]:
             if not line.strip():
                 continue
             try:
-                rec = jsoncodec.loads(line)
+                rec = jsoncodec.loads(line, parse_constant=_missing)
             except ValueError as exc:  # bad bytes are told apart only here, off the hot path
                 yield RawRow(number, None, _not_utf8(line) or f"unparseable JSON line: {exc}")
                 continue
@@ -115,6 +121,12 @@ def _jsonl_rows(path: Path) -> Iterator[RawRow]:
                 if isinstance(rec, dict)
                 else RawRow(number, None, _not_object(rec))
             )
+
+
+def _missing(_: str) -> None:
+    """NaN and Infinity (which pandas writes into JSONL) are missing values, as in Parquet:
+    a goal of "nan" must never reach a model."""
+    return None
 
 
 def _not_utf8(line: bytes) -> str | None:

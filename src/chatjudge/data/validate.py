@@ -16,8 +16,9 @@ def row_problems(number: int, data: dict[str, Any], fields: Sequence[FieldSpec])
     for spec in fields:
         value = data.get(spec.name)
         if value is None:
-            if spec.required:
-                problems.append(Problem(number, spec.name, "missing required field"))
+            if spec.required:  # one wording per case, whatever the file format
+                why = "required field is empty" if spec.name in data else "missing required field"
+                problems.append(Problem(number, spec.name, why))
             continue
         if spec.required and not spec.empty_ok and _is_empty(value):
             problems.append(Problem(number, spec.name, "required field is empty"))

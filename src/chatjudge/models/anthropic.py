@@ -19,6 +19,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from chatjudge import secrets
 from chatjudge.errors import (
     AuthError,
     JudgeConnectionError,
@@ -41,6 +42,7 @@ class AnthropicModel(Model):
     supports_schema = True
     needs_key = True
     key_env_var = "ANTHROPIC_API_KEY"
+    secret_env_vars = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
     key_hint = "export it to use anthropic/ models"
     max_base_urls = 1
     honours = frozenset({"max_tokens", "base_url"})
@@ -59,6 +61,8 @@ class AnthropicModel(Model):
         except sdk.AnthropicError as exc:  # an unreadable credentials profile
             raise AuthError(f"Anthropic credentials: {exc}") from exc
         self.base_url = str(self._client.base_url).rstrip("/")
+        secrets.remember(self._client.api_key, "ANTHROPIC_API_KEY")  # also from a profile
+        secrets.remember(self._client.auth_token, "ANTHROPIC_AUTH_TOKEN")
 
     def credentials_found(self) -> bool:
         """A key, an auth token or a credentials profile, as the SDK finds them."""

@@ -14,6 +14,7 @@ import os
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
+from chatjudge import secrets
 from chatjudge.options import ClientOptions
 from chatjudge.types import ModelRequest, Reply
 
@@ -27,6 +28,8 @@ class Model(ABC):
     supports_schema: ClassVar[bool] = False  # enforces `request.schema` itself
     needs_key: bool = False  # a key (or other credentials) must be found before any call
     key_env_var: ClassVar[str | None] = None
+    # Every variable whose value this provider may send: masked out of whatever chatjudge keeps.
+    secret_env_vars: ClassVar[tuple[str, ...]] = ()
     key_hint: ClassVar[str] = ""  # how to get credentials, said when none are found
     max_base_urls: ClassVar[int] = 0  # how many --base-url it can use (0: none)
     # The run options this provider honours; one it cannot is an error, not ignored.
@@ -37,6 +40,7 @@ class Model(ABC):
         """Every provider named by a string is built this way (`get_model` does it)."""
         self.model = model
         self.client = client
+        secrets.remember_env(*self.secret_env_vars)
 
     @property
     def name(self) -> str:

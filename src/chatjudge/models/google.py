@@ -51,6 +51,7 @@ class GoogleModel(Model):
     supports_schema = True
     needs_key = True
     key_env_var = "GEMINI_API_KEY"
+    secret_env_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     key_hint = _SETUP
     max_base_urls = 1
     honours = GENERATION | {"base_url"}

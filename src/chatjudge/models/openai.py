@@ -45,6 +45,7 @@ class OpenAIModel(Model):
     provider = "openai"
     supports_schema = True
     key_env_var = "OPENAI_API_KEY"
+    secret_env_vars = ("OPENAI_API_KEY",)
     key_hint = "export it, or use --base-url for a local server"
     max_base_urls = 1 << 16
     honours = GENERATION | {"base_url"}

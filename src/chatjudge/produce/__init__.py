@@ -18,7 +18,7 @@ from chatjudge.options import RunConfig, SimulationOptions
 from chatjudge.produce import generation as gen
 from chatjudge.produce import simulation as sim
 from chatjudge.produce.user import load_instructions
-from chatjudge.rundir import Produced, default_output
+from chatjudge.rundir import Produced, default_output, prepare_output
 from chatjudge.sync import run_sync
 
 _USER_TEMPERATURE = SimulationOptions.model_fields["user_temperature"].default
@@ -96,9 +96,12 @@ def build_simulation(
 
 
 def _not_the_input(data: Any, out: Path) -> None:
-    """The output is written while the input is read: one file cannot be both."""
+    """The output is written while the input is read: one file cannot be both; and it can be
+    written (checked before anything is sent)."""
     if isinstance(data, str | Path) and Path(data).resolve() == out.resolve():
         raise UsageError(f"--out {out} is the input file: write the output to another file")
+    produced = Produced(out)
+    prepare_output(out.parent, (out, produced.store, produced.summary))
 
 
 def generate(

@@ -148,11 +148,12 @@ class _Talk:
         history = as_messages(fields["chat_history"], label="Earlier conversation")
         chat: list[Message] = []
         used = {"assistant": Tokens(), "user": Tokens()}
-        turns, ended, error = 0, None, None
+        turns, ended, error, plain = 0, None, None, 0
         try:
             while True:
                 asks = self.user.messages(goal, context, history, chat)
                 said = await self.user.turn(asks, sample, replied=turns > 0, tokens=used["user"])
+                plain += said.plain
                 if said.ends:
                     if said.text:
                         chat.append({"role": "user", "content": said.text})
@@ -183,6 +184,7 @@ class _Talk:
                 "assistant_tokens": used["assistant"].output_tokens,
                 "ended": ended,
                 "restates": restates,
+                "plain": plain,
             }
         )
         row = {k: v for k, v in item.data.items() if k != "chat"}
@@ -216,6 +218,8 @@ def summarize(records: list[dict[str, Any]], samples: int) -> dict[str, Any]:
         "n_ok": len(ok),
         "n_failed": len(records) - len(ok),
         "failures": failures,
+        # Simulated-user replies without the requested JSON, taken whole as the message.
+        "plain_user_replies": sum(r["plain"] for r in records),
         "metrics": _metrics(ok),
     }
     if samples > 1:

@@ -18,7 +18,7 @@ from typing import Any
 
 from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
-from chatjudge.produce.conversation import transcript
+from chatjudge.produce.conversation import transcript, visible
 from chatjudge.produce.roles import Role, Tokens
 from chatjudge.protocols.template import Template
 from chatjudge.types import Message, OutputSchema
@@ -68,6 +68,7 @@ def load_instructions(path: Path | None) -> Template:
 class UserTurn:
     text: str  # what the user says (the end marker removed)
     ends: bool  # the user wrote the end marker
+    plain: bool = False  # the reply held no JSON object: its whole text is the message
 
 
 class SimulatedUser:
@@ -107,29 +108,38 @@ class SimulatedUser:
 
 
 def parse_turn(text: str, *, replied: bool) -> UserTurn | None:
-    """The response in a `{"thought", "response"}` reply, or None when there is none."""
-    response = _response(text)
-    if response is None:
-        return None
+    """The user's message: the `response` of a `{"thought", "response"}` reply, or the whole
+    text of a reply that holds no JSON object (a model or server that ignores the requested
+    format: there is no private thought to leak). None when a JSON object holds no response."""
+    found = _turn_object(text)
+    plain = found is None
+    if found is None:
+        response: Any = visible(text)
+    else:
+        response = found.get("response")
+        if not isinstance(response, str):
+            return None
     at = response.find(END_MARKER)
     if at < 0:
-        return UserTurn(response.strip(), False) if response.strip() else None
+        return UserTurn(response.strip(), False, plain) if response.strip() else None
     if replied:
-        return UserTurn(response[:at].strip(), True)
+        return UserTurn(response[:at].strip(), True, plain)
     rest = response.replace(END_MARKER, "").strip()  # no assistant reply yet: nothing to end
-    return UserTurn(rest, False) if rest else None
+    return UserTurn(rest, False, plain) if rest else None
 
 
-def _response(text: str) -> str | None:
+def _turn_object(text: str) -> dict[str, Any] | None:
+    """The JSON object a reply holds, or None when it holds none: text with a stray brace
+    is not an object unless it parses, or repairs into one with a `thought` or `response`."""
     start = text.find("{")
     if start < 0:
         return None
-    data: Any
     try:
         data = jsoncodec.loads(text[start : text.rfind("}") + 1])
     except ValueError:
         from json_repair import repair_json
 
         data = repair_json(text[start:], return_objects=True)
-    value = data.get("response") if isinstance(data, dict) else None
-    return value if isinstance(value, str) else None
+        if isinstance(data, dict) and not data.keys() & {"thought", "response"}:
+            return None
+    return data if isinstance(data, dict) else None

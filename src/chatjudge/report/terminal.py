@@ -29,6 +29,9 @@ def produced_table(summary: dict[str, Any]) -> Table:
     table.add_row(
         "failed", format_count(failed), escape(causes), "", style="red" if failed else None
     )
+    if summary.get("plain_user_replies"):
+        plain = format_count(summary["plain_user_replies"])
+        table.add_row("plain-text user replies", plain, "no JSON: taken whole as the message", "")
     return table
 
 

@@ -14,6 +14,7 @@ import time
 
 from chatjudge.models import Model
 from chatjudge.runner.policy import CallPolicy
+from chatjudge.secrets import mask
 from chatjudge.types import ModelRequest, Reply
 
 
@@ -39,4 +40,5 @@ class Caller:
         tokens = sum(len(m["content"]) for m in request.messages) // 4
         async with self._limit or contextlib.nullcontext():
             reply = await self.policy.call(attempt, tokens=tokens)
+        reply.text = mask(reply.text)  # a reply may echo a key: none reaches the store
         return reply, time.monotonic() - started

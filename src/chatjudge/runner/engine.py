@@ -68,8 +68,6 @@ class Engine:
     async def run(self, on_item: OnItem | None = None) -> RunOutcome:
         """Judge every item; `on_item` sees each results record as it is written."""
         config = self.config
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self._write_run_info()
         lanes = [
             JudgeLane(
                 Caller(m, CallPolicy.of(config), config.run.concurrency),
@@ -84,9 +82,11 @@ class Engine:
             self.protocol, names, flip=config.run.flip, samples=config.run.samples
         )
         usage = Usage()
-        store = Store(self.out_dir / STORE)
         progress = RunProgress(self.n_rows, enabled=config.progress)
+        store: Store | None = None
         try:
+            store = Store(self.out_dir / STORE)  # first: a store that cannot be used stops here
+            write_json(self.out_dir / RUN_INFO, self.run_info())
             with (self.out_dir / RESULTS).open("wb") as out, progress:
                 lookup = not (config.run.no_cache or store.empty)  # a new store holds nothing
                 planner = Planner(self.protocol, lanes, self.orders, store, usage, lookup=lookup)
@@ -98,7 +98,8 @@ class Engine:
                     f"run stopped: {run.fatal}", finished=folder.finished
                 ) from run.fatal
         finally:
-            store.close()
+            if store is not None:
+                store.close()
             for model in self.models:
                 await model.aclose()
         built = summary.build(usage.as_dict(), cost(usage, config.pricing))
@@ -125,8 +126,9 @@ class Engine:
                 folder.finish(state)
             yield from missing
 
-    def _write_run_info(self) -> None:
-        info = RunInfo(
+    def run_info(self) -> RunInfo:
+        """What this run is (`run.json`): protocol, judges, options, data; never a key."""
+        return RunInfo(
             protocol=self.protocol.name,
             judges=[{"name": m.name, **m.identity()} for m in self.models],
             config=self.config.options("run"),
@@ -134,7 +136,6 @@ class Engine:
             n_rows=self.n_rows,
             chatjudge_version=__version__,
         )
-        write_json(self.out_dir / RUN_INFO, info)
 
 
 class _Run:

@@ -31,6 +31,14 @@ def _m2_models_and_key_versions(db: sqlite3.Connection) -> None:
     )
 
 
+class NewerSchemaError(Exception):
+    """The store was written by a newer chatjudge, whose schema this one cannot read."""
+
+    def __init__(self, found: int) -> None:
+        super().__init__(f"store schema {found} is newer than this chatjudge's ({SCHEMA_VERSION})")
+        self.found = found
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_calls, _m2_models_and_key_versions]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -39,9 +47,7 @@ def migrate(db: sqlite3.Connection) -> None:
     """Bring `db` to the current schema, one numbered step at a time, each in a transaction."""
     current = db.execute("PRAGMA user_version").fetchone()[0]
     if current > SCHEMA_VERSION:
-        raise RuntimeError(
-            f"store schema {current} is newer than this chatjudge ({SCHEMA_VERSION})"
-        )
+        raise NewerSchemaError(current)
     for number in range(current, SCHEMA_VERSION):
         with db:
             MIGRATIONS[number](db)

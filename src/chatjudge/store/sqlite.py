@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatjudge.errors import UsageError
-from chatjudge.store.migrations import migrate
+from chatjudge.errors import StoreError
+from chatjudge.store.migrations import NewerSchemaError, migrate
 from chatjudge.types import Reply
 
 
@@ -35,25 +35,52 @@ class Store:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(_cannot_write(self.path, exc)) from exc
+        try:
+            self._open()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open(self) -> None:
+        """Settings, migrations and a first write lock, each fault told as what to do."""
+        path = self.path
         try:
             self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            migrate(self._db)  # its first write takes the exclusive lock
-        except sqlite3.OperationalError as exc:
-            self._db.close()
-            if "locked" not in str(exc):
-                raise
-            raise UsageError(
-                f"{self.path} is in use by another chatjudge run: wait for it, or use another --out"
+            migrate(self._db)
+            # Take the exclusive lock now (an up-to-date store writes nothing above): a
+            # store that cannot be written, or that another run holds, is found before any call.
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("COMMIT")
+            self.empty = self._db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is None
+            self.legacy_keys = (
+                self._db.execute(
+                    "SELECT value FROM meta WHERE name = 'legacy_key_version'"
+                ).fetchone()
+                is not None
+            )
+        except NewerSchemaError as exc:
+            raise StoreError(
+                f"{path} was written by a newer chatjudge ({exc}): upgrade chatjudge "
+                "(pip install -U chatjudge) to resume it, or use another --out"
             ) from exc
-        self.empty = self._db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is None
-        self.legacy_keys = (
-            self._db.execute("SELECT value FROM meta WHERE name = 'legacy_key_version'").fetchone()
-            is not None
-        )
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                raise StoreError(
+                    f"{path} is in use by another chatjudge run: wait for it, or use another --out"
+                ) from exc
+            raise StoreError(_cannot_write(path, exc)) from exc
+        except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
+            raise StoreError(
+                f"{path} is not a readable chatjudge store ({exc}): restore it from a copy, or "
+                f"move it aside (mv {path} {path}.bad) to start over, sending its calls again"
+            ) from exc
 
     def get(self, key: str) -> StoredReply | None:
         row = self._db.execute(
@@ -73,3 +100,10 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _cannot_write(path: Path, exc: BaseException) -> str:
+    return (
+        f"cannot write the store {path} ({exc}): make it and its directory writable "
+        "(chmod, chattr -i, a read-write mount), or use another --out"
+    )
