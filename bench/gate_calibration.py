@@ -1,0 +1,347 @@
+"""Calibration of `chatjudge gate`'s statistics on synthetic runs with a known truth.
+
+    python bench/gate_calibration.py            # full: 4,000 replications per scenario
+    python bench/gate_calibration.py --quick    # a tenth of them: a one-minute smoke run
+    python bench/gate_calibration.py --only a,c
+
+(a) error rates at the boundary: with no true difference, the share of `pass` under
+    require=better, and of `fail` under not-worse with M = 0; with the true difference
+    exactly at -M, the share of `pass` under not-worse. Each at most 0.025 + 2 MC SE.
+(b) power: at Δ = boundary + MDE and + MDE/2, the share passing against the tool's
+    predicted power (the mean of `power(Δ, se)` over the runs, each with its own se).
+(c) the sequential gate, a look after every batch of 20 rows: error rates under repeated
+    looks, the warm-up the asymptotic sequence needs, and the share of rows judged on a
+    clear-cut case.
+
+Every run is judged through chatjudge.stats exactly as the gate calls it (the default
+10,000 bootstrap resamples and seed); figures print with their Monte Carlo SE and target,
+and the exit status is 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, stats
+
+from chatjudge.stats import (
+    bootstrap_ci,
+    confidence_sequence_path,
+    decide,
+    mde80,
+    paired_difference,
+    power,
+)
+from chatjudge.stats.sequential import PLANNED_UNITS
+
+N_ROWS = 400
+MARGIN = 0.05
+ALPHA_SIDE = 0.025
+Draw = Callable[[np.random.Generator, float], tuple[np.ndarray, np.ndarray, np.ndarray | None]]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A synthetic pair of runs: `draw(rng, shift)` gives (candidate, baseline, clusters) per
+    row and `truth(shift)` the exact Δ that shift makes."""
+
+    name: str
+    draw: Draw
+    truth: Callable[[float], float]
+
+    def shift_for(self, delta: float) -> float:
+        """The shift whose true Δ is `delta`."""
+        return float(optimize.brentq(lambda s: self.truth(s) - delta, -1.5, 1.5, xtol=1e-14))
+
+
+def _binary(rng: np.random.Generator, shift: float) -> tuple[np.ndarray, np.ndarray, None]:
+    # 2x2 cells: 40% both right, 30% both wrong, 30% discordant split by the shift.
+    p = np.array([0.4, 0.15 + shift / 2, 0.15 - shift / 2, 0.3])
+    cell = np.searchsorted(np.cumsum(p), rng.random(N_ROWS) * p.sum())
+    cand = np.isin(cell, (0, 1)).astype(float)
+    base = np.isin(cell, (0, 2)).astype(float)
+    return cand, base, None
+
+
+def _ordinal(rng: np.random.Generator, shift: float) -> tuple[np.ndarray, np.ndarray, None]:
+    # 1-3 scores cut from latents sharing half their variance (the row's difficulty).
+    row = rng.normal(0, math.sqrt(0.5), N_ROWS)
+    cand = row + rng.normal(0, math.sqrt(0.5), N_ROWS) + shift
+    base = row + rng.normal(0, math.sqrt(0.5), N_ROWS)
+    return _cut(cand), _cut(base), None
+
+
+def _cut(latent: np.ndarray) -> np.ndarray:
+    return 1.0 + (latent > -0.5) + (latent > 0.5)
+
+
+def _ordinal_truth(shift: float) -> float:
+    mean = stats.norm.cdf(shift + 0.5) + stats.norm.cdf(shift - 0.5)
+    return float(mean - (stats.norm.cdf(0.5) + stats.norm.cdf(-0.5)))
+
+
+def _pairwise(rng: np.random.Generator, shift: float) -> tuple[np.ndarray, np.ndarray, None]:
+    # Each row judged in both orders; 30% ties; the judge favours the response shown
+    # first by 10 points; rows differ (the candidate better, equal or worse by 15 points).
+    bias, ties = 0.10, 0.30
+    row = rng.choice([-0.15, 0.0, 0.15], N_ROWS)
+    prefs = []
+    for shown_first in (-1.0, 1.0):  # candidate shown second (as B), then first (as A)
+        win = (1 - ties) / 2 + row + shift + shown_first * bias
+        u = rng.random(N_ROWS)
+        prefs.append(np.where(u < win, 1.0, np.where(u < win + ties, 0.5, 0.0)))
+    return (prefs[0] + prefs[1]) / 2, np.full(N_ROWS, 0.5), None
+
+
+def _clustered(
+    rng: np.random.Generator, shift: float, n_rows: int = N_ROWS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # Clusters of 10 rows, intra-cluster correlation 0.5 on each side, a 0/1 metric.
+    g = n_rows // 10
+    clusters = np.repeat(np.arange(g), 10)
+    side = [
+        np.repeat(rng.normal(0, math.sqrt(0.5), g), 10) + rng.normal(0, math.sqrt(0.5), n_rows)
+        for _ in range(2)
+    ]
+    return (side[0] + shift > 0).astype(float), (side[1] > 0).astype(float), clusters
+
+
+def _few_clusters(
+    rng: np.random.Generator, shift: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return _clustered(rng, shift, 200)
+
+
+def _samples(rng: np.random.Generator, shift: float) -> tuple[np.ndarray, np.ndarray, None]:
+    # 3 samples per row and side, correlation 0.5 within a row, a 0/1 metric averaged.
+    row = rng.normal(0, 0.5, (N_ROWS, 1))
+    means = []
+    for s in (shift, 0.0):
+        latent = row + rng.normal(0, 0.5, (N_ROWS, 1)) + rng.normal(0, math.sqrt(0.5), (N_ROWS, 3))
+        means.append((latent + s > 0).mean(axis=1))
+    return means[0], means[1], None
+
+
+def _normal_truth(shift: float) -> float:
+    return float(stats.norm.cdf(shift) - 0.5)
+
+
+SCENARIOS = [
+    Scenario("0/1 metric, two runs (Tango)", _binary, lambda s: s),
+    Scenario("1-3 ordinal, two runs", _ordinal, _ordinal_truth),
+    Scenario("pairwise, 30% ties, position bias", _pairwise, lambda s: s),
+    Scenario("clustered, 10 rows/cluster, ICC 0.5", _clustered, _normal_truth),
+    Scenario("20 clusters (200 rows), ICC 0.5", _few_clusters, _normal_truth),
+    Scenario("3 samples per row, corr 0.5", _samples, _normal_truth),
+]
+
+
+class Report:
+    """Prints each figure beside its target and remembers the misses."""
+
+    def __init__(self) -> None:
+        self.missed: list[str] = []
+
+    def share(self, label: str, hits: int, runs: int, target: float = ALPHA_SIDE) -> None:
+        """An error rate against `target` + 2 MC SE (the SE of a share at the target)."""
+        rate = hits / runs
+        se_target = math.sqrt(target * (1 - target) / runs)
+        ok = rate <= target + 2 * se_target
+        self._line(
+            label,
+            f"{rate:.4f} (MC SE {math.sqrt(max(rate * (1 - rate), 1e-12) / runs):.4f})",
+            f"<= {target} + 2 x {se_target:.4f} = {target + 2 * se_target:.4f}",
+            ok,
+        )
+
+    def power(self, label: str, passed: np.ndarray, predicted: np.ndarray) -> None:
+        observed = float(passed.mean())
+        se = math.sqrt(observed * (1 - observed) / len(passed))
+        expected = float(predicted.mean())
+        ok = abs(observed - expected) <= 0.05
+        self._line(
+            label,
+            f"passed {observed:.4f} (MC SE {se:.4f})",
+            f"predicted {expected:.4f} +- 0.05",
+            ok,
+        )
+
+    def info(self, label: str, figure: str) -> None:
+        print(f"  {label:<58} {figure}")
+
+    def check(self, label: str, figure: str, target: str, ok: bool) -> None:
+        self._line(label, figure, target, ok)
+
+    def _line(self, label: str, figure: str, target: str, ok: bool) -> None:
+        print(f"  {label:<58} {figure:<34} target {target:<30} {'PASS' if ok else 'FAIL'}")
+        if not ok:
+            self.missed.append(label)
+
+
+def error_rates(report: Report, runs: int, seed: int) -> None:
+    print(f"(a) error rates at the boundary: {N_ROWS} rows, {runs} runs per scenario, M = {MARGIN}")
+    for k, scenario in enumerate(SCENARIOS):
+        rng = np.random.default_rng([seed, k])
+        start = time.perf_counter()
+        better_pass = worse_fail = plain_pass = 0
+        for _ in range(runs):
+            cand, base, clusters = scenario.draw(rng, 0.0)
+            diff = paired_difference(cand, base, clusters)
+            better_pass += decide(diff.ci95, 0.0, "better") == "pass"
+            worse_fail += decide(diff.ci95, 0.0, "not-worse") == "fail"
+            if scenario.draw is _few_clusters:  # the plain percentile interval, for contrast
+                means = np.bincount(clusters, cand - base) / 10
+                plain = bootstrap_ci(means, n_resamples=10_000)
+                plain_pass += plain is not None and plain[0] > 0
+        at_margin = scenario.shift_for(-MARGIN)
+        margin_pass = 0
+        for _ in range(runs):
+            diff = paired_difference(*scenario.draw(rng, at_margin))
+            margin_pass += decide(diff.ci95, MARGIN, "not-worse") == "pass"
+        print(f" {scenario.name} [{diff.method}, {time.perf_counter() - start:.0f} s]")
+        report.share("Δ = 0: pass under better", better_pass, runs)
+        report.share("Δ = 0: fail under not-worse, M = 0", worse_fail, runs)
+        report.share(f"Δ = -M: pass under not-worse, M = {MARGIN}", margin_pass, runs)
+        if scenario.draw is _few_clusters:
+            plain = f"{plain_pass / runs:.4f}"
+            report.info("plain percentile instead: Δ = 0, pass under better", plain)
+
+
+def power_match(report: Report, runs: int, seed: int) -> None:
+    print(f"(b) power: {N_ROWS} rows, {runs} runs per point")
+    cases = [(SCENARIOS[0], "better", 0.0), (SCENARIOS[1], "not-worse", MARGIN),
+             (SCENARIOS[3], "better", 0.0)]
+    for k, (scenario, require, margin) in enumerate(cases):
+        rng = np.random.default_rng([seed, 100 + k])
+        boundary = -margin if require == "not-worse" else 0.0
+        mde = _true_mde(scenario, boundary, rng)
+        print(f" {scenario.name}, require {require}, M = {margin}: true MDE {mde:.4f}")
+        for fraction in (1.0, 0.5):
+            delta = boundary + fraction * mde
+            shift = scenario.shift_for(delta)
+            passed, predicted = np.empty(runs, bool), np.empty(runs)
+            for r in range(runs):
+                diff = paired_difference(*scenario.draw(rng, shift))
+                passed[r] = decide(diff.ci95, margin, require) == "pass"  # type: ignore[arg-type]
+                predicted[r] = power(delta, diff.se, margin, require)  # type: ignore[arg-type]
+            label = f"Δ = boundary + {'MDE' if fraction == 1 else 'MDE/2'}"
+            report.power(label, passed, predicted)
+
+
+def _true_mde(scenario: Scenario, boundary: float, rng: np.random.Generator) -> float:
+    """The MDE at the true SE of Δ there: a fixed point of Δ = boundary + 2.80 SE(Δ)."""
+    delta = boundary
+    for _ in range(4):
+        shift = scenario.shift_for(delta)
+        estimates = [_point(*scenario.draw(rng, shift)) for _ in range(3000)]
+        delta = boundary + mde80(float(np.std(estimates, ddof=1)))
+    return delta - boundary
+
+
+def _point(cand: np.ndarray, base: np.ndarray, _: np.ndarray | None) -> float:
+    return float(np.mean(cand - base))
+
+
+def sequential(report: Report, runs: int, seed: int) -> None:
+    total, batch = 2000, 20
+    print(f"(c) sequential: a 0/1 metric, {total} rows, a look every {batch} rows, {runs} runs")
+    rng = np.random.default_rng([seed, 200])
+
+    def gate(p_win: float, p_loss: float, margin: float, require: str, n: int = runs,
+             **options: object) -> tuple[int, int, float]:
+        """(runs passed, runs failed, mean share of rows judged) under looks every batch."""
+        passed = failed = 0
+        judged = 0.0
+        for start in range(0, n, 500):
+            size = min(500, n - start)
+            u = rng.random((size, total))
+            d = np.where(u < p_win, 1.0, np.where(u < p_win + p_loss, -1.0, 0.0))
+            lo, hi = confidence_sequence_path(d, **options)  # type: ignore[arg-type]
+            looks = np.arange(batch - 1, total, batch)
+            outcome = np.array([
+                [decide((a, b), margin, require) for a, b in zip(lo_r, hi_r, strict=True)]  # type: ignore[arg-type]
+                for lo_r, hi_r in zip(lo[:, looks], hi[:, looks], strict=True)
+            ])
+            decided = outcome != "inconclusive"
+            first = np.where(decided.any(axis=1), decided.argmax(axis=1), len(looks) - 1)
+            final = outcome[np.arange(size), first]
+            passed += int(np.sum(final == "pass"))
+            failed += int(np.sum(final == "fail"))
+            judged += float(np.sum((looks[first] + 1) / total))
+        return passed, failed, judged / n
+
+    bounded = {"bound": 1.0}
+    print(f" empirical-Bernstein sequence (bound 1, planned {PLANNED_UNITS})")
+    p, f, _ = gate(0.15, 0.15, 0.0, "better", **bounded)
+    report.share("Δ = 0: pass under better", p, runs)
+    report.share("Δ = 0: fail under better", f, runs)
+    p, _, _ = gate(0.125, 0.175, MARGIN, "not-worse", **bounded)
+    report.share(f"Δ = -M: pass under not-worse, M = {MARGIN}", p, runs)
+    p, _, _ = gate(0.0, 0.05, MARGIN, "not-worse", **bounded)
+    report.share("Δ = -M, 5% discordant rows: pass under not-worse", p, runs)
+    for planned in (PLANNED_UNITS, total):
+        p, _, judged = gate(0.2, 0.1, MARGIN, "not-worse", n=max(runs // 2, 100),
+                            bound=1.0, planned=planned)
+        report.check(f"clear-cut Δ = +0.10, M = {MARGIN}, planned {planned}: rows judged",
+                     f"{judged:.3f} of {total} (passed {p / max(runs // 2, 100):.3f})",
+                     "<= 0.5", judged <= 0.5)
+    print(" asymptotic sequence (no bound: the empirical variance), planned "
+          f"{PLANNED_UNITS}; the warm-up before any decision")
+    for warmup in (2, 20, 50, 100):
+        p, _, _ = gate(0.15, 0.15, 0.0, "better", min_units=warmup)
+        report.share(f"min_units {warmup}: Δ = 0, pass under better", p, runs)
+        p, _, _ = gate(0.0, 0.05, MARGIN, "not-worse", min_units=warmup)
+        report.info(f"min_units {warmup}: Δ = -M, 5% discordant rows: pass", f"{p / runs:.4f}")
+    p, _, _ = gate(0.125, 0.175, MARGIN, "not-worse")
+    report.share(f"min_units 50: Δ = -M: pass under not-worse, M = {MARGIN}", p, runs)
+    print("  (rare discordances mislead the empirical variance at any warm-up: pass `bound`)")
+    p, _, judged = gate(0.2, 0.1, MARGIN, "not-worse", n=max(runs // 2, 100))
+    report.info("clear-cut Δ = +0.10: rows judged", f"{judged:.3f} of {total}")
+    print(" for contrast: the fixed-sample normal interval read at every look")
+    report.info("Δ = 0: pass under better", f"{_peeking(rng, runs, total, batch):.4f}")
+
+
+def _peeking(rng: np.random.Generator, runs: int, total: int, batch: int) -> float:
+    u = rng.random((runs, total))
+    d = np.where(u < 0.15, 1.0, np.where(u < 0.3, -1.0, 0.0))
+    t = np.arange(batch, total + 1, batch)
+    sums = np.cumsum(d, axis=1)[:, t - 1]
+    squares = np.cumsum(d**2, axis=1)[:, t - 1]
+    mean = sums / t
+    sd = np.sqrt(np.maximum(squares / t - mean**2, 0) * t / (t - 1))
+    lo, hi = mean - 1.96 * sd / np.sqrt(t), mean + 1.96 * sd / np.sqrt(t)
+    decided = (lo > 0) | (hi < 0)
+    first = np.where(decided.any(axis=1), decided.argmax(axis=1), len(t) - 1)
+    return float(np.mean(lo[np.arange(runs), first] > 0))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a tenth of the replications")
+    parser.add_argument("--only", default="a,b,c", help="parts to run, e.g. a,c")
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+    parts = set(args.only.split(","))
+    report = Report()
+    start = time.perf_counter()
+    if "a" in parts:
+        error_rates(report, 4000 // scale, args.seed)
+    if "b" in parts:
+        power_match(report, 2000 // scale, args.seed)
+    if "c" in parts:
+        sequential(report, 4000 // scale, args.seed)
+    print(f"{len(report.missed)} target(s) missed; {time.perf_counter() - start:.0f} s in all")
+    for label in report.missed:
+        print(f"  missed: {label}")
+    return 1 if report.missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

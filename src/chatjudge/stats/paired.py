@@ -1,0 +1,352 @@
+"""The paired difference between two versions of an assistant, and the gate's decision.
+
+A gate compares a candidate with a baseline on the same rows (conversations). Each row
+gives one number per side, already averaged over what is nested inside it (samples,
+presentation orders, a panel's judges), so the row, or a cluster of rows that move
+together, is the unit of every interval here; the inner measurements only feed
+`noise_split`, which says how much of the interval's width the judge's noise costs.
+
+Intervals are two-sided at `level` (95% by default) and each wrong decision keeps its
+one-sided error rate at (1 - level) / 2:
+- both sides 0/1 and no clusters: Tango's (1998) score interval for paired proportions;
+- otherwise: a paired cluster bootstrap of the row-weighted mean difference, read with
+  Hesterberg's (2015) expanded percentiles, because the plain percentile interval is
+  too narrow with few units (with 20 clusters its one-sided error is about 0.03).
+`docs/statistics.md` gives the references and when not to trust each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import special
+
+from chatjudge.stats.bootstrap import percentile_interval, resampled_sums
+
+Require = Literal["not-worse", "better"]
+Outcome = Literal["pass", "fail", "inconclusive"]
+
+_Z80 = 2.80  # z(0.975) + z(0.80), rounded as the gate prints it: MDE = 2.80 x SE
+_HUGE = 1e12  # stands for an infinite score statistic inside the root finder
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """Δ = mean over rows of (candidate - baseline), its two-sided interval and standard error.
+
+    `se` is the analytic standard error (the cluster-robust one where units are
+    clusters); it drives the MDE, the predicted power and the projection of rows, so
+    those do not move with the bootstrap's seed.
+    """
+
+    value: float
+    ci95: tuple[float, float]
+    se: float
+    n_units: int
+    n_rows: int
+    method: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoiseSplit:
+    """How much of Var(Δ) is judge noise (within rows), and what more calls would buy.
+
+    Widths are of the normal-approximation interval at the split's level; the
+    projections keep the total number of calls doubled either way, so they compare
+    spending on samples per row with spending on rows at equal cost.
+    """
+
+    judge_share: float
+    width: float
+    width_double_samples: float
+    width_double_rows: float
+    width_floor: float
+    samples_per_row: float
+
+
+def tango_interval(
+    n_baseline_only: int, n_candidate_only: int, n: int, level: float = 0.95
+) -> tuple[float, float]:
+    """Tango's (1998) score interval for the difference of two paired proportions.
+
+    Δ = p_candidate - p_baseline = (n_candidate_only - n_baseline_only) / n, from the
+    discordant counts of the 2x2 table. The interval holds every Δ0 whose score
+    statistic, with the variance at the maximum likelihood restricted to Δ = Δ0 (a
+    closed form), stays within ±z; each bound is found by root finding. Unlike the
+    Wald interval it stays inside [-1, 1], is not degenerate when no pair is
+    discordant, and keeps its coverage with few discordant pairs (Agresti and Min 2005).
+    """
+    _check_level(level)
+    b, c = n_candidate_only, n_baseline_only
+    if n <= 0:
+        raise ValueError(f"the 2x2 table needs at least one pair, got n={n}")
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0, got {c} and {b}")
+    if b + c > n:
+        raise ValueError(f"discordant counts {c} + {b} exceed the {n} pairs")
+    from scipy.optimize import brentq  # imported here: scipy.optimize is slow to load
+
+    z = float(special.ndtri(1 - (1 - level) / 2))
+    estimate = (b - c) / n
+
+    def score(d0: float) -> float:
+        return _tango_score(b, c, n, d0)
+
+    lo = -1.0 if estimate <= -1 else brentq(lambda d: score(d) - z, -1.0, estimate, xtol=1e-15)
+    hi = 1.0 if estimate >= 1 else brentq(lambda d: score(d) + z, estimate, 1.0, xtol=1e-15)
+    return float(lo), float(hi)
+
+
+def _tango_score(b: int, c: int, n: int, d0: float) -> float:
+    """Tango's score statistic for H0: Δ = d0, clamped to ±_HUGE where its variance is 0."""
+    a_ = 2.0 * n
+    b_ = -b - c + (2.0 * n - b + c) * d0
+    c_ = -c * d0 * (1.0 - d0)
+    q21 = (math.sqrt(max(b_ * b_ - 4.0 * a_ * c_, 0.0)) - b_) / (2.0 * a_)
+    variance = n * (2.0 * q21 + d0 * (1.0 - d0))
+    numerator = b - c - n * d0
+    if variance <= 0.0 or numerator == 0.0:
+        return math.copysign(_HUGE, numerator) if numerator else 0.0
+    return max(-_HUGE, min(_HUGE, numerator / math.sqrt(variance)))
+
+
+def paired_difference(
+    candidate: np.ndarray,
+    baseline: np.ndarray,
+    clusters: np.ndarray | None = None,
+    *,
+    level: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Difference:
+    """The paired difference Δ of candidate and baseline, with its interval.
+
+    One value per row for each side (already averaged over the row's samples, orders
+    and judges). Both sides 0/1 and no clusters -> Tango's interval; otherwise a paired
+    cluster bootstrap over units (clusters, else rows) of the row-weighted mean
+    difference, ΣS/Σm over units with row-sum S and size m, drawn as a multinomial
+    count matrix. For one pairwise run, pass the candidate's preference per row (1 win,
+    0.5 tie, 0 loss) and baseline = 0.5 everywhere.
+    """
+    _check_level(level)
+    cand = _as_column(candidate, "candidate")
+    base = _as_column(baseline, "baseline")
+    if len(cand) != len(base):
+        raise ValueError(f"candidate has {len(cand)} rows and baseline {len(base)}: pair them")
+    diff = cand - base
+    if clusters is None:
+        if len(diff) < 2:
+            raise ValueError(f"a paired difference needs at least 2 rows, got {len(diff)}")
+        binary = np.isin(cand, (0.0, 1.0)).all() and np.isin(base, (0.0, 1.0)).all()
+        if binary:
+            return _tango_difference(cand, base, level)
+        sums, sizes = diff, np.ones(len(diff))
+    else:
+        sums, sizes = _unit_sums(diff, clusters)
+        if len(sums) < 2:
+            raise ValueError(f"a clustered difference needs at least 2 clusters, got {len(sums)}")
+    value = float(sums.sum() / sizes.sum())
+    ci = _expanded_percentile(sums, sizes, level, n_resamples, seed)
+    return Difference(
+        value=value,
+        ci95=ci,
+        se=_ratio_se(sums, sizes),
+        n_units=len(sums),
+        n_rows=len(diff),
+        method="cluster-bootstrap",
+    )
+
+
+def _tango_difference(cand: np.ndarray, base: np.ndarray, level: float) -> Difference:
+    n = len(cand)
+    n_candidate_only = int(np.count_nonzero((cand == 1) & (base == 0)))
+    n_baseline_only = int(np.count_nonzero((cand == 0) & (base == 1)))
+    ci = tango_interval(n_baseline_only, n_candidate_only, n, level)
+    return Difference(
+        value=(n_candidate_only - n_baseline_only) / n,
+        ci95=ci,
+        se=_ratio_se(cand - base, np.ones(n)),
+        n_units=n,
+        n_rows=n,
+        method="tango",
+    )
+
+
+def _expanded_percentile(
+    sums: np.ndarray, sizes: np.ndarray, level: float, n_resamples: int, seed: int
+) -> tuple[float, float]:
+    """Hesterberg's expanded percentile interval of ΣS/Σm over resampled units.
+
+    The percentiles are taken at the tail where z = sqrt(G/(G-1)) t_{G-1}: the factor
+    undoes the bootstrap's (G-1)/G variance and t its small-sample spread, so that
+    with many units the interval is the percentile one and with few it widens like t.
+    """
+    g = len(sums)
+    resampled = resampled_sums(np.column_stack([sums, sizes]), n_resamples, seed)
+    stats = resampled[:, 0] / resampled[:, 1]
+    tail = float(special.stdtrit(g - 1, (1 - level) / 2)) * math.sqrt(g / (g - 1))
+    ci = percentile_interval(stats, 1 - 2 * float(special.ndtr(tail)))
+    assert ci is not None  # every resample has rows: no NaN
+    return ci
+
+
+def _ratio_se(sums: np.ndarray, sizes: np.ndarray) -> float:
+    """Cluster-robust standard error of ΣS/Σm from the linearised unit values."""
+    g = len(sums)
+    ratio = sums.sum() / sizes.sum()
+    linear = (sums - ratio * sizes) / sizes.mean()
+    return float(math.sqrt(float(np.sum(linear**2)) / (g * (g - 1))))
+
+
+def _unit_sums(diff: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    labels = np.asarray(clusters)
+    if labels.shape != diff.shape:
+        raise ValueError(f"clusters has {labels.size} labels for {diff.size} rows: one per row")
+    _, index = np.unique(labels, return_inverse=True)
+    return np.bincount(index, weights=diff), np.bincount(index).astype(float)
+
+
+def decide(ci: tuple[float, float], margin: float, require: Require) -> Outcome:
+    """The gate's outcome from the two-sided interval [lo, hi] of Δ.
+
+    not-worse: pass if lo > -margin, fail if hi < -margin; better: pass if lo > 0,
+    fail if hi < 0; otherwise inconclusive. With a 95% interval each wrong outcome
+    has a one-sided error rate of at most 0.025.
+    """
+    lo, hi = ci
+    boundary = _boundary(margin, require)
+    if lo > boundary:
+        return "pass"
+    if hi < boundary:
+        return "fail"
+    return "inconclusive"
+
+
+def mde80(se: float) -> float:
+    """Minimum detectable effect: the distance from the boundary found with 80% power.
+
+    2.80 x SE, for a two-sided 95% interval (z 1.96 + z 0.84).
+    """
+    if se < 0:
+        raise ValueError(f"a standard error is >= 0, got {se}")
+    return _Z80 * se
+
+
+def power(delta: float, se: float, margin: float, require: Require) -> float:
+    """Predicted probability of `pass` when the true difference is `delta`.
+
+    Normal approximation: Δ estimated ~ N(delta, se^2), pass when Δ - 1.96 se clears
+    the boundary (-margin for not-worse, 0 for better).
+    """
+    if se < 0:
+        raise ValueError(f"a standard error is >= 0, got {se}")
+    distance = delta - _boundary(margin, require)
+    if se == 0:
+        return 1.0 if distance > 0 else 0.0
+    return float(special.ndtr(distance / se - special.ndtri(0.975)))
+
+
+def rows_to_decide(diff: Difference, margin: float, require: Require) -> int | None:
+    """About how many rows (same variance, observed Δ) would make the interval exclude the boundary.
+
+    The 95% normal interval's half-width shrinks as 1/sqrt(rows); this is the row
+    count where it equals the distance from the observed Δ to the boundary (fewer
+    than `n_rows` when already decided). A projection, not a promise: at that size
+    the interval decides about half the time, and gating again after adding rows is
+    peeking (use a sequential gate). None when Δ is on the boundary.
+    """
+    distance = abs(diff.value - _boundary(margin, require))
+    if distance == 0:
+        return None
+    z = float(special.ndtri(0.975))
+    return max(1, math.ceil(diff.n_rows * (z * diff.se / distance) ** 2))
+
+
+def noise_split(
+    candidate: Sequence[np.ndarray],
+    baseline: Sequence[np.ndarray] | None,
+    level: float = 0.95,
+) -> NoiseSplit | None:
+    """Split Var(Δ) into the choice of rows and the judge's noise within rows.
+
+    Each list holds one array per row: that row's inner measurements (one per sample x
+    judge, orders already reconciled); `baseline` None means a fixed baseline (a
+    pairwise run's 0.5). None when every row has a single measurement (nothing to
+    split). Variance components by one-way ANOVA (method of moments) on each side:
+    the within-row variance is the pooled variance around row means, the row
+    component is the variance of the row differences less the within part's
+    expected share of it, truncated at 0.
+    """
+    _check_level(level)
+    sides = [candidate] if baseline is None else [candidate, baseline]
+    if baseline is not None and len(baseline) != len(candidate):
+        raise ValueError(
+            f"candidate has {len(candidate)} rows and baseline {len(baseline)}: pair them"
+        )
+    n = len(candidate)
+    if n < 2:
+        raise ValueError(f"a noise split needs at least 2 rows, got {n}")
+    names = ["candidate", "baseline"]
+    rows = [
+        [_as_column(r, f"{name} row {i}", "measurement") for i, r in enumerate(side)]
+        for name, side in zip(names, sides, strict=False)
+    ]
+    for name, side in zip(names, rows, strict=False):
+        for i, r in enumerate(side):
+            if r.size == 0:
+                raise ValueError(f"{name} row {i} has no measurement")
+    if all(r.size == 1 for side in rows for r in side):
+        return None
+    row_diff = np.array([r.mean() for r in rows[0]])
+    if len(rows) == 2:
+        row_diff = row_diff - np.array([r.mean() for r in rows[1]])
+    judge = 0.0  # expected within-row part of one row difference's variance
+    for side in rows:
+        sizes = np.array([r.size for r in side], dtype=float)
+        dof = float(np.sum(sizes - 1))
+        within = sum(float(np.sum((r - r.mean()) ** 2)) for r in side) / dof if dof else 0.0
+        judge += within * float(np.mean(1 / sizes))
+    rows_part = max(0.0, float(np.var(row_diff, ddof=1)) - judge)
+    total = rows_part + judge
+    z = float(special.ndtri(1 - (1 - level) / 2))
+
+    def width(variance: float, n_rows: float) -> float:
+        return 2 * z * math.sqrt(variance / n_rows)
+
+    return NoiseSplit(
+        judge_share=judge / total if total else 0.0,
+        width=width(total, n),
+        width_double_samples=width(rows_part + judge / 2, n),
+        width_double_rows=width(total, 2 * n),
+        width_floor=width(rows_part, n),
+        samples_per_row=float(np.mean([r.size for side in rows for r in side])),
+    )
+
+
+def _boundary(margin: float, require: Require) -> float:
+    if margin < 0:
+        raise ValueError(f"the margin is >= 0 (Δ may be that far below 0), got {margin}")
+    if require == "not-worse":
+        return -margin
+    if require == "better":
+        return 0.0
+    raise ValueError(f"require is 'not-worse' or 'better', got {require!r}")
+
+
+def _as_column(values: np.ndarray, name: str, item: str = "row") -> np.ndarray:
+    column = np.asarray(values, dtype=float)
+    if column.ndim != 1:
+        raise ValueError(f"{name} must hold one value per {item} (1-D), got {column.shape}")
+    bad = np.flatnonzero(~np.isfinite(column))
+    if bad.size:
+        raise ValueError(f"{name}: {item} {int(bad[0])} is not a finite number ({column[bad[0]]})")
+    return column
+
+
+def _check_level(level: float) -> None:
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")

@@ -1,0 +1,353 @@
+"""The gate's paired difference: Tango's interval, the cluster bootstrap, decision, power, noise."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from chatjudge.stats import (
+    Difference,
+    decide,
+    mde80,
+    noise_split,
+    paired_difference,
+    power,
+    rows_to_decide,
+    tango_interval,
+)
+
+Z95 = stats.norm.ppf(0.975)
+
+
+def _restricted_p21(b: int, c: int, n: int, d0: float) -> float:
+    """Maximise the multinomial likelihood with p12 - p21 = d0 over p21, numerically.
+
+    Independent of the closed form: the log-likelihood's derivative in p21 is solved by
+    root finding on the feasible range, or the maximum sits at an end of it.
+    """
+    lo, hi = max(0.0, -d0), (1.0 - d0) / 2
+    rest = n - b - c
+
+    def slope(p: float) -> float:
+        total = 0.0
+        if b:
+            total += b / (p + d0)
+        if c:
+            total += c / p
+        if rest:
+            total -= 2 * rest / (1 - 2 * p - d0)
+        return total
+
+    eps = 1e-15
+    if hi - lo < 1e-14:
+        return lo
+    if slope(lo + eps) <= 0:
+        return lo
+    if slope(hi - eps) >= 0:
+        return hi
+    return optimize.brentq(slope, lo + eps, hi - eps, xtol=1e-16, rtol=9e-16)
+
+
+def _score(b: int, c: int, n: int, d0: float) -> float:
+    p21 = _restricted_p21(b, c, n, d0)
+    variance = n * (2 * p21 + d0 * (1 - d0))
+    return (b - c - n * d0) / math.sqrt(variance)
+
+
+def _crossing(b: int, c: int, n: int, target: float, start: float, stop: float) -> float:
+    """Where the score crosses `target` between start and stop: a 1e-4 grid, then bisection."""
+    grid = np.linspace(start, stop, int(abs(stop - start) / 1e-4) + 2)[1:-1]
+    above = [(_score(b, c, n, d) - target) > 0 for d in grid]
+    k = next(i for i in range(1, len(grid)) if above[i] != above[i - 1])
+    left, right = grid[k - 1], grid[k]
+    for _ in range(200):
+        mid = (left + right) / 2
+        if ((_score(b, c, n, mid) - target) > 0) == above[k - 1]:
+            left = mid
+        else:
+            right = mid
+    return (left + right) / 2
+
+
+@pytest.mark.parametrize(
+    ("n", "candidate_only", "baseline_only"),
+    [(50, 5, 2), (20, 0, 3), (30, 7, 7), (15, 1, 11), (12, 9, 3)],
+)
+def test_tango_matches_the_restricted_likelihood_computed_numerically(
+    n: int, candidate_only: int, baseline_only: int
+) -> None:
+    b, c = candidate_only, baseline_only
+    estimate = (b - c) / n
+    expected_lo = _crossing(b, c, n, Z95, -1.0, estimate)
+    expected_hi = _crossing(b, c, n, -Z95, estimate, 1.0)
+    lo, hi = tango_interval(baseline_only, candidate_only, n)
+    assert lo == pytest.approx(expected_lo, abs=1e-9)
+    assert hi == pytest.approx(expected_hi, abs=1e-9)
+    assert lo < estimate < hi
+
+
+def test_tango_matches_a_published_value() -> None:
+    # Fagerland, Lydersen and Laake, "Statistical Analysis of Contingency Tables" (2017),
+    # chapter 8, Cavo et al. (2012): 59 / 6 / 16 / 80 pairs, Δ = (6 - 16)/161 = -0.0621,
+    # Tango's score interval -0.1240 to -0.0054 (R package contingencytables).
+    lo, hi = tango_interval(16, 6, 161)
+    assert round(lo, 4) == -0.1240
+    assert round(hi, 4) == -0.0054
+
+
+def test_tango_with_no_discordant_pair_has_its_closed_form() -> None:
+    # b = c = 0: the restricted MLE of p21 is max(0, -d), and the score reaches z at
+    # d = z^2 / (n + z^2) on each side.
+    for n in (1, 10, 200):
+        half = Z95**2 / (n + Z95**2)
+        lo, hi = tango_interval(0, 0, n)
+        assert lo == pytest.approx(-half, abs=1e-12)
+        assert hi == pytest.approx(half, abs=1e-12)
+
+
+def test_tango_when_every_pair_is_discordant_one_way_reaches_the_end() -> None:
+    lo, hi = tango_interval(0, 10, 10)
+    assert hi == 1.0
+    assert lo == pytest.approx(_crossing(10, 0, 10, Z95, -1.0, 1.0), abs=1e-9)
+    lo, hi = tango_interval(10, 0, 10)
+    assert lo == -1.0
+    assert -1 < hi < 0
+
+
+def test_tango_level_widens_the_interval() -> None:
+    lo95, hi95 = tango_interval(4, 9, 60)
+    lo99, hi99 = tango_interval(4, 9, 60, level=0.99)
+    assert lo99 < lo95 and hi99 > hi95
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((0, 0, 0), "at least one pair"),
+        ((-1, 2, 10), ">= 0"),
+        ((6, 5, 10), "exceed"),
+    ],
+)
+def test_tango_refuses_impossible_tables(args: tuple[int, int, int], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        tango_interval(*args)
+
+
+def test_binary_rows_without_clusters_use_tango() -> None:
+    cand = np.array([1, 1, 0, 1, 0, 1, 1, 1, 0, 1] * 4, dtype=float)
+    base = np.array([1, 0, 0, 1, 1, 0, 1, 0, 0, 1] * 4, dtype=float)
+    diff = paired_difference(cand, base)
+    assert diff.method == "tango"
+    assert diff.value == pytest.approx((12 - 4) / 40)
+    assert diff.ci95 == tango_interval(4, 12, 40)
+    d = cand - base
+    assert diff.se == pytest.approx(d.std(ddof=1) / math.sqrt(40))
+    assert (diff.n_units, diff.n_rows) == (40, 40)
+
+
+def test_bootstrap_matches_the_t_interval_on_a_large_sample() -> None:
+    # With many units the expanded percentile interval of a mean is the t interval.
+    rng = np.random.default_rng(5)
+    cand = rng.normal(0.3, 1.0, 2000)
+    base = rng.normal(0.2, 1.0, 2000)
+    diff = paired_difference(cand, base)
+    d = cand - base
+    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+    assert diff.method == "cluster-bootstrap"
+    assert diff.value == pytest.approx(d.mean())
+    assert diff.ci95[0] == pytest.approx(d.mean() - half, abs=0.005)
+    assert diff.ci95[1] == pytest.approx(d.mean() + half, abs=0.005)
+
+
+def test_clustered_bootstrap_matches_the_t_interval_of_cluster_means() -> None:
+    rng = np.random.default_rng(8)
+    g, m = 400, 5
+    effect = np.repeat(rng.normal(0, 1, g), m)
+    d = effect + rng.normal(0.1, 0.5, g * m)
+    clusters = np.repeat(np.arange(g), m)
+    diff = paired_difference(d, np.zeros_like(d), clusters)
+    means = d.reshape(g, m).mean(axis=1)
+    half = stats.t.ppf(0.975, g - 1) * means.std(ddof=1) / math.sqrt(g)
+    assert (diff.n_units, diff.n_rows) == (g, g * m)
+    assert diff.ci95[0] == pytest.approx(means.mean() - half, abs=0.005)
+    assert diff.ci95[1] == pytest.approx(means.mean() + half, abs=0.005)
+    assert diff.se == pytest.approx(means.std(ddof=1) / math.sqrt(g), rel=1e-9)
+
+
+def test_bootstrap_at_10000_resamples_is_within_0005_of_200000() -> None:
+    # Few clusters of unequal size, a skewed 1-3 score difference: no closed form.
+    rng = np.random.default_rng(13)
+    sizes = rng.integers(1, 12, 25)
+    clusters = np.repeat(np.arange(25), sizes)
+    level = np.repeat(rng.normal(0, 0.6, 25), sizes)
+    cand = np.clip(np.round(2.2 + level + rng.normal(0, 0.7, len(clusters))), 1, 3)
+    base = np.clip(np.round(2.0 + level + rng.normal(0, 0.7, len(clusters))), 1, 3)
+    reference = paired_difference(cand, base, clusters, n_resamples=200_000, seed=99)
+    for seed in (0, 1, 2):
+        diff = paired_difference(cand, base, clusters, seed=seed)
+        assert diff.ci95[0] == pytest.approx(reference.ci95[0], abs=0.005)
+        assert diff.ci95[1] == pytest.approx(reference.ci95[1], abs=0.005)
+
+
+def test_few_units_widen_the_interval_like_t() -> None:
+    # 12 rows: the plain percentile interval is about z * sqrt((G-1)/G) * s/sqrt(G);
+    # the expanded one is t(11) * s/sqrt(G), 17% wider.
+    d = np.array([-0.9, -0.5, -0.3, -0.1, 0.0, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0, 1.3])
+    diff = paired_difference(d, np.zeros(12), n_resamples=200_000)
+    t_half = stats.t.ppf(0.975, 11) * d.std(ddof=1) / math.sqrt(12)
+    plain_half = Z95 * d.std(ddof=0) / math.sqrt(12)
+    half = (diff.ci95[1] - diff.ci95[0]) / 2
+    assert half == pytest.approx(t_half, rel=0.05)
+    assert half > 1.15 * plain_half
+
+
+def test_ignoring_clusters_would_be_too_narrow() -> None:
+    # 30 clusters of 10 rows that move together: the rows are not 300 independent units.
+    rng = np.random.default_rng(21)
+    clusters = np.repeat(np.arange(30), 10)
+    # the candidate is better on some topics and worse on others: the gain moves by cluster
+    gain = np.repeat(rng.normal(0, 1, 30), 10)
+    cand = (gain + rng.normal(0, 1, 300) > 0).astype(float)
+    base = (rng.normal(0, 1, 300) > 0).astype(float)
+    naive = paired_difference(cand, base)
+    clustered = paired_difference(cand, base, clusters)
+    assert naive.method == "tango" and clustered.method == "cluster-bootstrap"
+    assert clustered.value == pytest.approx(naive.value)
+    assert clustered.n_units == 30
+    naive_width = naive.ci95[1] - naive.ci95[0]
+    assert clustered.ci95[1] - clustered.ci95[0] > 1.3 * naive_width
+    assert clustered.se > 1.3 * naive.se
+
+
+def test_pairwise_preferences_against_one_half() -> None:
+    prefs = np.array([1.0, 0.5, 0.0, 1.0, 1.0, 0.5, 1.0, 0.0, 1.0, 0.5] * 10)
+    diff = paired_difference(prefs, np.full(100, 0.5))
+    assert diff.method == "cluster-bootstrap"
+    assert diff.value == pytest.approx(prefs.mean() - 0.5)
+    assert diff.ci95[0] < diff.value < diff.ci95[1]
+
+
+def test_same_seed_same_interval() -> None:
+    rng = np.random.default_rng(3)
+    cand, base = rng.normal(size=200), rng.normal(size=200)
+    first = paired_difference(cand, base, seed=4)
+    assert paired_difference(cand, base, seed=4) == first
+    assert paired_difference(cand, base, seed=5).ci95 != first.ci95
+
+
+def test_bad_rows_are_named() -> None:
+    with pytest.raises(ValueError, match="pair them"):
+        paired_difference(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="baseline: row 2 is not a finite number"):
+        paired_difference(np.ones(4), np.array([1.0, 0.0, np.nan, 1.0]))
+    with pytest.raises(ValueError, match="one per row"):
+        paired_difference(np.ones(4), np.ones(4), np.array([1, 2, 3]))
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        paired_difference(np.ones(1), np.zeros(1))
+    with pytest.raises(ValueError, match="at least 2 clusters"):
+        paired_difference(np.ones(4), np.zeros(4), np.zeros(4))
+    with pytest.raises(ValueError, match="level"):
+        paired_difference(np.ones(4), np.zeros(4), level=1.5)
+
+
+@pytest.mark.parametrize(
+    ("ci", "margin", "require", "outcome"),
+    [
+        ((-0.04, 0.02), 0.05, "not-worse", "pass"),
+        ((-0.05, 0.02), 0.05, "not-worse", "inconclusive"),  # lo on -M: not > -M
+        ((-0.09, -0.06), 0.05, "not-worse", "fail"),
+        ((-0.09, -0.05), 0.05, "not-worse", "inconclusive"),
+        ((-0.01, 0.02), 0.0, "not-worse", "inconclusive"),
+        ((-0.04, 0.02), 0.05, "better", "inconclusive"),
+        ((0.001, 0.02), 0.05, "better", "pass"),
+        ((-0.03, -0.001), 0.05, "better", "fail"),
+    ],
+)
+def test_decide(ci: tuple[float, float], margin: float, require: str, outcome: str) -> None:
+    assert decide(ci, margin, require) == outcome  # type: ignore[arg-type]
+
+
+def test_decide_refuses_a_negative_margin_or_unknown_requirement() -> None:
+    with pytest.raises(ValueError, match="margin"):
+        decide((0.1, 0.2), -0.05, "not-worse")
+    with pytest.raises(ValueError, match="require"):
+        decide((0.1, 0.2), 0.05, "worse")  # type: ignore[arg-type]
+
+
+def test_mde_and_power_by_hand() -> None:
+    assert mde80(0.02) == pytest.approx(0.056)
+    # Δ exactly one MDE above the boundary: Φ(2.80 - 1.96) = Φ(0.84) = 0.7995.
+    assert power(0.056, 0.02, 0.0, "better") == pytest.approx(0.79955, abs=1e-4)
+    assert power(0.056 - 0.05, 0.02, 0.05, "not-worse") == pytest.approx(0.79955, abs=1e-4)
+    # On the boundary it passes 2.5% of the time; half an MDE above: Φ(-0.56) = 0.2877.
+    assert power(-0.05, 0.02, 0.05, "not-worse") == pytest.approx(0.025, abs=1e-6)
+    assert power(0.028, 0.02, 0.0, "better") == pytest.approx(0.28774, abs=1e-4)
+    assert power(0.01, 0.0, 0.0, "better") == 1.0
+    assert power(0.0, 0.0, 0.0, "better") == 0.0
+    with pytest.raises(ValueError, match="standard error"):
+        mde80(-1.0)
+
+
+def _diff(value: float, se: float, n_rows: int) -> Difference:
+    return Difference(value, (value - 2 * se, value + 2 * se), se, n_rows, n_rows, "tango")
+
+
+def test_rows_to_decide_by_hand() -> None:
+    # 400 rows, Δ = 0.02, SE = 0.02: 400 * (1.96 * 0.02 / 0.02)^2 = 1536.6 rows.
+    assert rows_to_decide(_diff(0.02, 0.02, 400), 0.0, "better") == 1537
+    # not-worse with M = 0.02: distance 0.04, 400 * 0.98^2 = 384.1 rows (already decided).
+    assert rows_to_decide(_diff(0.02, 0.02, 400), 0.02, "not-worse") == 385
+    # Below the boundary the projection is to a fail: the distance is what counts.
+    assert rows_to_decide(_diff(-0.04, 0.02, 400), 0.02, "not-worse") == 1537
+    assert rows_to_decide(_diff(-0.02, 0.02, 400), 0.02, "not-worse") is None
+
+
+def _rows(means: list[float], spread: float, k: int) -> list[np.ndarray]:
+    pattern = np.array([spread, -spread] * (k // 2))
+    return [m + pattern for m in means]
+
+
+def test_noise_split_recovers_known_components() -> None:
+    # 4 samples per row at ±a around the row mean: within variance 4a^2/3, a mean of 4
+    # carries a^2/3 of it. Row means 0, 1, 2, 3: sample variance 5/3.
+    a = 0.5
+    cand = _rows([0.0, 1.0, 2.0, 3.0], a, 4)
+    split = noise_split(cand, None)
+    assert split is not None
+    judge, total = a**2 / 3, 5 / 3
+    assert split.judge_share == pytest.approx(judge / total)
+    assert split.width == pytest.approx(2 * Z95 * math.sqrt(total / 4))
+    assert split.width_double_samples == pytest.approx(2 * Z95 * math.sqrt((total - judge / 2) / 4))
+    assert split.width_double_rows == pytest.approx(split.width / math.sqrt(2))
+    assert split.width_floor == pytest.approx(2 * Z95 * math.sqrt((total - judge) / 4))
+    assert split.samples_per_row == 4
+
+
+def test_noise_split_adds_both_sides_and_truncates_at_zero() -> None:
+    cand = _rows([1.0, 2.0, 3.0], 0.3, 2)
+    base = _rows([0.0, 0.0, 0.0], 0.6, 4)
+    split = noise_split(cand, base)
+    assert split is not None
+    # within: candidate 2*0.09/1 = 0.18 per row / 2 samples; baseline 4*0.36/3 = 0.48 / 4
+    judge = 0.18 / 2 + 0.48 / 4
+    assert split.judge_share == pytest.approx(judge / 1.0)
+    assert split.samples_per_row == pytest.approx(3.0)
+    # identical row means: all the variance is the judge's, the floor is 0
+    flat = noise_split(_rows([1.0, 1.0, 1.0], 0.5, 2), None)
+    assert flat is not None
+    assert flat.judge_share == 1.0
+    assert flat.width_floor == 0.0
+
+
+def test_noise_split_needs_inner_measurements() -> None:
+    singles = [np.array([v]) for v in (0.0, 1.0, 1.0)]
+    assert noise_split(singles, singles) is None
+    with pytest.raises(ValueError, match="pair them"):
+        noise_split(singles, singles[:2])
+    with pytest.raises(ValueError, match="candidate row 1 has no measurement"):
+        noise_split([np.ones(2), np.array([]), np.ones(2)], None)
+    with pytest.raises(ValueError, match="baseline row 1: measurement 0 is not a finite number"):
+        noise_split([np.ones(2), np.ones(2)], [np.ones(2), np.array([np.nan, 1.0])])
