@@ -1,0 +1,247 @@
+"""Style control: the candidate's preference rate at equal length and markdown style.
+
+LLM judges prefer longer, more heavily formatted answers. Following AlpacaEval's
+length-controlled win rate and Chatbot Arena's style control, the item's outcome from
+the candidate's side (1 win, 0.5 tie, 0 loss: a fractional outcome, quasi-binomial
+likelihood) is regressed on the normalized differences (a - b) / (a + b) (a: candidate,
+b: baseline; 0 when both are 0) of the responses' length and of their counts of
+markdown headers, list items and bold spans. The features are scaled by their standard
+deviation but not centred, so the intercept is the preference at zero difference and
+the controlled rate is sigmoid(intercept), the rate read at equal length (and style).
+A feature that is constant in the data (no markdown at all, say) is dropped instead of
+making the fit singular. The 95% interval is a percentile bootstrap over items, the
+resampling unit of the raw rate, with `N_RESAMPLES` resamples fitted together
+(`chatjudge.stats.logistic`: about a second per 1,000 items on 2 shared cores). Past
+`MAX_BOOTSTRAP_ITEMS` items the interval is the normal one from the sandwich (robust)
+standard error of the intercept, items again independent: at that size the two agree
+(`bench/bias_calibration.py` compares them) and the bootstrap would take a minute or more.
+
+Length is counted in approximate tokens, characters / 4 (no judge reports its tokenizer
+to the summary); the normalized difference does not depend on that scale, only on the
+approximation characters ~ tokens. Markdown is counted as Arena counts it, code blocks
+left out: header lines (`#` to `######`), list items (`-`, `*`, `+`, `1.`) and bold
+spans (`**x**`, `__x__`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from chatjudge.stats.bootstrap import Estimate, percentile_interval
+from chatjudge.stats.logistic import fit_logistic, sandwich_cov
+
+FEATURES = ("length", "headers", "lists", "bold")
+LENGTH_UNIT = "approximate tokens (characters / 4)"
+N_RESAMPLES = 1000
+MAX_BOOTSTRAP_ITEMS = 5_000
+_Z95 = 1.959963984540054
+_CHUNK_CELLS = 1 << 21  # resampled item weights held at once (16 MB)
+_CODE = re.compile(r"```[^`]*```")
+_HEADER = re.compile(r"^#{1,6}\s", re.MULTILINE)
+_LIST = re.compile(r"^\s*(?:\d+\.|[-*+])\s", re.MULTILINE)
+_BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
+
+
+def response_text(value: Any) -> str:
+    """A response field as text: a string as is, a message list as its contents joined."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(
+            str(m.get("content", "")) if isinstance(m, dict) else str(m) for m in value
+        )
+    return str(value)
+
+
+def style_counts(text: str) -> tuple[float, float, float, float]:
+    """(approximate tokens, header lines, list items, bold spans) of one response."""
+    prose = _CODE.sub("", text)
+    return (
+        len(text) / 4,
+        float(len(_HEADER.findall(prose))),
+        float(len(_LIST.findall(prose))),
+        float(len(_BOLD.findall(prose))),
+    )
+
+
+def normalized_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(a - b) / (a + b) elementwise, 0 where both are 0."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    total = a + b
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total == 0, 0.0, (a - b) / np.where(total == 0, 1.0, total))
+
+
+@dataclass(frozen=True, slots=True)
+class Controlled:
+    """A controlled preference rate, its 95% interval and item count, and the fit behind it.
+
+    `coefficients` are on the logit scale per standard deviation of each feature kept
+    (`intercept`: the preference at zero difference); `dropped` lists the features that
+    were constant in the data.
+    """
+
+    value: float | None
+    ci95: tuple[float, float] | None
+    n: int
+    coefficients: dict[str, float]
+    dropped: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `{"value", "ci95", "n"}` metric object of summary.json."""
+        return Estimate(self.value, self.ci95, self.n).to_dict()
+
+
+@dataclass(frozen=True, slots=True)
+class StyleControl:
+    """The raw preference (ties count half) and its length- and style-controlled versions."""
+
+    raw: Estimate
+    length: Controlled
+    style: Controlled
+    sentence: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """summary.json's `style_control` object (the rates themselves are metrics)."""
+        return {
+            "raw_preference": self.raw.to_dict(),
+            "length_coefficients": self.length.coefficients,
+            "style_coefficients": self.style.coefficients,
+            "dropped": list(self.style.dropped),
+            "length_unit": LENGTH_UNIT,
+            "n_resamples": N_RESAMPLES,
+            "sentence": self.sentence,
+        }
+
+
+def style_features(candidate: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+    """Per item, the normalized differences of `style_counts` (n, 4) of the two sides."""
+    return normalized_difference(np.asarray(candidate), np.asarray(baseline)).reshape(-1, 4)
+
+
+def style_control(
+    outcome: Sequence[float] | np.ndarray,
+    candidate: np.ndarray,
+    baseline: np.ndarray,
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+) -> StyleControl:
+    """Raw, length-controlled and style-controlled preference from per-item outcomes
+    (1, 0.5, 0 from the candidate's side) and each side's `style_counts` (n, 4).
+
+    The three share one bootstrap resampling of the items.
+    """
+    y = np.asarray(outcome, dtype=float)
+    features = style_features(candidate, baseline)
+    if len(features) != len(y):
+        raise ValueError(f"{len(y)} outcomes but {len(features)} rows of style counts")
+    if not np.all((y >= 0) & (y <= 1)):
+        raise ValueError("outcomes must lie in [0, 1] (1 win, 0.5 tie, 0 loss)")
+    length, style = (
+        controlled_fits(y, features[:, :k], FEATURES[:k], n_resamples=n_resamples, seed=seed)
+        for k in (1, len(FEATURES))
+    )
+    raw = _raw(y, n_resamples, seed)
+    return StyleControl(raw=raw, length=length, style=style, sentence=explain(raw, length, style))
+
+
+def controlled_fits(
+    outcome: np.ndarray,
+    features: np.ndarray,
+    names: Sequence[str],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+) -> Controlled:
+    """The preference at zero `features` (n, f), with its bootstrap interval over items.
+    Calls with the same `seed` and item count share their resamples.
+    """
+    y = np.asarray(outcome, dtype=float)
+    x = np.asarray(features, dtype=float).reshape(len(y), -1)
+    n = len(y)
+    if n == 0:
+        return Controlled(None, None, 0, {})
+    scale = x.std(axis=0)
+    kept = [j for j in range(x.shape[1]) if scale[j] > 1e-12]
+    dropped = tuple(names[j] for j in range(x.shape[1]) if j not in kept)
+    design = np.column_stack([np.ones(n), x[:, kept] / scale[kept]])
+    beta = fit_logistic(design, y, np.ones((1, n)))[0]
+    coefficients = {"intercept": float(beta[0])}
+    coefficients |= {names[j]: float(b) for j, b in zip(kept, beta[1:], strict=True)}
+    ci = None
+    if n > MAX_BOOTSTRAP_ITEMS:
+        se = float(np.sqrt(sandwich_cov(design, y, beta)[0, 0]))
+        ci = (float(special.expit(beta[0] - _Z95 * se)), float(special.expit(beta[0] + _Z95 * se)))
+    elif n >= 2 and n_resamples > 0:
+        boot = _bootstrap_intercepts(y, design, beta, n_resamples, seed)
+        ci = percentile_interval(special.expit(boot), 0.95)
+    return Controlled(float(special.expit(beta[0])), ci, n, coefficients, dropped)
+
+
+def explain(raw: Estimate, length: Controlled, style: Controlled) -> str:
+    """One sentence: how much of the raw preference's distance from 50% length explains."""
+    if raw.value is None or length.value is None or style.value is None:
+        return "No item was judged, so there is nothing to control for."
+    tail = f" ({_pct(style.value)} at equal length and markdown style)."
+    if "length" in length.dropped:
+        return (
+            "The length difference is the same on every item, so it cannot be told apart "
+            f"from the preference; the raw preference is {_pct(raw.value)}" + tail
+        )
+    points = (raw.value - 0.5) * 100
+    side = "above" if points >= 0 else "below"
+    explained = (raw.value - length.value) * 100 * (1 if points >= 0 else -1)
+    at_equal = f"at equal length the candidate is preferred {_pct(length.value)} of the time"
+    if explained > 0:
+        head = f"Length explains {explained:.1f} of the raw preference's {abs(points):.1f} points"
+    else:
+        head = f"Length explains none of the raw preference's {abs(points):.1f} points"
+    return f"{head} {side} 50%; {at_equal}{tail}"
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def _raw(y: np.ndarray, n_resamples: int, seed: int) -> Estimate:
+    """The mean outcome with its interval from the same resamples as the fits."""
+    n = len(y)
+    if n == 0:
+        return Estimate(None, None, 0)
+    ci = None
+    if n >= 2 and n_resamples > 0:
+        means = np.concatenate([w @ y / n for w in item_weights(n, n_resamples, seed)])
+        ci = percentile_interval(means, 0.95)
+    return Estimate(float(y.mean()), ci, n)
+
+
+def item_weights(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """Item bootstrap resamples as weights (how often each of n items was drawn), in chunks
+    of (resamples, n) that bound memory; the same seed gives the same resamples."""
+    rng = np.random.default_rng(seed)
+    step = max(1, _CHUNK_CELLS // n)
+    for start in range(0, n_resamples, step):
+        k = min(step, n_resamples - start)
+        drawn = rng.integers(0, n, size=(k, n)) + (np.arange(k) * n)[:, None]
+        yield np.bincount(drawn.ravel(), minlength=k * n).reshape(k, n).astype(float)
+
+
+def _bootstrap_intercepts(
+    y: np.ndarray, design: np.ndarray, beta: np.ndarray, n_resamples: int, seed: int
+) -> np.ndarray:
+    """The intercept refitted on each item resample (warm-started at `beta`)."""
+    return np.concatenate(
+        [
+            fit_logistic(design, y, weights, start=beta)[:, 0]
+            for weights in item_weights(len(y), n_resamples, seed)
+        ]
+    )
