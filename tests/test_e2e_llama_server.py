@@ -26,7 +26,14 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         (
             "pairwise_chat_quality.jsonl",
             "pairwise-chat-quality",
-            {"candidate_win_rate", "baseline_win_rate", "tie_rate", "position_consistency"},
+            {
+                "candidate_win_rate",
+                "baseline_win_rate",
+                "tie_rate",
+                "position_consistency",
+                "length_controlled_preference",
+                "style_controlled_preference",
+            },
         ),
     ],
 )

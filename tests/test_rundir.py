@@ -227,6 +227,21 @@ def test_a_panel_and_skipped_rows_write_their_optional_fields(tmp_path: Path) ->
     }
 
 
+def test_fields_keep_every_input_column(tmp_path: Path) -> None:
+    rows = pairs(2, candidate_wins=1)
+    rows = [{**r, "category": f"c{i}", "extra": [i]} for i, r in enumerate(rows)]
+    del rows[0]["history"]  # an optional protocol field left out: null in fields
+    out = tmp_path / "columns"
+    chatjudge.evaluate(rows, "pairwise-chat-quality", judge=fair_judge, out=out, report=False)
+    by_id = {r["id"]: r for r in iter_results(out) if r}
+    assert by_id["p0"]["fields"]["history"] is None
+    expected = [{"history": None, **rows[0]}, rows[1]]  # every column, and the absent field
+    for row in expected:
+        fields = by_id[row["id"]]["fields"]
+        assert fields == row
+        assert list(fields)[:4] == ["history", "prompt", "baseline_model_response", "response"]
+
+
 def test_a_failed_item_is_a_result_record_too(tmp_path: Path) -> None:
     def unparseable(prompt: str) -> str:
         return "I cannot decide."

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from chatjudge.__about__ import __version__
 
 if TYPE_CHECKING:
+    from chatjudge.analysis.gate import gate
     from chatjudge.api import EvalResult, evaluate
     from chatjudge.produce import generate, simulate
 
@@ -21,7 +22,11 @@ def __getattr__(name: str) -> Any:
         from chatjudge import produce
 
         return getattr(produce, name)
+    if name == "gate":
+        from chatjudge.analysis.gate import gate
+
+        return gate
     raise AttributeError(f"module 'chatjudge' has no attribute {name!r}")
 
 
-__all__ = ["EvalResult", "__version__", "evaluate", "generate", "simulate"]
+__all__ = ["EvalResult", "__version__", "evaluate", "gate", "generate", "simulate"]

@@ -352,20 +352,44 @@ def _paths(run_dir: Path, page: Path) -> None:
     err.print(f"results: {run_dir / RESULTS}\nreport:  {page}", highlight=False)
 
 
+HumanOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--human",
+        help="JSONL/CSV of human ratings (id, label or score; the `agree` format): adds "
+        "human-calibrated (PPI++) estimates of the metrics.",
+    ),
+]
+ColumnOpt = Annotated[
+    str | None, typer.Option(help="The rating column (default: label, score or human).")
+]
+
+
 @app.command()
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by `chatjudge run`.")],
+    human: HumanOpt = None,
+    column: ColumnOpt = None,
+    score: Annotated[
+        str | None, typer.Option(help="Pointwise runs: the score the rating column rates.")
+    ] = None,
 ) -> None:
     """Print a run's summary and (re)write DIR/report.html."""
-    from chatjudge.report import summary_table, write_report
+    from chatjudge.analysis.calibration import calibrate_run
+    from chatjudge.report import calibration_table, summary_table, write_report
     from chatjudge.report.load import read_summary
 
     try:
         summary = read_summary(run_dir)
-        page = write_report(run_dir)
-    except ChatJudgeError as exc:
+        calibration = (
+            calibrate_run(run_dir, human, column=column, score=score) if human else None
+        )
+        page = write_report(run_dir, calibrated=calibration and calibration["calibrated"])
+    except (ChatJudgeError, ValueError) as exc:
         raise _fail(str(exc)) from None
     out.print(summary_table(summary))
+    if calibration is not None:
+        out.print(calibration_table(calibration))
     _paths(run_dir, page)
 
 
@@ -442,14 +466,30 @@ def compare(
     score: Annotated[
         str | None, typer.Option(help="Pointwise runs: the score to compare (default: first).")
     ] = None,
+    control: Annotated[
+        str | None,
+        typer.Option(
+            help="length or style: also rate with the responses' length (and markdown) "
+            "differences as covariates (Arena's style control)."
+        ),
+    ] = None,
+    human: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--human",
+            help="NAME=FILE (repeatable; FILE alone with one run): human ratings of run "
+            "NAME, for its human-calibrated (PPI++) metrics.",
+        ),
+    ] = None,
 ) -> None:
     """Rate several candidates judged on the same items: Bradley-Terry ratings with 95%
     intervals and the pairwise win-rate matrix (Arena-Hard-Auto style)."""
     from rich.table import Table
 
     from chatjudge.analysis import compare_runs
-    from chatjudge.report import write_compare_report
-    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT, write_json
+    from chatjudge.analysis.calibration import calibrate_run
+    from chatjudge.report import calibration_table, write_compare_report
+    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT, Comparison, write_json
 
     named: dict[str, Path] = {}
     for spec in runs:
@@ -457,35 +497,300 @@ def compare(
         run_dir = Path(path if sep else spec)
         named[name if sep else run_dir.name] = run_dir
     try:
-        result = compare_runs(named, baseline=baseline_name, score=score)
+        if control not in (None, "length", "style"):
+            raise UsageError(f"--control takes length or style, not {control!r}")
+        result = compare_runs(
+            named,
+            baseline=baseline_name,
+            score=score,
+            control=control,  # type: ignore[arg-type]
+        )
+        calibrations = {
+            name: calibrate_run(named[name], path, score=score)
+            for name, path in _human_files(human, named).items()
+        }
+        if calibrations:
+            result["calibrated"] = {n: c["calibrated"] for n, c in calibrations.items()}
+            result = Comparison.model_validate(result).model_dump(mode="json")
     except (ChatJudgeError, ValueError) as exc:
         raise _fail(str(exc)) from None
+    controlled = {r["model"]: r for r in result.get("controlled_ratings") or []}
+    columns = ["model", "rating", "95% CI", "won", "tied", "lost"]
+    if controlled:
+        columns += ["controlled", "95% CI "]
     table = Table(
-        "model",
-        "rating",
-        "95% CI",
-        "won",
-        "tied",
-        "lost",
+        *columns,
         title=f"{result['protocol']}: {result['n_items']} items, {result['n_battles']} battles",
     )
     for r in result["ratings"]:
         c = result["outcomes"][r["model"]]
-        ci = r["ci95"]
-        table.add_row(
+        cells = [
             r["model"],
             f"{r['rating']:.0f}",
-            f"[{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "-",
+            _rating_ci(r["ci95"]),
             str(c["won"]),
             str(c["tied"]),
             str(c["lost"]),
-        )
+        ]
+        if controlled:
+            k = controlled[r["model"]]
+            cells += [f"{k['rating']:.0f}", _rating_ci(k["ci95"])]
+        table.add_row(*cells)
     out.print(table)
+    if result.get("style_coefficients") is not None:
+        coefficients = ", ".join(f"{k} {v:+.3f}" for k, v in result["style_coefficients"].items())
+        out.print(
+            f"controlled: {control}-controlled ratings (corrected, not the judge's raw result), "
+            f"the responses' {control} differences held equal; coefficients per SD: "
+            f"{coefficients or 'none (constant)'}",
+            highlight=False,
+        )
+    for name, calibration in calibrations.items():
+        out.print(calibration_table(calibration, f"{name}: human-calibrated (PPI++)"))
     target = out_dir or RUNS_ROOT / ("compare-" + "-".join(named)[:60])
     target.mkdir(parents=True, exist_ok=True)
     write_json(target / COMPARISON, result)
     page = write_compare_report(target / COMPARISON_REPORT, result)
     err.print(f"comparison: {target / COMPARISON}\nreport:     {page}", highlight=False)
+
+
+@app.command()
+def gate(
+    run_or_data: Annotated[
+        Path | None,
+        typer.Argument(
+            help="One pairwise run directory (candidate vs baseline); with --sequential, "
+            "the DATA file to judge."
+        ),
+    ] = None,
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="The baseline's run directory.")
+    ] = None,
+    candidate: Annotated[
+        Path | None, typer.Option("--candidate", help="The candidate's run directory.")
+    ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(help="The metric (default: pairwise preference, else the first)."),
+    ] = None,
+    margin: Annotated[
+        float, typer.Option(help="How much worse still passes not-worse (metric units).")
+    ] = 0.0,
+    require: Annotated[
+        str, typer.Option(help="not-worse (default) or better.")
+    ] = "not-worse",
+    cluster: Annotated[
+        str | None, typer.Option(help="A column grouping rows that move together.")
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option(help="A column: the difference per slice, worst first.")
+    ] = None,
+    slices_must_not_regress: Annotated[
+        bool,
+        typer.Option(
+            "--slices-must-not-regress",
+            help="Fail when a slice of 30+ rows lies wholly below -margin (Bonferroni).",
+        ),
+    ] = False,
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="The input rows, joined by id (older runs lack columns)."),
+    ] = None,
+    protocol: Annotated[
+        str | None,
+        typer.Option(
+            "--protocol", "-p", help="A custom protocol's .toml (with --sequential: any protocol)."
+        ),
+    ] = None,
+    allow_mismatch: Annotated[
+        bool,
+        typer.Option(
+            "--allow-mismatch", help="Gate runs judged differently (recorded in gate.json)."
+        ),
+    ] = False,
+    out_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="gate.json's path (default: in the candidate run directory); with "
+            "--sequential, the run directory to judge into.",
+        ),
+    ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option(help="Also write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Bootstrap (and --sequential order) seed.")] = 0,
+    sequential: Annotated[
+        bool, typer.Option("--sequential", help="Judge DATA batch by batch until decided.")
+    ] = False,
+    judge: Annotated[
+        list[str] | None, typer.Option("--judge", "-j", help="--sequential: the judge(s).")
+    ] = None,
+    baseline_data: Annotated[
+        Path | None,
+        typer.Option(help="--sequential, pointwise: the baseline's rows (same ids)."),
+    ] = None,
+    batch: Annotated[
+        int, typer.Option(help="--sequential: units (rows, or clusters) per batch.", min=1)
+    ] = 50,
+    base_url: Annotated[
+        list[str] | None, typer.Option("--base-url", help="--sequential: judge endpoint.")
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option(help="--sequential: calls in flight at once.", min=1)
+    ] = 16,
+    samples: Annotated[
+        int, typer.Option(help="--sequential: judge calls per row and order.", min=1)
+    ] = 1,
+    control: Annotated[
+        str | None,
+        typer.Option(
+            help="length or style: one pairwise run decided on its length- (or length and "
+            "markdown style-) controlled preference, the raw one shown beside it."
+        ),
+    ] = None,
+    human: HumanOpt = None,
+    column: ColumnOpt = None,
+    score: Annotated[
+        str | None, typer.Option(help="--human, pointwise: the score the rating column rates.")
+    ] = None,
+) -> None:
+    """Decide whether the candidate ships: a paired difference with its 95% interval.
+
+    One pairwise run (the candidate's preference rate minus 1/2), or --baseline DIR
+    --candidate DIR (two runs of one protocol on the same rows). Exit status: 0 pass,
+    1 fail, 3 inconclusive, 2 bad usage or invalid input. Failed or unpaired rows are
+    counted and shown, never an exit code.
+    """
+    from chatjudge.analysis.gate import EXIT_CODES
+    from chatjudge.analysis.gate import gate as run_gate
+    from chatjudge.analysis.gate_text import markdown as gate_markdown
+
+    _show_warnings()
+    if require not in ("not-worse", "better"):
+        raise _fail(f"--require must be not-worse or better, got {require!r}")
+    if control not in (None, "length", "style"):
+        raise _fail(f"--control takes length or style, not {control!r}")
+    common: dict[str, Any] = {
+        "metric": metric,
+        "margin": margin,
+        "require": require,
+        "cluster": cluster,
+        "by": by,
+        "slices_must_not_regress": slices_must_not_regress,
+        "seed": seed,
+    }
+    try:
+        if sequential:
+            from chatjudge.analysis.gate_sequential import gate_sequential
+
+            if run_or_data is None or protocol is None:
+                raise UsageError("--sequential needs DATA and --protocol")
+            if control or human:
+                raise UsageError("--control and --human apply to a gate on finished runs")
+            options: dict[str, Any] = {"concurrency": concurrency, "samples": samples}
+            if base_url:
+                options["base_url"] = tuple(base_url)
+            result = gate_sequential(
+                run_or_data,
+                protocol,
+                judge or ["local"],
+                out_path,
+                baseline_data=baseline_data,
+                batch=batch,
+                **common,
+                **options,
+            )
+        else:
+            if (baseline is None) != (candidate is None):
+                raise UsageError("give both --baseline DIR and --candidate DIR")
+            if run_or_data is not None and candidate is not None:
+                raise UsageError("give one pairwise run, or --baseline and --candidate, not both")
+            if run_or_data is None and candidate is None:
+                raise UsageError(
+                    "gate needs one pairwise run (chatjudge gate DIR) or "
+                    "--baseline DIR --candidate DIR"
+                )
+            result = run_gate(
+                candidate or run_or_data,  # type: ignore[arg-type]
+                baseline,
+                data=data,
+                protocol=protocol,
+                allow_mismatch=allow_mismatch,
+                out=out_path,
+                control=control,  # type: ignore[arg-type]
+                human=human,
+                human_column=column,
+                human_score=score,
+                **common,
+            )
+    except (ChatJudgeError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    out.print(_gate_table(result))
+    from chatjudge.analysis.gate_text import notes
+
+    for line in notes(result):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    if markdown is not None:
+        markdown.write_text(gate_markdown(result), encoding="utf-8")
+    raise typer.Exit(EXIT_CODES[result.outcome])
+
+
+def _gate_table(result: Any) -> Any:
+    from rich.table import Table
+
+    from chatjudge.analysis.gate_text import counts_text, fmt, interval, slice_row
+
+    style = {"pass": "bold green", "fail": "bold red", "inconclusive": "bold yellow"}
+    table = Table(
+        "Δ",
+        "95% CI",
+        "margin",
+        "outcome",
+        "MDE 80%",
+        "n pairs",
+        title=f"gate: {result.metric} (candidate − baseline)",
+        caption=counts_text(result),
+    )
+    table.add_row(
+        fmt(result.difference.value),
+        interval(result.difference.ci95),
+        f"{result.margin:g} ({result.require})",
+        f"[{style[result.outcome]}]{result.outcome}[/]",
+        f"{result.mde80:.4f}",
+        f"{result.n_pairs} ({result.n_units} units)",
+    )
+    if not result.slices:
+        return table
+    slices = Table(
+        "slice", "Δ", "interval", "level", "n pairs", "", title="slices, worst first"
+    )
+    for s in result.slices:
+        slices.add_row(*(escape(c) for c in slice_row(result, s)))
+    from rich.console import Group
+
+    return Group(table, slices)
+
+
+def _rating_ci(ci: list[float] | None) -> str:
+    return f"[{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "-"
+
+
+def _human_files(specs: list[str] | None, runs: dict[str, Path]) -> dict[str, Path]:
+    """`compare --human`: NAME=FILE per run, or one FILE when one run is compared."""
+    files: dict[str, Path] = {}
+    for spec in specs or []:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            if len(runs) != 1:
+                raise UsageError(f"--human {spec}: name the run it rates, NAME=FILE")
+            name, path = next(iter(runs)), spec
+        if name not in runs:
+            raise UsageError(f"--human {spec}: no run named {name!r} ({', '.join(runs)})")
+        files[name] = Path(path)
+    return files
 
 
 @app.command()
@@ -502,7 +807,8 @@ def agree(
     ] = None,
 ) -> None:
     """Agreement of a run's judge with human raters: agreement with and without ties and
-    Cohen's kappa (pairwise), Spearman/Kendall and Krippendorff's alpha (scores)."""
+    Cohen's kappa (pairwise), Spearman/Kendall and Krippendorff's alpha (scores); and the
+    run's metrics calibrated by the human labels (PPI++), in agreement.json's `calibrated`."""
     from chatjudge.analysis import agree_with_humans
     from chatjudge.rundir import AGREEMENT, write_json
 
@@ -511,6 +817,10 @@ def agree(
     except (ChatJudgeError, ValueError) as exc:
         raise _fail(str(exc)) from None
     out.print(_agreement_lines(result), highlight=False)
+    if result.get("calibrated"):
+        from chatjudge.report import calibration_table
+
+        out.print(calibration_table({**result["calibration"], "calibrated": result["calibrated"]}))
     write_json(run_dir / AGREEMENT, result)
     err.print(f"agreement: {run_dir / AGREEMENT}", highlight=False)
 

@@ -59,7 +59,8 @@ class CallRecord(_Record):
 
 
 class ResultRecord(_Record):
-    """One line of `results.jsonl`: an item's verdict, its calls and its fields."""
+    """One line of `results.jsonl`: an item's verdict, its calls and its input row (`fields`:
+    every column of the row, the protocol's fields first, so analyses can slice by any)."""
 
     format: int = FORMAT
     id: str
@@ -85,6 +86,18 @@ class Metric(_Record):
     n: int
 
 
+class CalibratedMetric(_Record):
+    """A human-calibrated (PPI++) metric: what the humans would say over all judged rows."""
+
+    value: float
+    ci95: list[float]
+    n_labels: int
+    effective_labels: float  # human labels alone that would give an interval this narrow
+    lam: float
+    judge_only: Metric
+    human_only: Metric
+
+
 class Summary(_Record):
     """`summary.json`."""
 
@@ -107,6 +120,7 @@ class Summary(_Record):
     n_skipped: int = 0  # rows left out by --skip-invalid, listed in `skipped`
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     simulation: dict[str, Metric] | None = None  # simulated conversations, when judged
+    style_control: dict[str, Any] | None = None  # pairwise: coefficients behind *_controlled_*
 
 
 class RunInfo(_Record):
@@ -143,6 +157,11 @@ class Comparison(_Record):
     ratings: list[Rating]
     win_rates: list[list[float | None]]
     outcomes: dict[str, dict[str, int]]
+    # `--control length|style`: ratings with style covariates, next to the raw ones.
+    control: Literal["length", "style"] | None = None
+    controlled_ratings: list[Rating] | None = None
+    style_coefficients: dict[str, float] | None = None
+    calibrated: dict[str, dict[str, Any]] | None = None  # `--human`: per run, CalibratedMetric
 
 
 def default_out_dir(
@@ -328,3 +347,123 @@ def _no_nan(_: str) -> None:
 def _first_error(exc: ValidationError) -> str:
     error = exc.errors()[0]
     return f"{'.'.join(map(str, error['loc']))}: {error['msg']}"
+
+
+# `chatjudge gate`: the ship decision between two versions, written by `chatjudge.analysis.gate`.
+GATE = "gate.json"
+
+
+class GateDifference(_Record):
+    value: float
+    ci95: list[float]  # two-sided 95% (slices: the Bonferroni-adjusted level in `level`)
+
+
+class GateSlice(_Record):
+    """One value of the `--by` column: its difference, worst first in `Gate.slices`."""
+
+    value: str
+    n_pairs: int
+    difference: GateDifference
+    level: float  # 1 - 0.05 / number of slices
+    below_margin: bool  # the adjusted interval lies wholly below -margin
+    counts: bool  # 30 rows or more: may fail the gate with --slices-must-not-regress
+
+
+class GateNoise(_Record):
+    """How much of the interval's width is judge noise (samples, orders, judges per row)."""
+
+    judge_share: float
+    width: float
+    width_double_samples: float  # at equal call cost: twice the samples per row...
+    width_double_rows: float  # ...or twice the rows
+    width_floor: float  # what more samples alone can reach
+    samples_per_row: float
+
+
+class GateLook(_Record):
+    """An earlier gate of the same runs and metric, on fewer rows."""
+
+    n_pairs: int
+    outcome: str
+    difference: GateDifference
+    created: str
+
+
+class GateSequential(_Record):
+    """`gate --sequential`: how far judging went before the outcome was decided."""
+
+    batch: int
+    batches: int
+    seed: int
+    rows_total: int
+    rows_judged: int
+    calls: int  # judge calls the judged rows needed
+    calls_saved: int  # calls the rows left unjudged would have needed
+    stopped: Literal["decided", "exhausted"]
+
+
+class Gate(_Record):
+    """`gate.json`: the outcome of `chatjudge gate` and everything behind it."""
+
+    format: int = FORMAT
+    outcome: Literal["pass", "fail", "inconclusive"]
+    reason: str
+    metric: str
+    difference: GateDifference
+    se: float
+    method: str
+    mde80: float
+    rows_to_decide: int | None
+    margin: float
+    require: Literal["not-worse", "better"]
+    n_pairs: int
+    n_units: int
+    counts: dict[str, dict[str, int]]  # per run: rows, failed, unpaired
+    by: str | None
+    cluster: str | None
+    slices: list[GateSlice]
+    noise: GateNoise | None
+    mismatches: list[str]
+    looks: list[GateLook]
+    sequential: GateSequential | None = None
+    # Corrections for the judge's biases, named as such (one pairwise run: style control;
+    # --human: the candidate run's metrics as the humans would rate them).
+    control: Literal["length", "style"] | None = None  # the difference is this controlled rate's
+    raw_difference: GateDifference | None = None  # the raw difference, when `control` is set
+    corrected: dict[str, Metric] = Field(default_factory=dict)
+    style_control: dict[str, Any] | None = None  # coefficients and the plain sentence
+    calibrated: dict[str, CalibratedMetric] = Field(default_factory=dict)
+    runs: dict[str, str]  # role (baseline, candidate, run) -> run directory
+    created: str
+    chatjudge_version: str
+
+
+def read_gate(path: Path) -> Gate:
+    """A `gate.json`; another format, or not a gate, is a usage error."""
+    data = jsoncodec.loads(path.read_bytes(), parse_constant=_no_nan)
+    _check_format(data, path)
+    try:
+        return Gate.model_validate(data)
+    except ValidationError as exc:
+        raise UsageError(f"{path} is not a chatjudge gate: {_first_error(exc)}") from None
+
+
+class Agreement(_Record):
+    """`agreement.json`: a judge against human raters (`chatjudge agree`), and the run's
+    metrics calibrated by the human labels (`calibrated`)."""
+
+    format: int = FORMAT
+    run: str
+    human: str
+    column: str
+    protocol: str
+    judge: str
+    n_items: int
+    with_ties: dict[str, Any] | None = None  # pairwise
+    without_ties: dict[str, Any] | None = None
+    score: str | None = None  # pointwise
+    correlation: dict[str, Any] | None = None
+    krippendorff_alpha: dict[str, Any] | None = None
+    calibrated: dict[str, CalibratedMetric] = Field(default_factory=dict)
+    # Columns used, labelled rows the judge did not judge, warnings about the sample.
+    calibration: dict[str, Any] | None = None

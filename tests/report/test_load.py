@@ -20,14 +20,16 @@ def embedded_items(html: str) -> list[dict]:
     return json.loads(block.group(1))
 
 
-def test_a_cut_off_last_line_is_reported_not_fatal(tmp_path: Path) -> None:
+def test_a_cut_off_last_line_stops_the_page_with_file_and_line(tmp_path: Path) -> None:
+    """Never a page that disagrees with the table: the cut is named, and nothing written."""
     run = write_pointwise_run(tmp_path / "cut")
     n = len(read_jsonl(run / "results.jsonl"))
     with (run / "results.jsonl").open("a", encoding="utf-8") as out:
         out.write('{"format": 1, "id": "ia-99", "index": 98, "status": "o')
-    html = write_report(run).read_text("utf-8")
-    assert len(embedded_items(html)) == n
-    assert re.search(r'id="unreadable">\s*1 line\(s\) of results.jsonl could not be read', html)
+    with pytest.raises(UsageError, match=rf"results.jsonl, line {n + 1}, is cut off"):
+        write_report(run)
+    assert not (run / "report.html").exists()
+    assert not list(run.glob("tmp*"))  # the spool is gone too
 
 
 def test_nan_in_results_becomes_null(tmp_path: Path) -> None:

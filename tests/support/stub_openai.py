@@ -622,7 +622,8 @@ class StubServer:
             code = {"401": "invalid_api_key", "403": "model_not_found"}.get(fault)
             message = FAULT_MESSAGES[fault]
             if config.echo_authorization:
-                message += f" (request header: Authorization: {request.headers.get('Authorization')})"
+                sent = request.headers.get("Authorization")
+                message += f" (request header: Authorization: {sent})"
             return _error(status, message, kind, code=code)
         if fault == "context":
             return _error(

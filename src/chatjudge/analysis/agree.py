@@ -5,7 +5,9 @@ Human labels come from a JSONL or CSV file keyed by item `id`, one row per ratin
 human vote, with ties (MT-Bench setup S1) and without (S2), with Cohen's kappa.
 Pointwise runs: Spearman and Kendall correlation of the judge's score with the
 mean human score, and Krippendorff's alpha among the humans and with the judge
-as one more rater. Every figure carries a 95% bootstrap interval.
+as one more rater. Every figure carries a 95% bootstrap interval. Both kinds also
+get the run's metrics calibrated by the labels (`calibrated`, PPI++:
+`chatjudge.analysis.calibration`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from chatjudge.analysis.calibration import calibrate_run
 from chatjudge.errors import UsageError
-from chatjudge.rundir import FORMAT, ok_scores, read_summary
+from chatjudge.rundir import FORMAT, Agreement, ok_scores, read_summary
 from chatjudge.stats import agreement, correlation, krippendorff_alpha, krippendorff_alpha_ci
 
 
@@ -58,6 +61,13 @@ def agree_with_humans(
 ) -> dict[str, Any]:
     summary = read_summary(run_dir)
     judged = ok_scores(run_dir)
+    # First: a bad human file is refused with its row and field before anything else.
+    calibration = calibrate_run(run_dir, human_path, column=column, score=score)
+    if column is None and summary.kind == "pointwise":
+        # A file whose columns are named after scores: agree on the first of them.
+        named = [c for c, s in calibration["columns"].items() if c == s]
+        if named and not {"label", "score", "human"} & set(_header(human_path)):
+            column, score = named[0], score or named[0]
     column, humans = read_human_labels(human_path, column)
     shared = [i for i in judged if i in humans]
     if not shared:
@@ -71,6 +81,8 @@ def agree_with_humans(
         "judge": summary.judge,
         "n_items": len(shared),
     }
+    out["calibrated"] = calibration.pop("calibrated")
+    out["calibration"] = calibration
     if summary.kind == "pairwise":
         judge, human = zip(
             *((judged[i]["pairwise_choice"], h) for i in shared for h in humans[i]), strict=True
@@ -80,7 +92,7 @@ def agree_with_humans(
             out["without_ties"] = agreement(judge, human, ties=False).to_dict()
         except ValueError as exc:  # every pair had a tie on one side
             out["without_ties"] = {"error": str(exc)}
-        return out
+        return _agreement(out)
     score = score or next(k for k, v in judged[shared[0]].items() if isinstance(v, int | float))
     judge_scores = [float(judged[i][score]) for i in shared]
     human_means = [sum(map(float, humans[i])) / len(humans[i]) for i in shared]
@@ -101,7 +113,21 @@ def agree_with_humans(
             "humans_and_judge": _alpha(with_judge),
             "n_raters": raters,
         }
-    return out
+    return _agreement(out)
+
+
+def _agreement(out: dict[str, Any]) -> dict[str, Any]:
+    """The content of agreement.json, checked against `chatjudge.rundir.Agreement`."""
+    return Agreement.model_validate(out).model_dump(mode="json", exclude_unset=True)
+
+
+def _header(path: Path) -> list[str]:
+    """The column names of a human labels file (JSONL: the first row's keys)."""
+    import pandas as pd
+
+    if path.suffix.lower() == ".csv":
+        return list(pd.read_csv(path, nrows=0).columns)
+    return list(pd.read_json(path, lines=True, nrows=1).columns)
 
 
 def _alpha(matrix: list[list[float]]) -> dict[str, Any]:

@@ -13,20 +13,33 @@ from __future__ import annotations
 
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
 
 from chatjudge.errors import UsageError
-from chatjudge.rundir import Comparison, ok_scores, read_summary
+from chatjudge.rundir import Comparison, iter_results, ok_scores, read_summary
 from chatjudge.stats import bradley_terry
+from chatjudge.stats.style import FEATURES, response_text, style_counts, style_features
 
 OUTCOME = {"BASELINE": "A", "CANDIDATE": "B", "TIE": "TIE"}
+Control = Literal["length", "style"]
 
 
 def compare_runs(
-    runs: dict[str, Path], *, baseline: str = "baseline", score: str | None = None, seed: int = 0
+    runs: dict[str, Path],
+    *,
+    baseline: str = "baseline",
+    score: str | None = None,
+    seed: int = 0,
+    control: Control | None = None,
 ) -> dict[str, Any]:
     """Ratings and win rates of the named runs (name -> run directory): the content of
-    `compare.json`, checked against `chatjudge.rundir.Comparison`."""
+    `compare.json`, checked against `chatjudge.rundir.Comparison`.
+
+    `control` adds ratings with the responses' normalized length difference (`length`),
+    or length and markdown header, list and bold differences (`style`), as covariates
+    of the Bradley-Terry model (Chatbot Arena's style control), next to the raw ones."""
     if not runs:
         raise UsageError("compare needs two or more runs (or one pairwise run)")
     summaries = {name: read_summary(path) for name, path in runs.items()}
@@ -41,6 +54,8 @@ def compare_runs(
     if not common:
         raise UsageError("the runs have no item judged ok in all of them")
     kind = kinds.pop()
+    texts = {name: _texts(path, kind) for name, path in runs.items()} if control else {}
+    sides: list[tuple[str, str]] = []  # per battle, model A's and model B's response
     if kind == "pairwise":
         if baseline in runs:
             raise UsageError(f"a run is named like the baseline '{baseline}': use --baseline-name")
@@ -49,6 +64,7 @@ def compare_runs(
             for name in runs
             for i in common
         ]
+        sides = [(texts[name][i][0], texts[name][i][1]) for name in texts for i in common]
         anchor: str | None = baseline
     else:
         score = score or _first_score(scores, common)
@@ -57,9 +73,20 @@ def compare_runs(
             for a, b in combinations(runs, 2)
             for i in common
         ]
+        if texts:
+            pairs = combinations(runs, 2)
+            sides = [(texts[a][i][1], texts[b][i][1]) for a, b in pairs for i in common]
         anchor = None
     ratings = bradley_terry(battles, anchor=anchor, seed=seed)
     models, matrix = ratings.expected_win_rates()
+    controlled = None
+    if control is not None:
+        names = FEATURES[:1] if control == "length" else FEATURES
+        counts = np.array([[*style_counts(x), *style_counts(y)] for x, y in sides])
+        covariates = style_features(counts[:, :4], counts[:, 4:])[:, : len(names)]
+        controlled = bradley_terry(
+            battles, anchor=anchor, seed=seed, covariates=covariates, covariate_names=names
+        )
     comparison = Comparison(
         protocol=protocols.pop(),
         kind=kind,
@@ -72,8 +99,36 @@ def compare_runs(
         ratings=[r.to_dict() for r in ratings.ratings],
         win_rates=[[None if v != v else round(float(v), 4) for v in row] for row in matrix],
         outcomes=_outcomes(battles),
+        control=control,
+        controlled_ratings=[r.to_dict() for r in controlled.ratings] if controlled else None,
+        style_coefficients=controlled.coefficients if controlled else None,
     )
     return comparison.model_dump(mode="json")
+
+
+def _texts(run_dir: Path, kind: str) -> dict[str, tuple[str, str]]:
+    """Per item id, the (baseline, model) responses that style control measures.
+
+    Pairwise: `baseline_model_response` and `response`. Pointwise: `response` when the
+    row has one, else what the assistant said in `chat` (the conversation judged)."""
+    out = {}
+    for record in iter_results(run_dir):
+        if record is None or record["status"] != "ok":
+            continue
+        fields = record.get("fields") or {}
+        if kind == "pairwise":
+            pair = (fields.get("baseline_model_response"), fields.get("response"))
+        else:
+            pair = (None, fields["response"] if "response" in fields else _assistant(fields))
+        out[str(record["id"])] = (response_text(pair[0]), response_text(pair[1]))
+    return out
+
+
+def _assistant(fields: dict[str, Any]) -> Any:
+    chat = fields.get("chat")
+    if isinstance(chat, list):
+        return [m for m in chat if isinstance(m, dict) and m.get("role") == "assistant"]
+    return chat
 
 
 def _first_score(scores: dict[str, dict[str, dict[str, Any]]], common: list[str]) -> str:

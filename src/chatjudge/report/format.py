@@ -6,7 +6,21 @@ from typing import Any
 
 # Metrics that are shares of items read best as percentages.
 _SHARE_SUFFIXES = ("_rate", "accuracy", "consistency", "agreement")
-_SHARES = frozenset({"ended_by_user", "ended_by_max_turns", "first_message_restates_question"})
+_SHARES = frozenset(
+    {
+        "ended_by_user",
+        "ended_by_max_turns",
+        "first_message_restates_question",
+        "preference",
+        "length_controlled_preference",
+        "style_controlled_preference",
+    }
+)
+# Corrected figures are named so that nobody takes them for the judge's raw rates.
+_LABELS = {
+    "length_controlled_preference": "Preference, length-controlled (corrected)",
+    "style_controlled_preference": "Preference, style-controlled (corrected)",
+}
 
 
 def is_share(name: str) -> bool:
@@ -45,6 +59,8 @@ def format_count(n: Any) -> str:
 
 def metric_label(name: str) -> str:
     """A metric's display name: `candidate_win_rate` -> `Candidate win rate`, `itr` -> `ITR`."""
+    if name in _LABELS:
+        return _LABELS[name]
     if len(name) <= 3:
         return name.upper()
     return name.replace("_", " ").capitalize()

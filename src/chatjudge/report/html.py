@@ -20,6 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from chatjudge import jsoncodec
+from chatjudge.protocols import BUILTIN, ScoreSpec, get_protocol
 from chatjudge.report.charts import Interval, heatmap, interval_chart
 from chatjudge.report.format import (
     format_ci,
@@ -42,6 +43,10 @@ HINTS = {
     "baseline_win_rate": "share of items the baseline wins",
     "tie_rate": "share of items judged a tie",
     "position_consistency": "same verdict with the responses swapped",
+    "length_controlled_preference": "corrected: the candidate's preference (ties half) "
+    "at equal response length, from a logistic model; not the judge's raw rate",
+    "style_controlled_preference": "corrected: the preference at equal length and markdown "
+    "(headers, lists, bold); not the judge's raw rate",
     "turns": "assistant replies per conversation",
     "assistant_tokens": "tokens the assistant wrote per conversation",
     "ended_by_user": "the simulated user was satisfied and ended it",
@@ -90,13 +95,12 @@ class ReportBuilder:
         self._spool.write("[")
         self._sep = ""
 
-    def add(self, item: dict[str, Any] | None) -> None:
-        """Count and spool one results record (`None`: an unreadable line)."""
+    def add(self, item: dict[str, Any]) -> None:
+        """Count and spool one results record."""
         self.stats.add(item)
-        if item is not None:
-            self._spool.write(self._sep)  # plain str: the spool is Markup only when read back
-            self._spool.write(_script_json(slim_item(item)))
-            self._sep = ","
+        self._spool.write(self._sep)  # plain str: the spool is Markup only when read back
+        self._spool.write(_script_json(slim_item(item)))
+        self._sep = ","
 
     def finish(self, summary: dict[str, Any]) -> Path:
         """Write `run_dir/report.html` with `summary` and every item added; return its path."""
@@ -112,10 +116,15 @@ class ReportBuilder:
         self._spool.close()
 
 
-def write_report(run_dir: Path) -> Path:
-    """Write `run_dir/report.html` from `summary.json` and `results.jsonl`; return its path."""
+def write_report(run_dir: Path, *, calibrated: dict[str, Any] | None = None) -> Path:
+    """Write `run_dir/report.html` from `summary.json` and `results.jsonl`; return its path.
+
+    `calibrated` (`calibrated` of `chatjudge.analysis.calibration.calibrate_run`) adds the
+    human-calibrated estimates of `chatjudge report --human`."""
     run_dir = Path(run_dir)
     summary = read_summary(run_dir)
+    if calibrated:
+        summary = {**summary, "calibrated": calibrated}
     builder = ReportBuilder(run_dir)
     try:
         for item in iter_results(run_dir):
@@ -140,6 +149,12 @@ def _write_page(
         "hasConsistency": bool(stats.consistent),
         "hasAgreement": stats.has_agreement,
         "nItems": stats.n_items,
+        "label": {
+            # Progress in the browser is kept per run: this names the run.
+            "run": "|".join(str(summary.get(k, "")) for k in ("protocol", "judge", "created")),
+            "protocol": summary.get("protocol"),
+            "scales": label_scales(summary, stats) if summary.get("kind") != "pairwise" else [],
+        },
     }
     context = {
         "summary": summary,
@@ -147,12 +162,44 @@ def _write_page(
         "simulation": _metric_cards(summary.get("simulation") or {}),
         "counts": _counts(summary),
         "usage": _usage(summary),
-        "sections": build_sections(summary, stats),
-        "unreadable": stats.n_unreadable,
+        "sections": build_sections(summary, stats, path.parent),
         "config": json_for_script(config),
         "items": items,
     }
     return _write(_ENV.get_template("report.html.j2").generate(**context), path)
+
+
+def label_scales(summary: dict[str, Any], stats: ResultStats) -> list[dict[str, Any]]:
+    """The scales a person answers on in the page's labelling mode, one per numeric score.
+
+    A built-in protocol gives each score's range; a custom protocol is not at hand when
+    a run is reported, so its range is the one the judge's scores span. `values` lists
+    the answers as buttons (integer scales of up to 11 values), else a number is typed.
+    """
+    specs: dict[str, ScoreSpec] = {}
+    if summary.get("protocol") in BUILTIN:
+        specs = {s.name: s for s in get_protocol(summary["protocol"]).scores}
+    scales = []
+    for name in stats.numeric_scores():
+        spec = specs.get(name)
+        if spec is not None:
+            lo, hi, integer, source = spec.min, spec.max, spec.integer, "protocol"
+        else:
+            seen = [float(v) for v in stats.scores[name]]
+            lo, hi, source = min(seen), max(seen), "observed"
+            integer = all(v.is_integer() for v in seen)
+        values = list(range(int(lo), int(hi) + 1)) if integer and hi - lo <= 10 else None
+        scales.append(
+            {
+                "name": name,
+                "min": int(lo) if integer else lo,
+                "max": int(hi) if integer else hi,
+                "integer": integer,
+                "values": values,
+                "source": source,
+            }
+        )
+    return scales
 
 
 def write_compare_report(out_path: Path, comparison: dict[str, Any]) -> Path:

@@ -24,16 +24,12 @@ class ResultStats:
     """What one pass over the results tells the page: score values, statuses, consistency."""
 
     n_items: int = 0
-    n_unreadable: int = 0
     status: Counter[str] = field(default_factory=Counter)
     scores: dict[str, Counter[Any]] = field(default_factory=dict)  # score -> value -> items
     consistent: Counter[bool] = field(default_factory=Counter)
     has_agreement: bool = False
 
-    def add(self, item: dict[str, Any] | None) -> None:
-        if item is None:
-            self.n_unreadable += 1
-            return
+    def add(self, item: dict[str, Any]) -> None:
         self.n_items += 1
         self.status[item.get("status", "failed")] += 1
         for name, value in (item.get("scores") or {}).items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
@@ -12,6 +13,7 @@ from markupsafe import Markup
 from chatjudge.report.charts import Bar, Interval, count_bars, interval_chart
 from chatjudge.report.format import format_share, format_value, is_share, metric_label
 from chatjudge.report.load import ResultStats
+from chatjudge.rundir import GATE, read_gate
 
 MAX_BARS = 12  # more distinct score values than this are grouped into ranges
 OUTCOMES = (  # pairwise metrics, from the candidate's side, and how they are drawn
@@ -32,15 +34,26 @@ class Section:
     chart: Markup
 
 
-def build_sections(summary: dict[str, Any], stats: ResultStats) -> list[Section]:
+def build_sections(
+    summary: dict[str, Any], stats: ResultStats, run_dir: Path | None = None
+) -> list[Section]:
+    """The page's charts; `run_dir` holding a `gate.json` puts the gate's first."""
     metrics = summary.get("metrics") or {}
     sections = [_score_section(name, stats.scores[name]) for name in stats.numeric_scores()]
+    if run_dir is not None and (run_dir / GATE).is_file():
+        from chatjudge.report.gate_section import gate_sections
+
+        sections[:0] = gate_sections(read_gate(run_dir / GATE))
     if any(name in metrics for name, _, _ in OUTCOMES):
         sections.append(_outcome_section(metrics, stats))
     else:
         sections += [_choice_section(n, stats.scores[n]) for n in stats.choice_scores()]
     if "position_consistency" in metrics:
         sections.append(_consistency_section(metrics["position_consistency"], stats))
+    if summary.get("style_control"):
+        sections.append(style_section(summary["style_control"], metrics))
+    if summary.get("calibrated"):
+        sections += calibration_sections(summary["calibrated"])
     per_judge = summary.get("per_judge") or {}
     judges = [j for j in per_judge if j != AGREEMENT_KEY and isinstance(per_judge[j], dict)]
     if judges:
@@ -214,6 +227,82 @@ def _panel_sections(per_judge: dict[str, Any], judges: list[str]) -> list[Sectio
                     x_title="share of items",
                     domain=(0.0, 1.0),
                     key="judge-agreement",
+                ),
+            )
+        )
+    return sections
+
+
+def style_section(control: dict[str, Any], metrics: dict[str, Any]) -> Section:
+    """The raw preference beside its length- and style-controlled (corrected) versions."""
+    rows = [
+        Interval(
+            label=label,
+            value=m.get("value"),
+            ci95=m.get("ci95"),
+            tone=tone,
+            key=key,
+            note=f"n = {m.get('n', 0):,}",
+        )
+        for key, label, tone, m in (
+            ("raw_preference", "Raw", "neutral", control["raw_preference"]),
+            *(
+                (name, label, "primary", metrics[name])
+                for name, label in (
+                    ("length_controlled_preference", "Length-controlled"),
+                    ("style_controlled_preference", "Style-controlled"),
+                )
+                if name in metrics
+            ),
+        )
+    ]
+    return Section(
+        key="style-control",
+        title="Preference corrected for length and style",
+        note=f"{control.get('sentence', '')} Corrected rates come from a logistic model of "
+        "the verdict on the responses' length and markdown differences, read at zero "
+        "difference; it assumes the judge's style preference is the same for both models.",
+        chart=interval_chart(
+            rows,
+            fmt=format_share,
+            tick_fmt=_percent,
+            x_title="candidate preferred (ties count half)",
+            domain=(0.0, 1.0),
+            key="style-control",
+        ),
+    )
+
+
+def calibration_sections(calibrated: dict[str, Any]) -> list[Section]:
+    """Per metric, the human-calibrated (PPI++) estimate beside the judge-only and
+    human-only ones."""
+    sections = []
+    for name, c in calibrated.items():
+        judge, human = c["judge_only"], c["human_only"]
+        rows = [
+            Interval("Judge only", judge.get("value"), judge.get("ci95"), "neutral",
+                     f"{name}:judge_only", f"n = {judge.get('n', 0):,}"),
+            Interval("Humans only", human.get("value"), human.get("ci95"), "neutral",
+                     f"{name}:human_only", f"n = {c['n_labels']:,}"),
+            Interval("Calibrated", c.get("value"), c.get("ci95"), "primary",
+                     f"{name}:calibrated", f"worth {c['effective_labels']:,.0f} labels"),
+        ]  # fmt: skip
+        share = is_share(name)
+        sections.append(
+            Section(
+                key=f"calibration-{name}",
+                title=f"{metric_label(name)}, human-calibrated (corrected)",
+                note="Prediction-powered inference (PPI++): what the human raters would say "
+                "over all judged rows, from their labels and the judge's verdicts, with 95% "
+                "intervals. Valid only if the labelled rows are a random sample of the run.",
+                chart=interval_chart(
+                    rows,
+                    fmt=partial(format_value, name),
+                    x_title=metric_label(name),
+                    domain=(0.0, 1.0) if share else None,
+                    bars=share,
+                    key=f"calibration-{name}",
+                    tick_fmt=_percent if share else None,
                 ),
             )
         )

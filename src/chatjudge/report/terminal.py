@@ -7,8 +7,16 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from chatjudge.report.format import format_ci, format_count, format_value, metric_label
+from chatjudge.report.format import (
+    format_ci,
+    format_count,
+    format_share,
+    format_value,
+    metric_label,
+)
 from chatjudge.report.sections import AGREEMENT_KEY
+
+CORRECTED = ("length_controlled_preference", "style_controlled_preference")
 
 
 def produced_table(summary: dict[str, Any]) -> Table:
@@ -41,7 +49,10 @@ def summary_table(summary: dict[str, Any]) -> Table:
     Names are escaped: a judge called `[local]` must print as such, not as rich markup.
     """
     table = _metric_table(f"{summary.get('protocol', '?')} · {summary.get('judge', '?')}")
-    _add_metrics(table, summary.get("metrics"))
+    metrics = summary.get("metrics") or {}
+    _add_metrics(table, {k: v for k, v in metrics.items() if k not in CORRECTED})
+    if summary.get("style_control"):
+        _add_style_control(table, summary["style_control"], metrics)
     per_judge = summary.get("per_judge") or {}
     judges = [j for j in per_judge if j != AGREEMENT_KEY and isinstance(per_judge[j], dict)]
     if judges:
@@ -64,6 +75,55 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table.add_row("judged", format_count(summary.get("n_ok")), "", "")
     table.add_row("failed", format_count(n_failed), "", "", style="red" if n_failed else None)
     return table
+
+
+def calibration_table(calibration: dict[str, Any], title: str = "") -> Table:
+    """Each human-calibrated (PPI++) metric beside the judge-only and human-only figures,
+    with the number of human labels it is worth; then the labelled-not-judged count."""
+    table = Table(
+        title=escape(title or "human-calibrated (corrected by human labels, PPI++)"),
+        title_justify="left",
+        header_style="bold",
+    )
+    table.add_column("metric")
+    for column in ("judge only", "humans only", "human-calibrated", "labels", "worth"):
+        table.add_column(column, justify="right")
+    for name, c in (calibration.get("calibrated") or {}).items():
+        judge, human = c["judge_only"], c["human_only"]
+        table.add_row(
+            escape(metric_label(name)),
+            _with_ci(name, judge),
+            _with_ci(name, human),
+            _with_ci(name, c),
+            format_count(c["n_labels"]),
+            f"{c['effective_labels']:,.0f}",
+        )
+    notes = [f"{calibration.get('n_labelled_not_judged', 0):,} labelled row(s) not judged"]
+    notes += calibration.get("warnings") or []
+    table.caption = escape("; ".join(notes))
+    table.caption_justify = "left"
+    return table
+
+
+def _with_ci(name: str, m: dict[str, Any]) -> str:
+    value = m.get("value")
+    return f"{format_value(name, value)} {format_ci(name, m.get('ci95'), value)}"
+
+
+def _add_style_control(table: Table, control: dict[str, Any], metrics: dict[str, Any]) -> None:
+    """The raw preference beside its length- and style-controlled versions, and the
+    sentence on how much of it length explains (as the table's caption)."""
+    table.add_section()
+    raw = control.get("raw_preference") or {}
+    table.add_row(
+        "Preference, raw (ties count half)",
+        format_share(raw["value"]) if raw.get("value") is not None else "n/a",
+        format_ci(CORRECTED[0], raw.get("ci95"), raw.get("value")),
+        format_count(raw.get("n")),
+    )
+    _add_metrics(table, {k: metrics[k] for k in CORRECTED if k in metrics})
+    table.caption = escape(control.get("sentence", ""))
+    table.caption_justify = "left"
 
 
 def _metric_table(title: str) -> Table:

@@ -55,6 +55,8 @@ class Folder:
         )
         if "simulation" in record:
             self.summary.add_simulation(index, record["simulation"])
+        if ok:
+            self.summary.add_style(index, record["scores"], record["fields"])
         usage = record["usage"]
         self.progress.advance(failed=not ok, tokens=usage["input_tokens"] + usage["output_tokens"])
         self.finished += 1
@@ -90,7 +92,9 @@ class Folder:
             "output_tokens": sum(c.output_tokens or 0 for c in calls),
         }
         record["calls"] = [c.to_dict() for c in calls]
-        record["fields"] = item.fields
+        # Every input column (protocol fields first, absent optional ones as null), so that
+        # `gate --by/--cluster` can name any column of the data.
+        record["fields"] = {**item.fields, **item.data}
         simulated = simulation_of(item.data)
         if simulated is not None:
             record["simulation"] = simulated

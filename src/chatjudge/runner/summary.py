@@ -10,10 +10,13 @@ from typing import Any
 import numpy as np
 
 from chatjudge.__about__ import __version__
-from chatjudge.protocols.spec import MetricSpec, Protocol
+from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec, Protocol
 from chatjudge.stats import bootstrap_metrics
+from chatjudge.stats.style import StyleControl, response_text, style_control, style_counts
 
 FORMAT = 1
+CANDIDATE_FIELD, BASELINE_FIELD = "response", "baseline_model_response"
+_OUTCOME = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}  # the candidate's side; a tie counts half
 
 
 def metric_value(spec: MetricSpec, scores: dict[str, Any]) -> float:
@@ -45,6 +48,9 @@ class SummaryBuilder:
         # intervals do not depend on which call came back first (or on the executor).
         self._order: array[int] = array("q")
         self._simulation_order: array[int] = array("q")
+        # Pairwise: per item, the outcome and both responses' style counts (9 numbers).
+        self._style: array[float] = array("d")
+        self._style_order: array[int] = array("q")
 
     def add(
         self,
@@ -83,6 +89,21 @@ class SummaryBuilder:
         for name, value in values.items():
             self._simulation.setdefault(name, array("d")).append(value)
 
+    def add_style(self, index: int, scores: dict[str, Any], fields: dict[str, Any]) -> None:
+        """A pairwise item's outcome and its responses' length and markdown counts, for the
+        style-controlled preference (`chatjudge.stats.style`); items without both
+        responses (a custom protocol naming them otherwise) are left out."""
+        choice = self.protocol.choice
+        if choice is None or not {CANDIDATE_FIELD, BASELINE_FIELD} <= fields.keys():
+            return
+        outcome = _OUTCOME.get(str(scores.get(choice.name)))
+        if outcome is None:
+            return
+        self._style_order.append(index)
+        self._style.append(outcome)
+        for name in (CANDIDATE_FIELD, BASELINE_FIELD):
+            self._style.extend(style_counts(response_text(fields[name])))
+
     def build(self, usage: dict[str, int], cost_usd: float | None) -> dict[str, Any]:
         columns = dict(self._values)
         if self.flip:
@@ -108,7 +129,18 @@ class SummaryBuilder:
         }
         if self._simulation:
             summary["simulation"] = _metrics(self._simulation, self._simulation_order)
+        if len(self._style_order):
+            control = self._style_control()
+            metrics["length_controlled_preference"] = control.length.to_dict()
+            metrics["style_controlled_preference"] = control.style.to_dict()
+            summary["style_control"] = control.to_dict()
         return summary
+
+    def _style_control(self) -> StyleControl:
+        """Raw, length- and style-controlled preference over the items, in input order."""
+        by_index = np.argsort(np.frombuffer(self._style_order, dtype=np.int64), kind="stable")
+        rows = np.frombuffer(self._style, dtype=np.float64).reshape(-1, 9)[by_index]
+        return style_control(rows[:, 0], rows[:, 1:5], rows[:, 5:9])
 
     def _per_judge_summary(self) -> dict[str, Any]:
         if len(self.judges) < 2:

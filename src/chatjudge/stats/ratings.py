@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from chatjudge.stats.bootstrap import percentile_interval, resampled_counts
+from chatjudge.stats.logistic import fit_logistic
+from chatjudge.stats.style import item_weights
 
 SCALE = 400 / math.log(10)  # natural-log strength -> Elo points
 OFFSET = 1000.0
@@ -52,12 +54,14 @@ class Rating:
 
 @dataclass(frozen=True, slots=True)
 class Ratings:
-    """Bradley-Terry ratings, best first."""
+    """Bradley-Terry ratings, best first; with covariates, their fitted coefficients (per
+    standard deviation of each covariate kept; constant ones are left out)."""
 
     ratings: tuple[Rating, ...]
     anchor: str | None
     n_battles: int
     n_resamples: int
+    coefficients: dict[str, float] | None = None
 
     @property
     def models(self) -> list[str]:
@@ -91,8 +95,14 @@ def bradley_terry(
     anchor: str | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
+    covariates: np.ndarray | None = None,
+    covariate_names: Sequence[str] = (),
 ) -> Ratings:
     """Fit Bradley-Terry ratings to battles `(model_a, model_b, outcome)`.
+
+    `covariates` (battles x k, named by `covariate_names`) adds columns to the logistic
+    model, as Chatbot Arena's style control does (normalized length and markdown
+    differences, A minus B): the ratings are then the strengths with those held equal.
 
     `outcome` is `A`, `B` or `TIE` (also `SAME`, `model_a`, `model_b`, `tie (bothbad)`,
     case-insensitive) or the winner's name; a battle may also be a mapping with
@@ -105,6 +115,10 @@ def bradley_terry(
     if anchor is not None and anchor not in models:
         raise ValueError(f"anchor {anchor!r} is not among the models: {', '.join(models)}")
     _check_connected(models, a, b)
+    if covariates is not None:
+        return _with_covariates(
+            models, a, b, score, covariates, covariate_names, anchor, n_resamples, seed
+        )
     # Identical battles are one row with a weight (how often it occurred); a bootstrap
     # resample of battles is a new set of weights.
     table = np.column_stack([a, b, score])
@@ -128,6 +142,48 @@ def bradley_terry(
         for i in order
     )
     return Ratings(ratings=ratings, anchor=anchor, n_battles=len(score), n_resamples=n_resamples)
+
+
+def _with_covariates(
+    models: list[str],
+    a: np.ndarray,
+    b: np.ndarray,
+    score: np.ndarray,
+    covariates: np.ndarray,
+    names: Sequence[str],
+    anchor: str | None,
+    n_resamples: int,
+    seed: int,
+) -> Ratings:
+    """Ratings from the logistic model with the covariates' columns beside the models'."""
+    m, n = len(models), len(score)
+    extra = np.asarray(covariates, dtype=float).reshape(n, -1)
+    if extra.shape[1] != len(names):
+        raise ValueError(f"{extra.shape[1]} covariate columns but {len(names)} names")
+    scale = extra.std(axis=0)
+    kept = [j for j in range(extra.shape[1]) if scale[j] > 1e-12]
+    design = np.zeros((n, m + len(kept)))
+    design[np.arange(n), a] = 1.0
+    design[np.arange(n), b] = -1.0
+    design[:, m:] = extra[:, kept] / scale[kept]
+    beta = fit_logistic(design, score, np.ones((1, n)), ridge=_RIDGE)
+    point = _elo(beta[:, :m], models, anchor)[0]
+    cis: list[tuple[float, float] | None] = [None] * m
+    if n_resamples > 0 and n >= 2:
+        fits = (
+            fit_logistic(design, score, w, start=beta[0], ridge=_RIDGE)
+            for w in item_weights(n, n_resamples, seed)
+        )
+        boot = np.concatenate([_elo(fit[:, :m], models, anchor) for fit in fits])
+        cis = [percentile_interval(boot[:, i], 0.95) for i in range(m)]
+    played = np.bincount(a, minlength=m) + np.bincount(b, minlength=m)
+    order = np.argsort(-point, kind="stable")
+    ratings = tuple(
+        Rating(model=models[i], rating=float(point[i]), ci95=cis[i], n_battles=int(played[i]))
+        for i in order
+    )
+    coefficients = {names[j]: float(c) for j, c in zip(kept, beta[0, m:], strict=True)}
+    return Ratings(ratings, anchor, n, n_resamples, coefficients)
 
 
 def win_rate_matrix(battles: Iterable[Battle]) -> tuple[list[str], np.ndarray]:

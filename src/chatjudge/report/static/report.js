@@ -303,22 +303,38 @@
     }
   }
 
-  function renderResponses(body, fields, used) {
+  // `blind`: named Response A and B as the judge's template shows them, not baseline and candidate.
+  function renderResponses(body, fields, used, blind) {
     var base = firstField(fields, BASELINE_FIELDS), cand = firstField(fields, CANDIDATE_FIELDS);
     if (!base || !cand) return;
     used[base] = used[cand] = true;
     body.appendChild(el("h3", null, "Responses"));
     var grid = el("div", "side-by-side");
-    [[base, "Baseline", "loss"], [cand, "Candidate", "win"]].forEach(function (r) {
+    var sides = blind
+      ? [[base, "Response A", "plain"], [cand, "Response B", "plain"]]
+      : [[base, "Baseline", "loss"], [cand, "Candidate", "win"]];
+    sides.forEach(function (r) {
       var col = el("div", "response");
       var head = el("div", "response-head");
       head.appendChild(el("span", "badge " + r[2], r[1]));
-      head.appendChild(el("span", "field-label", r[0]));
+      if (!blind) head.appendChild(el("span", "field-label", r[0]));
       col.appendChild(head);
       col.appendChild(Array.isArray(fields[r[0]]) ? conversationField(fields[r[0]]) : el("div", "text-block", valueText(fields[r[0]])));
       grid.appendChild(col);
     });
     body.appendChild(grid);
+  }
+
+  // An item's data as the judge saw it: the conversation, the responses, every other field.
+  function renderFields(body, fields, pairwise, blind) {
+    var used = {};
+    renderConversation(body, fields, used);
+    if (pairwise) renderResponses(body, fields, used, blind);
+    var rest = Object.keys(fields).filter(function (k) { return !used[k] && !isEmpty(fields[k]); });
+    if (rest.length) {
+      body.appendChild(el("h3", null, pairwise ? "Other fields" : "Question and ground truth"));
+      rest.forEach(function (k) { body.appendChild(textField(FIELD_LABELS[k] || k, fields[k])); });
+    }
   }
 
   function callVerdict(call) {
@@ -368,6 +384,12 @@
     return box;
   }
 
+  function sortedCalls(item) {
+    return (item.calls || []).slice().sort(function (a, b) {
+      return String(a.judge).localeCompare(String(b.judge)) || a.sample - b.sample || (a.flipped ? 1 : 0) - (b.flipped ? 1 : 0);
+    });
+  }
+
   // `raw` undefined: the reply is shown elsewhere (with the failed call); null: none came back.
   function errorBox(error, raw) {
     var box = el("div", "error-box");
@@ -410,18 +432,9 @@
       body.appendChild(errorBox(item.error, hasCalls ? undefined : (item.raw === undefined ? null : item.raw)));
     }
 
-    var fields = item.fields || {}, used = {};
-    renderConversation(body, fields, used);
-    if (pairwise) renderResponses(body, fields, used);
-    var rest = Object.keys(fields).filter(function (k) { return !used[k] && !isEmpty(fields[k]); });
-    if (rest.length) {
-      body.appendChild(el("h3", null, pairwise ? "Other fields" : "Question and ground truth"));
-      rest.forEach(function (k) { body.appendChild(textField(FIELD_LABELS[k] || k, fields[k])); });
-    }
+    renderFields(body, item.fields || {}, pairwise, false);
 
-    var calls = (item.calls || []).slice().sort(function (a, b) {
-      return String(a.judge).localeCompare(String(b.judge)) || a.sample - b.sample || (a.flipped ? 1 : 0) - (b.flipped ? 1 : 0);
-    });
+    var calls = sortedCalls(item);
     body.appendChild(el("h3", null, "Judge calls (" + calls.length + ")"));
     calls.forEach(function (c) { body.appendChild(renderCall(c, pairwise)); });
     if (!calls.length && item.rationale) {
@@ -460,10 +473,480 @@
     else if (e.key === "k") step(-1);
   });
 
+  // ---------- views: the report and labelling ----------
+  function showView(name, focus) {
+    var label = name === "label";
+    if (label) closeItem();
+    $("report-view").hidden = label;
+    $("label-view").hidden = !label;
+    [["tab-report", !label], ["tab-label", label]].forEach(function (t) {
+      $(t[0]).setAttribute("aria-selected", String(t[1]));
+      $(t[0]).tabIndex = t[1] ? 0 : -1;
+    });
+    if (label) {
+      startLabelling();
+      history.replaceState(null, "", "#label");
+    } else if (location.hash === "#label") {
+      history.replaceState(null, "", location.pathname + location.search);
+    }
+    if (focus) $(label ? "tab-label" : "tab-report").focus();
+  }
+  $("tab-report").addEventListener("click", function () { showView("report"); });
+  $("tab-label").addEventListener("click", function () { showView("label"); });
+  [$("tab-report"), $("tab-label")].forEach(function (tab) {
+    tab.addEventListener("keydown", function (e) {
+      if (e.key === "ArrowLeft" || e.key === "ArrowRight" || e.key === "Home" || e.key === "End") {
+        e.preventDefault();
+        var other = $("label-view").hidden ? "label" : "report";
+        showView(e.key === "Home" ? "report" : e.key === "End" ? "label" : other, true);
+      }
+    });
+  });
+
+  // ---------- labelling: a person labels a seeded random sample ----------
+  // The sample: the ids of the items the judge judged, sorted in JavaScript's default string
+  // order (UTF-16 code units), then shuffled by Fisher-Yates (i from the last position down
+  // to 1, swap i with j = floor(r * (i + 1))) with r drawn from mulberry32(seed). The first
+  // `size` ids are the sample, in that order, and rank k is position k. A larger sample with
+  // the same seed extends a smaller one, so labels are kept per seed.
+  var LABEL = config.label;
+  var PAIRWISE = config.kind === "pairwise";
+  var STORE_KEY = "chatjudge-labels|" + LABEL.run;
+  var MAX_SEED = 4294967295;
+  var DEFAULT_SIZE = 50;
+  var PAIR_ANSWERS = [  // Response A is the baseline, Response B the candidate, as the judge saw them
+    { value: "BASELINE", text: "A is better", keys: ["a", "1"] },
+    { value: "TIE", text: "Tie", keys: ["t", "2"] },
+    { value: "CANDIDATE", text: "B is better", keys: ["b", "3"] }
+  ];
+  // One question per column of the labels file: `label` (pairwise) or one per score.
+  var QUESTIONS = PAIRWISE
+    ? [{ column: "label", title: "Which response is better?", answers: PAIR_ANSWERS }]
+    : LABEL.scales.map(function (s) {
+        return {
+          column: s.name,
+          title: s.name + " (" + fmtNumber(s.min) + "–" + fmtNumber(s.max) + ")",
+          scale: s,
+          answers: s.values && s.values.map(function (v) {
+            return { value: v, text: String(v), keys: v >= 0 && v <= 9 ? [String(v)] : [] };
+          })
+        };
+      });
+
+  var lab = { seed: 0, size: 0, order: [], pos: 0, labels: {}, active: 0, undo: [], showVerdict: true };
+  var judged = null;  // ids of the items judged ok, gathered when labelling first opens
+  var byId = {};
+  var storage = null;
+
+  function mulberry32(seed) {
+    var a = seed >>> 0;
+    return function () {
+      a = (a + 0x6d2b79f5) >>> 0;
+      var t = Math.imul(a ^ (a >>> 15), a | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  function seededOrder(ids, seed) {
+    var order = ids.slice().sort();
+    var rand = mulberry32(seed);
+    for (var i = order.length - 1; i > 0; i--) {
+      var j = Math.floor(rand() * (i + 1));
+      var t = order[i]; order[i] = order[j]; order[j] = t;
+    }
+    return order;
+  }
+
+  // localStorage may be missing or refuse pages opened from disk: labelling still works, unsaved.
+  function openStorage() {
+    try {
+      var probe = STORE_KEY + "|probe";
+      window.localStorage.setItem(probe, "1");
+      window.localStorage.removeItem(probe);
+      return window.localStorage;
+    } catch (e) { return null; }
+  }
+  function load(key) {
+    try {
+      var value = storage && JSON.parse(storage.getItem(key));
+      return value && typeof value === "object" ? value : {};
+    } catch (e) { return {}; }
+  }
+  function save(key, value) {
+    if (!storage) return;
+    try { storage.setItem(key, JSON.stringify(value)); } catch (e) { $("label-storage").hidden = false; }
+  }
+  function labelsKey() { return STORE_KEY + "|seed=" + lab.seed; }
+  function saveLabels() { save(labelsKey(), { version: 1, labels: lab.labels, pos: lab.pos }); }
+  function saveSettings() {
+    save(STORE_KEY + "|settings", { version: 1, seed: lab.seed, size: lab.size, showVerdict: lab.showVerdict });
+  }
+  function wholeNumber(value, lo, hi) {
+    var n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+    return typeof n === "number" && Math.floor(n) === n && n >= lo && n <= hi ? n : null;
+  }
+
+  function useSeed(seed) {
+    lab.seed = seed;
+    lab.order = seededOrder(judged, seed);
+    var saved = load(labelsKey());
+    lab.labels = saved.labels && typeof saved.labels === "object" ? saved.labels : {};
+    lab.pos = Math.min(wholeNumber(saved.pos, 0, MAX_SEED) || 0, lab.size - 1);
+    lab.undo = [];
+    lab.active = firstOpenQuestion();
+  }
+
+  function startLabelling() {
+    if (judged) return;
+    judged = [];
+    items.forEach(function (item, i) {
+      if (item.status !== "ok") return;
+      judged.push(String(item.id));
+      byId[String(item.id)] = i;
+    });
+    storage = openStorage();
+    $("label-storage").hidden = !!storage;
+    if (!QUESTIONS.length) judged = [];  // a pointwise protocol without a numeric score
+    if (!judged.length) {
+      $("label-empty").hidden = false;
+      ["label-item", "label-answer", "label-verdict", "label-keys"].forEach(function (id) { $(id).hidden = true; });
+      ["label-seed", "label-size", "label-draw", "label-export", "label-reset"].forEach(function (id) { $(id).disabled = true; });
+      return;
+    }
+    var settings = load(STORE_KEY + "|settings");
+    lab.showVerdict = settings.showVerdict !== false;
+    lab.size = wholeNumber(settings.size, 1, judged.length) || Math.min(DEFAULT_SIZE, judged.length);
+    useSeed(wholeNumber(settings.seed, 0, MAX_SEED) || 0);
+    $("label-seed").value = String(lab.seed);
+    $("label-size").value = String(lab.size);
+    $("label-size").max = String(judged.length);
+    $("label-show-verdict").checked = lab.showVerdict;
+    buildAnswers();
+    buildKeys();
+    renderLabel();
+  }
+
+  function drawSample() {
+    var seed = wholeNumber($("label-seed").value, 0, MAX_SEED);
+    var size = wholeNumber($("label-size").value, 1, judged.length);
+    var error = seed === null ? "The seed must be a whole number from 0 to " + MAX_SEED + "."
+      : size === null ? "The sample size must be a whole number from 1 to " + judged.length + "." : "";
+    $("label-setup-error").textContent = error;
+    $("label-setup-error").hidden = !error;
+    $("label-seed").setAttribute("aria-invalid", String(seed === null));
+    $("label-size").setAttribute("aria-invalid", String(seed !== null && size === null));
+    if (error) return;
+    lab.size = size;
+    if (seed !== lab.seed) useSeed(seed);
+    else lab.pos = Math.min(lab.pos, size - 1);
+    saveSettings();
+    saveLabels();
+    renderLabel();
+  }
+
+  function currentId() { return lab.order[lab.pos]; }
+  function given(ans, q) { return !!ans && ans[q.column] !== undefined && ans[q.column] !== null; }
+  function answered(ans) { return QUESTIONS.every(function (q) { return given(ans, q); }); }
+  function firstOpenQuestion() {
+    var ans = lab.labels[currentId()];
+    for (var i = 0; i < QUESTIONS.length; i++) if (!given(ans, QUESTIONS[i])) return i;
+    return 0;
+  }
+
+  function answer(qi, value) {
+    var id = currentId(), q = QUESTIONS[qi];
+    var ans = lab.labels[id] || {};
+    lab.active = Math.min(qi + 1, QUESTIONS.length - 1);
+    if (ans[q.column] !== value) {
+      lab.undo.push({ id: id, pos: lab.pos, before: lab.labels[id] ? JSON.stringify(lab.labels[id]) : null });
+      ans[q.column] = value;
+      lab.labels[id] = ans;
+      saveLabels();
+    }
+    renderLabelState();
+  }
+  function undo() {
+    var last = lab.undo.pop();
+    if (!last) return;
+    if (last.before) lab.labels[last.id] = JSON.parse(last.before); else delete lab.labels[last.id];
+    saveLabels();
+    if (last.pos < lab.size && last.pos !== lab.pos) { go(last.pos); return; }
+    lab.active = firstOpenQuestion();
+    renderLabelState();
+  }
+  function go(pos) {
+    if (pos < 0 || pos >= lab.size) return;
+    lab.pos = pos;
+    lab.active = firstOpenQuestion();
+    saveLabels();
+    renderLabel();
+    var card = $("label-item");
+    $("label-item-title").focus({ preventScroll: true });
+    if (card.getBoundingClientRect().top < 0) card.scrollIntoView({ block: "start" });
+  }
+
+  function renderLabel() {
+    var id = currentId(), item = items[byId[id]];
+    var title = $("label-item-title");
+    title.textContent = "Item " + (lab.pos + 1) + " of " + lab.size + " · " + id;
+    $("label-item").dataset.itemId = id;
+    $("label-item").dataset.rank = String(lab.pos + 1);
+    var body = $("label-body");
+    body.textContent = "";
+    renderFields(body, item.fields || {}, PAIRWISE, true);
+    $("label-prev").disabled = lab.pos === 0;
+    $("label-next").disabled = lab.pos >= lab.size - 1;
+    renderLabelState();
+  }
+  function renderLabelState() {
+    updateAnswers();
+    renderVerdict();
+    renderProgress();
+  }
+
+  // The answer controls are built once and updated in place, so keyboard focus stays put.
+  function buildAnswers() {
+    var box = $("label-answer");
+    box.textContent = "";
+    QUESTIONS.forEach(function (q, qi) {
+      var row = el("div", "question");
+      row.dataset.column = q.column;
+      var title = el("div", "question-title", q.title);
+      title.id = "question-" + qi;
+      row.appendChild(title);
+      var group = el("div", "answers");
+      group.setAttribute("role", "group");
+      group.setAttribute("aria-labelledby", title.id);
+      if (q.answers) {
+        q.answers.forEach(function (a) {
+          var b = el("button", "answer-btn", a.text);
+          b.type = "button";
+          b.dataset.column = q.column;
+          b.dataset.value = String(a.value);
+          if (a.keys.length) b.setAttribute("aria-keyshortcuts", a.keys.join(" "));
+          if (a.keys.length && a.keys.join() !== a.text) b.appendChild(el("kbd", null, a.keys.join(" · ")));
+          b.addEventListener("click", function () { answer(qi, a.value); });
+          group.appendChild(b);
+        });
+      } else {
+        group.appendChild(numberAnswer(q, qi));
+      }
+      row.appendChild(group);
+      box.appendChild(row);
+    });
+  }
+  function numberAnswer(q, qi) {
+    var s = q.scale;
+    var input = el("input", "answer-input");
+    input.type = "number";
+    input.min = String(s.min);
+    input.max = String(s.max);
+    input.step = s.integer ? "1" : "any";
+    input.dataset.column = q.column;
+    input.setAttribute("aria-labelledby", "question-" + qi);
+    input.addEventListener("change", function () {
+      var v = input.value.trim() === "" ? NaN : Number(input.value);
+      var ok = v >= s.min && v <= s.max && (!s.integer || Math.floor(v) === v);
+      input.setAttribute("aria-invalid", String(!ok));
+      if (ok) answer(qi, v);
+    });
+    return input;
+  }
+  function updateAnswers() {
+    var ans = lab.labels[currentId()] || {};
+    var rows = $("label-answer").querySelectorAll(".question");
+    for (var r = 0; r < rows.length; r++) {
+      rows[r].classList.toggle("active", QUESTIONS.length > 1 && r === lab.active);
+      rows[r].classList.toggle("done", given(ans, QUESTIONS[r]));
+    }
+    var buttons = $("label-answer").querySelectorAll(".answer-btn");
+    for (var b = 0; b < buttons.length; b++) {
+      var v = ans[buttons[b].dataset.column];
+      buttons[b].setAttribute("aria-pressed", String(v !== undefined && v !== null && String(v) === buttons[b].dataset.value));
+    }
+    var inputs = $("label-answer").querySelectorAll(".answer-input");
+    for (var i = 0; i < inputs.length; i++) {
+      var w = ans[inputs[i].dataset.column];
+      if (document.activeElement !== inputs[i]) inputs[i].value = w === undefined || w === null ? "" : String(w);
+      inputs[i].removeAttribute("aria-invalid");
+    }
+  }
+
+  function answerBadge(value) {
+    var text = { BASELINE: "A is better", CANDIDATE: "B is better", TIE: "Tie" }[value];
+    return el("span", "badge " + (CHOICES[value] || { tone: "plain" }).tone, text || String(value));
+  }
+  // The verdict enters the page only once the item is answered: before, nothing of it is in the DOM.
+  function renderVerdict() {
+    var box = $("label-verdict"), id = currentId(), ans = lab.labels[id];
+    var state = !answered(ans) ? "waiting" : lab.showVerdict ? "shown" : "hidden";
+    box.dataset.state = state;
+    box.dataset.itemId = id;
+    box.textContent = "";
+    box.appendChild(el("h3", null, "The judge's verdict"));
+    if (state === "waiting") {
+      box.appendChild(el("p", "note", "Shown once you have answered, so that it cannot sway you."));
+      return;
+    }
+    if (state === "hidden") {
+      box.appendChild(el("p", "note", "Kept hidden: “Show the judge's verdict after I answer” is off."));
+      return;
+    }
+    var item = items[byId[id]], scores = item.scores || {};
+    var table = el("div", "verdict-compare");
+    QUESTIONS.forEach(function (q) {
+      var name = PAIRWISE ? config.choiceScores[0] : q.column;
+      var judge = scores[name], mine = ans[q.column];
+      var row = el("div", "verdict-row");
+      row.dataset.column = q.column;
+      row.appendChild(el("span", "field-label", PAIRWISE ? "Verdict" : q.column));
+      var you = el("span", null, "you ");
+      you.appendChild(PAIRWISE ? answerBadge(mine) : el("b", null, fmtNumber(mine)));
+      var them = el("span", "judge-says", "judge ");
+      them.appendChild(judge === undefined ? el("span", "muted", "—") : PAIRWISE ? answerBadge(judge) : el("b", null, fmtNumber(judge)));
+      var same = judge !== undefined && String(judge) === String(mine);
+      append(row, [you, them, el("span", same ? "yes" : "no", same ? "✓ same" : "✗ different")]);
+      table.appendChild(row);
+    });
+    box.appendChild(table);
+    if (PAIRWISE) box.appendChild(el("p", "note", "Response A was the baseline, Response B the candidate."));
+    sortedCalls(item).forEach(function (c) { box.appendChild(renderCall(c, PAIRWISE)); });
+  }
+
+  function renderProgress() {
+    var n = 0, last = -1;
+    for (var k = 0; k < lab.size; k++) if (answered(lab.labels[lab.order[k]])) { n++; last = k; }
+    var gaps = last + 1 - n;  // items ranked before the last labelled one and not labelled
+    var progress = $("label-progress");
+    progress.textContent = n.toLocaleString() + " of " + lab.size.toLocaleString() + " labelled · seed " + lab.seed;
+    progress.dataset.labelled = String(n);
+    progress.dataset.size = String(lab.size);
+    $("label-bar").style.width = (100 * n / lab.size).toFixed(2) + "%";
+    var note = $("label-gaps");
+    note.hidden = gaps === 0;
+    note.dataset.count = String(gaps);
+    note.textContent = gaps ? gaps + " item(s) ranked before #" + (last + 1) + " are not labelled. " +
+      "Skipped items make the labelled rows less of a random sample: label them, or say why they were left out." : "";
+    $("label-export").disabled = exportRows().length === 0;
+    $("label-command").textContent = "chatjudge agree RUN --human " + fileName();
+  }
+
+  // ---------- labelling: export, reset, keys ----------
+  // One JSON object a line, as `chatjudge agree --human` reads: id, the answer columns
+  // (`label`: BASELINE / CANDIDATE / TIE, or one column per score), and where the row
+  // stands in the seeded sample (seed, rank, sample_size). Only items with every answer
+  // given: `--human` refuses a row with an empty rating.
+  function exportRows() {
+    var rows = [];
+    for (var k = 0; k < lab.size; k++) {
+      var id = lab.order[k], ans = lab.labels[id];
+      if (!answered(ans)) continue;
+      var row = { id: id };
+      QUESTIONS.forEach(function (q) { row[q.column] = ans[q.column]; });
+      row.seed = lab.seed;
+      row.rank = k + 1;
+      row.sample_size = lab.size;
+      rows.push(row);
+    }
+    return rows;
+  }
+  function fileName() {
+    return "labels-" + String(LABEL.protocol || "run").replace(/[^A-Za-z0-9_.-]+/g, "-") + "-seed" + lab.seed + ".jsonl";
+  }
+  function exportLabels() {
+    var text = exportRows().map(function (r) { return JSON.stringify(r); }).join("\n") + "\n";
+    var url = URL.createObjectURL(new Blob([text], { type: "application/x-ndjson" }));
+    var link = el("a");
+    link.href = url;
+    link.download = fileName();
+    link.hidden = true;
+    document.body.appendChild(link);
+    link.click();
+    document.body.removeChild(link);
+    setTimeout(function () { URL.revokeObjectURL(url); }, 10000);
+  }
+
+  function askReset() {
+    var n = Object.keys(lab.labels).length;
+    $("label-reset-text").textContent = "Erase the " + n + " label(s) of seed " + lab.seed + "?";
+    $("label-reset").hidden = true;
+    $("label-reset-confirm").hidden = false;
+    $("label-reset-no").focus();
+  }
+  function endReset(erase) {
+    if (erase) {
+      lab.labels = {};
+      lab.undo = [];
+      lab.pos = 0;
+      lab.active = 0;
+      saveLabels();
+      renderLabel();
+    }
+    $("label-reset-confirm").hidden = true;
+    $("label-reset").hidden = false;
+    $("label-reset").focus();
+  }
+
+  function buildKeys() {
+    var keys = $("label-keys");
+    keys.textContent = "";
+    keys.appendChild(el("span", "muted", "Keys: "));
+    var list = PAIRWISE
+      ? [["a / 1", "A is better"], ["t / 2", "tie"], ["b / 3", "B is better"]]
+      : [["0–9", QUESTIONS.length > 1 ? "answer the highlighted score" : "answer"]];
+    if (QUESTIONS.length > 1) list.push(["↑ ↓", "choose the score"]);
+    list.push(["n", "next"], ["p", "previous"], ["u", "undo"]);
+    list.forEach(function (k) {
+      var item = el("span", "key");
+      append(item, [el("kbd", null, k[0]), document.createTextNode(" " + k[1])]);
+      keys.appendChild(item);
+    });
+  }
+  function answerKey(key) {
+    var q = QUESTIONS[lab.active];
+    if (!q || !q.answers) return false;
+    for (var i = 0; i < q.answers.length; i++) {
+      if (q.answers[i].keys.indexOf(key) !== -1) { answer(lab.active, q.answers[i].value); return true; }
+    }
+    return false;
+  }
+  document.addEventListener("keydown", function (e) {
+    if ($("label-view").hidden || !judged || !judged.length || e.ctrlKey || e.metaKey || e.altKey) return;
+    var tag = e.target.tagName, typing = tag === "SELECT" || tag === "TEXTAREA" ||
+      (tag === "INPUT" && e.target.type !== "checkbox");
+    if (typing || !$("label-reset-confirm").hidden) return;
+    var key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    if (key === "n") go(lab.pos + 1);
+    else if (key === "p") go(lab.pos - 1);
+    else if (key === "u") undo();
+    else if ((key === "ArrowDown" || key === "ArrowUp") && QUESTIONS.length > 1) {
+      lab.active = Math.max(0, Math.min(QUESTIONS.length - 1, lab.active + (key === "ArrowDown" ? 1 : -1)));
+      updateAnswers();
+    } else if (!answerKey(key)) return;
+    e.preventDefault();
+  });
+
+  $("label-draw").addEventListener("click", drawSample);
+  ["label-seed", "label-size"].forEach(function (id) {
+    $(id).addEventListener("keydown", function (e) { if (e.key === "Enter") drawSample(); });
+  });
+  $("label-show-verdict").addEventListener("change", function () {
+    lab.showVerdict = $("label-show-verdict").checked;
+    saveSettings();
+    renderVerdict();
+  });
+  $("label-prev").addEventListener("click", function () { go(lab.pos - 1); });
+  $("label-next").addEventListener("click", function () { go(lab.pos + 1); });
+  $("label-export").addEventListener("click", exportLabels);
+  $("label-reset").addEventListener("click", askReset);
+  $("label-reset-yes").addEventListener("click", function () { endReset(true); });
+  $("label-reset-no").addEventListener("click", function () { endReset(false); });
+
   buildToolbar();
   refresh();
   var wanted = /^#item=(.*)$/.exec(location.hash);
-  if (wanted) {
+  if (location.hash === "#label") showView("label");
+  else if (wanted) {
     var id = decodeURIComponent(wanted[1]);
     for (var k = 0; k < items.length; k++) if (String(items[k].id) === id) { openItem(k); break; }
   }

@@ -1,0 +1,165 @@
+"""The gate's outcome as people read it: the sentences, and the Markdown for a pull request
+comment or `$GITHUB_STEP_SUMMARY` (the terminal table is the CLI's, from the same parts)."""
+
+from __future__ import annotations
+
+from chatjudge.rundir import Gate, GateSlice
+
+ICON = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ inconclusive"}
+
+
+def fmt(value: float) -> str:
+    return f"{value:+.4f}"
+
+
+def interval(ci: list[float]) -> str:
+    return f"[{ci[0]:+.4f}, {ci[1]:+.4f}]" if ci else "–"
+
+
+def rule(g: Gate) -> str:
+    """The decision rule, in words."""
+    if g.require == "better":
+        return "better: pass if the 95% interval is above 0, fail if below"
+    return f"not worse than −{g.margin:g}: pass if the 95% interval is above −{g.margin:g}"
+
+
+def counts_text(g: Gate) -> str:
+    """Unpaired and failed rows per run: shown with every outcome, never dropped silently."""
+    parts = []
+    for role, c in g.counts.items():
+        parts.append(
+            f"{role}: {c.get('rows', 0)} rows, {c.get('failed', 0)} failed, "
+            f"{c.get('unpaired', 0)} unpaired"
+        )
+    return "; ".join(parts)
+
+
+def notes(g: Gate) -> list[str]:
+    """The sentences below the table: what to do next, judge noise, peeking."""
+    lines = [f"Outcome: {g.outcome} ({g.reason})."]
+    lines.append(
+        f"Minimum detectable effect at 80% power with these rows: ±{g.mde80:.4f} "
+        f"(standard error {g.se:.4f}, {g.method})."
+    )
+    if g.outcome == "inconclusive" and g.sequential is None:
+        if g.rows_to_decide is not None:
+            lines.append(
+                f"At the observed difference and variance, about {g.rows_to_decide:,} rows in "
+                "all would decide it (a projection: decided about half the time at that size). "
+                "Adding rows and gating again is peeking (each look spends the error rate "
+                "anew); use `chatjudge gate --sequential`, which is valid at every look."
+            )
+        else:
+            lines.append(
+                "No number of rows would decide it at the observed difference (it sits on the "
+                "bound). Adding rows and gating again is peeking; use "
+                "`chatjudge gate --sequential`, which is valid at every look."
+            )
+    lines += corrections(g)
+    if g.noise is not None:
+        n = g.noise
+        lines.append(
+            f"Judge noise is {100 * n.judge_share:.0f}% of the interval's width "
+            f"({n.samples_per_row:g} measurements per row). At equal call cost: twice the "
+            f"samples gives width {n.width_double_samples:.4f}, twice the rows "
+            f"{n.width_double_rows:.4f} (now {n.width:.4f}); more samples alone cannot go "
+            f"below {n.width_floor:.4f}."
+        )
+    if g.looks:
+        lines.append(
+            f"Earlier looks at these runs: {len(g.looks)} (on "
+            + ", ".join(str(look.n_pairs) for look in g.looks)
+            + " pairs): gating a grown run again is peeking."
+        )
+    if g.mismatches:
+        lines.append("Accepted mismatches (--allow-mismatch): " + "; ".join(g.mismatches) + ".")
+    if g.sequential is not None:
+        s = g.sequential
+        lines.append(
+            f"Sequential: {s.rows_judged:,} of {s.rows_total:,} rows judged in {s.batches} "
+            f"batch(es) of {s.batch}, {s.stopped}; {s.calls_saved:,} judge calls saved."
+        )
+    return lines
+
+
+def corrections(g: Gate) -> list[str]:
+    """The corrected figures, each named as corrected, beside the raw one."""
+    lines = []
+    if g.control is not None and g.raw_difference is not None:
+        lines.append(
+            f"Decided on the {g.control}-controlled preference (corrected for the judge's "
+            f"taste for {'longer' if g.control == 'length' else 'longer, more formatted'} "
+            f"answers); the raw difference was {fmt(g.raw_difference.value)} "
+            f"{interval(g.raw_difference.ci95)}."
+        )
+    for name, m in g.corrected.items():
+        if m.value is not None and m.ci95 is not None:
+            label = name.replace("_", " ").replace("preference", "preference (corrected)")
+            lines.append(f"{label}: {100 * m.value:.1f}% [{100 * m.ci95[0]:.1f}, "
+                         f"{100 * m.ci95[1]:.1f}]")  # fmt: skip
+    if g.style_control and g.style_control.get("sentence"):
+        lines.append(str(g.style_control["sentence"]))
+    for name, c in g.calibrated.items():
+        lines.append(
+            f"{name}, human-calibrated (PPI++, {c.n_labels} labels, worth "
+            f"{c.effective_labels:.0f}): {c.value:.4f} [{c.ci95[0]:.4f}, {c.ci95[1]:.4f}] "
+            f"(judge only {c.judge_only.value:.4f})"
+        )
+    return lines
+
+
+def slice_row(g: Gate, s: GateSlice) -> list[str]:
+    flag = "regressed" if s.below_margin else "ok"
+    if s.below_margin and not s.counts:
+        flag = "below (under 30 rows: does not fail)"
+    return [
+        f"{g.by}={s.value}",
+        fmt(s.difference.value),
+        interval(s.difference.ci95),
+        f"{100 * s.level:.2f}%",
+        str(s.n_pairs),
+        flag,
+    ]
+
+
+def markdown(g: Gate) -> str:
+    """A compact Markdown summary of the gate."""
+    runs = " vs ".join(f"`{p}`" for p in g.runs.values())
+    lines = [
+        f"### chatjudge gate: {ICON[g.outcome]}",
+        "",
+        f"{g.metric}, {rule(g)}. Runs: {runs}.",
+        "",
+        "| Δ | 95% CI | margin | outcome | MDE (80%) | pairs | unpaired / failed |",
+        "|---|---|---|---|---|---|---|",
+        "| "
+        + " | ".join(
+            [
+                fmt(g.difference.value),
+                interval(g.difference.ci95),
+                f"{g.margin:g} ({g.require})",
+                g.outcome,
+                f"{g.mde80:.4f}",
+                f"{g.n_pairs} ({g.n_units} units)",
+                _short_counts(g),
+            ]
+        )
+        + " |",
+    ]
+    if g.slices:
+        lines += [
+            "",
+            f"Slices by `{g.by}`, worst first (Bonferroni-adjusted intervals):",
+            "",
+            "| slice | Δ | interval | level | pairs | |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += ["| " + " | ".join(slice_row(g, s)) + " |" for s in g.slices]
+    lines += ["", *(f"- {line}" for line in notes(g)[1:])]
+    return "\n".join(lines) + "\n"
+
+
+def _short_counts(g: Gate) -> str:
+    return ", ".join(
+        f"{role} {c.get('unpaired', 0)} / {c.get('failed', 0)}" for role, c in g.counts.items()
+    )

@@ -1,0 +1,173 @@
+"""What `chatjudge gate` compares: each run's rows as values of one metric, paired by id.
+
+A row's value is the mean over its judge calls, taken as the engine takes them: one
+inner measurement per (judge, sample), a pairwise vote with its two presentation
+orders reconciled (disagreeing orders are a tie, as `runner.aggregate` does) and
+counted from the candidate's side (1, a tie 1/2, 0). Rows of `simulate --samples K`
+(ids `<id>#<k>` with a `sample` field) belong to their source id: that is the unit the
+interval resamples, never the sample.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chatjudge.data import Source
+from chatjudge.errors import UsageError
+from chatjudge.protocols import Protocol, get_protocol
+from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
+from chatjudge.rundir import RunInfo, Summary, iter_results, read_run_info, read_summary
+from chatjudge.runner.summary import metric_value
+
+PREFERENCE = "preference"  # pairwise: the candidate's preference rate, ties counting half
+VOTE = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One results record as the gate sees it."""
+
+    id: str
+    unit: str  # the source id: samples of one row are one unit
+    ok: bool
+    inner: tuple[float, ...]  # one value per (judge, sample); empty when failed
+    fields: dict[str, Any]
+
+    @property
+    def value(self) -> float:
+        return float(np.mean(self.inner))
+
+
+@dataclass(slots=True)
+class RunRows:
+    """A run directory read for the gate: its configuration and its rows by id."""
+
+    path: Path
+    info: RunInfo
+    summary: Summary
+    rows: dict[str, Row] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> int:
+        return sum(not r.ok for r in self.rows.values())
+
+
+def resolve_protocol(info: RunInfo, given: str | Path | Protocol | None) -> Protocol:
+    """The run's protocol: a built-in by the name run.json holds, or the file given
+    (custom protocols: run.json keeps only the name)."""
+    if given is not None:
+        protocol = get_protocol(given)
+        if protocol.name != info.protocol:
+            raise UsageError(
+                f"--protocol {protocol.name!r} is not the runs' protocol {info.protocol!r}"
+            )
+        return protocol
+    try:
+        return get_protocol(info.protocol)
+    except UsageError:
+        raise UsageError(
+            f"the runs were judged with the custom protocol {info.protocol!r}: "
+            "pass its .toml file with --protocol"
+        ) from None
+
+
+def metric_names(protocol: Protocol) -> list[str]:
+    names = [m.name for m in protocol.metrics]
+    return [PREFERENCE, *names] if protocol.kind == "pairwise" else names
+
+
+def check_metric(protocol: Protocol, metric: str | None) -> str:
+    """The metric to gate on (default: pairwise `preference`, else the first metric)."""
+    names = metric_names(protocol)
+    if metric is None:
+        if not names:
+            raise UsageError(f"protocol {protocol.name!r} declares no metric to gate on")
+        return names[0]
+    if metric not in names:
+        raise UsageError(
+            f"--metric {metric!r} is not a metric of {protocol.name}: use one of "
+            + ", ".join(names)
+        )
+    return metric
+
+
+def inner_values(protocol: Protocol, metric: str, calls: Sequence[dict[str, Any]]) -> list[float]:
+    """One value per (judge, sample) of an item's calls."""
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for call in calls:
+        groups[(call["judge"], call["sample"])].append(call)
+    spec = _spec(protocol, metric)
+    choice = protocol.choice.name if protocol.choice is not None else None
+    values = []
+    for group in groups.values():
+        if protocol.kind == "pairwise" and choice is not None and spec_reads(spec, choice):
+            sides = {c["scores"][choice] for c in group}
+            vote = sides.pop() if len(sides) == 1 else TIE  # orders disagree: a tie
+            values.append(VOTE[vote] if spec is None else metric_value(spec, {choice: vote}))
+        else:
+            assert spec is not None
+            values.append(float(np.mean([metric_value(spec, c["scores"]) for c in group])))
+    return values
+
+
+def spec_reads(spec: MetricSpec | None, choice: str) -> bool:
+    return spec is None or spec.source == choice
+
+
+def _spec(protocol: Protocol, metric: str) -> MetricSpec | None:
+    """The metric's declaration; `None` for the pairwise preference."""
+    if metric == PREFERENCE and protocol.kind == "pairwise":
+        return None
+    return next(m for m in protocol.metrics if m.name == metric)
+
+
+def read_rows(
+    run_dir: Path, protocol: Protocol, metric: str, joined: dict[str, dict[str, Any]] | None
+) -> RunRows:
+    """Every results record of `run_dir` as a `Row` (fields joined from `--data` by id)."""
+    run = RunRows(run_dir, read_run_info(run_dir), read_summary(run_dir))
+    for record in iter_results(run_dir):
+        fields = dict(record.get("fields") or {})
+        item_id = str(record["id"])
+        unit = source_id(item_id, fields)
+        if joined is not None:
+            extra = joined.get(item_id) or joined.get(unit) or {}
+            fields = {**extra, **fields}
+        ok = record["status"] == "ok"
+        inner = tuple(inner_values(protocol, metric, record["calls"])) if ok else ()
+        run.rows[item_id] = Row(item_id, unit, ok and bool(inner), inner, fields)
+    return run
+
+
+def source_id(item_id: str, fields: dict[str, Any]) -> str:
+    """`p7#2` with a `sample` field (from `simulate --samples K`) belongs to `p7`."""
+    if "sample" in fields and "#" in item_id:
+        return item_id.rsplit("#", 1)[0]
+    return item_id
+
+
+def read_joined(path: Path) -> dict[str, dict[str, Any]]:
+    """`--data FILE`: the input rows by id, for runs whose results lack a column."""
+    rows: dict[str, dict[str, Any]] = {}
+    for raw in Source(path, None):
+        if raw.data is None:
+            raise UsageError(f"{path}: row {raw.number}: {raw.error}")
+        key = raw.data.get("id")
+        rows[str(key) if key is not None else str(raw.number)] = raw.data
+    return rows
+
+
+def field_value(item_id: str, fields: dict[str, Any], name: str, option: str) -> str:
+    """A row's value of column `name` (for `--by`/`--cluster`), as text."""
+    if fields.get(name) is None:
+        raise UsageError(
+            f"row {item_id!r} has no field {name!r} ({option}): results of runs made before "
+            "chatjudge kept every input column lack it; join the input with --data FILE"
+        )
+    return str(fields[name])

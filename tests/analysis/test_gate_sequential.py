@@ -1,0 +1,105 @@
+"""`chatjudge gate --sequential`: judging in seeded batches stops once the confidence
+sequence decides, saves the calls of the rows left, and resumes without repeating a call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from chatjudge.analysis.gate_sequential import gate_sequential
+from chatjudge.cli import app
+from chatjudge.errors import UsageError
+from chatjudge.rundir import GATE, iter_results, read_gate
+from tests.analysis.test_gate import fair_judge, pairwise_rows, pointwise_rows
+from tests.support.stub_openai import StubServer
+
+runner = CliRunner()
+CALLS: list[str] = []
+
+
+def counting_judge(prompt: str) -> str:
+    """`fair_judge`, with every call counted."""
+    CALLS.append(prompt)
+    return fair_judge(prompt)
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_a_clear_case_stops_early_and_resumes_without_a_call(tmp_path: Path) -> None:
+    wins = (["C"] * 6 + ["T"] * 2 + ["B"] * 2) * 40  # 400 rows, the candidate better: Δ 0.2
+    data = write_jsonl(tmp_path / "rows.jsonl", pairwise_rows(wins))
+    out = tmp_path / "seq"
+    CALLS.clear()
+    g = gate_sequential(
+        data, "pairwise-chat-quality", counting_judge, out, batch=20, require="better", seed=3
+    )
+    assert g.outcome == "pass" and g.sequential is not None
+    s = g.sequential
+    assert s.stopped == "decided" and s.rows_total == 400 and s.rows_judged < 300
+    assert s.batches > 1 and s.rows_judged == s.batches * 20 == g.n_pairs
+    assert len(CALLS) == s.calls == 2 * s.rows_judged  # two orders a row, none sent twice
+    assert s.calls_saved == 2 * (400 - s.rows_judged)
+    assert g.method == "confidence-sequence"
+    assert read_gate(out / GATE) == g
+    # the rows judged are a seeded random sample, not the first rows of the file
+    judged_ids = {r["id"] for r in iter_results(out)}
+    assert len(judged_ids) == s.rows_judged
+    assert judged_ids != {f"p{i}" for i in range(len(judged_ids))}
+
+    CALLS.clear()
+    again = gate_sequential(
+        data, "pairwise-chat-quality", counting_judge, out, batch=20, require="better", seed=3
+    )
+    assert CALLS == [] and again.sequential == s and again.difference == g.difference
+
+
+def test_cli_sequential_pointwise_against_the_stand_in_server(tmp_path: Path) -> None:
+    n = 300
+    base = write_jsonl(tmp_path / "base.jsonl", pointwise_rows([(1, 2)] * n))
+    cand_rows = pointwise_rows([(1, 2)] * n)
+    for r in cand_rows:
+        r["chat"] += " (candidate)"
+    cand = write_jsonl(tmp_path / "cand.jsonl", cand_rows)
+    out = tmp_path / "seq"
+    args = [
+        "gate", str(cand), "-p", "interactivity-accuracy", "--judge", "openai/stub",
+        "--sequential", "--baseline-data", str(base), "--batch", "25", "--seed", "1",
+        "--metric", "accuracy", "--margin", "0.5", "--out", str(out),
+    ]
+    with StubServer() as stub:
+        env = {"OPENAI_API_KEY": "sk-test"}
+        result = runner.invoke(app, [*args, "--base-url", stub.base_url], env=env)
+        assert result.exit_code == 0, result.output  # random verdicts: Δ near 0, far above -0.5
+        g = read_gate(out / "candidate" / GATE)
+        s = g.sequential
+        assert s is not None and s.stopped == "decided" and s.rows_judged < n
+        assert stub.stats.requests == s.calls == 2 * s.rows_judged
+        assert f"{s.calls_saved:,} judge calls saved" in result.output
+        result = runner.invoke(app, [*args, "--base-url", stub.base_url], env=env)
+        assert result.exit_code == 0
+        assert stub.stats.requests == s.calls  # resumed from the store: nothing sent again
+        assert read_gate(out / "candidate" / GATE).sequential == s
+
+
+def test_sequential_refuses_bad_usage(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "rows.jsonl", pairwise_rows(["C"] * 4))
+    with pytest.raises(UsageError, match="--baseline-data"):
+        gate_sequential(data, "interactivity-accuracy", counting_judge, tmp_path / "o")
+    with pytest.raises(UsageError, match="--out DIR"):
+        gate_sequential(data, "pairwise-chat-quality", counting_judge, None)
+    result = runner.invoke(app, ["gate", str(data), "--sequential"])
+    assert result.exit_code == 2 and "--protocol" in result.output
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> Iterator[None]:
+    CALLS.clear()
+    yield
