@@ -17,7 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from chatjudge.analysis.calibration import calibrate_run
+from chatjudge.analysis.calibration import calibrate_run, read_label_frame
 from chatjudge.errors import UsageError
 from chatjudge.rundir import FORMAT, Agreement, ok_scores, read_summary
 from chatjudge.stats import agreement, correlation, krippendorff_alpha, krippendorff_alpha_ci
@@ -25,17 +25,7 @@ from chatjudge.stats import agreement, correlation, krippendorff_alpha, krippend
 
 def read_human_labels(path: Path, column: str | None = None) -> tuple[str, dict[str, list[Any]]]:
     """`(column, {item id: [ratings]})` from a JSONL/CSV file with `id` and a rating column."""
-    import pandas as pd
-
-    if not path.is_file():
-        raise UsageError(f"human labels file not found: {path}")
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        frame = pd.read_json(path, lines=True, dtype=False)
-    elif suffix == ".csv":
-        frame = pd.read_csv(path, dtype={"id": str})
-    else:
-        raise UsageError(f"{path}: human labels must be .jsonl or .csv")
+    frame = read_label_frame(path)
     if "id" not in frame.columns:
         raise UsageError(f"{path}: no 'id' column")
     if column is None:
@@ -122,12 +112,8 @@ def _agreement(out: dict[str, Any]) -> dict[str, Any]:
 
 
 def _header(path: Path) -> list[str]:
-    """The column names of a human labels file (JSONL: the first row's keys)."""
-    import pandas as pd
-
-    if path.suffix.lower() == ".csv":
-        return list(pd.read_csv(path, nrows=0).columns)
-    return list(pd.read_json(path, lines=True, nrows=1).columns)
+    """The column names of a human labels file."""
+    return [str(c) for c in read_label_frame(path).columns]
 
 
 def _alpha(matrix: list[list[float]]) -> dict[str, Any]:

@@ -52,7 +52,7 @@ def calibrate_run(
     "n_labelled", "n_labelled_not_judged", "labelled_not_judged", "warnings"}`."""
     summary = read_summary(run_dir)
     records = [r for r in iter_results(run_dir) if r is not None]
-    frame = _read_frame(human_path)
+    frame = read_label_frame(human_path)
     if summary.kind == "pairwise":
         rating = _rating_column(frame, column, human_path)
         columns = {rating: PREFERENCE}
@@ -90,7 +90,8 @@ def calibrate_run(
     return out
 
 
-def _read_frame(path: Path) -> Any:
+def read_label_frame(path: Path) -> Any:
+    """A human labels file (JSONL or CSV, cells as text) as a DataFrame, or a usage error."""
     import pandas as pd
 
     if not path.is_file():

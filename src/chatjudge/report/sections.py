@@ -186,21 +186,13 @@ def _panel_sections(per_judge: dict[str, Any], judges: list[str]) -> list[Sectio
             for judge in judges
             if (m := per_judge[judge].get("metrics", {}).get(name)) is not None
         ]
-        share = is_share(name)
         sections.append(
-            Section(
+            _metric_section(
+                name,
+                rows,
                 key=f"judge-{name}",
                 title=f"{metric_label(name)} by judge",
                 note="Each judge of the panel on its own, with 95% bootstrap intervals.",
-                chart=interval_chart(
-                    rows,
-                    fmt=partial(format_value, name),
-                    x_title=metric_label(name),
-                    domain=(0.0, 1.0) if share else None,
-                    bars=share,
-                    key=f"judge-{name}",
-                    tick_fmt=_percent if share else None,
-                ),
             )
         )
     pairs = per_judge.get(AGREEMENT_KEY) or []
@@ -287,23 +279,32 @@ def calibration_sections(calibrated: dict[str, Any]) -> list[Section]:
             Interval("Calibrated", c.get("value"), c.get("ci95"), "primary",
                      f"{name}:calibrated", f"worth {c['effective_labels']:,.0f} labels"),
         ]  # fmt: skip
-        share = is_share(name)
         sections.append(
-            Section(
+            _metric_section(
+                name,
+                rows,
                 key=f"calibration-{name}",
                 title=f"{metric_label(name)}, human-calibrated (corrected)",
                 note="Prediction-powered inference (PPI++): what the human raters would say "
                 "over all judged rows, from their labels and the judge's verdicts, with 95% "
                 "intervals. Valid only if the labelled rows are a random sample of the run.",
-                chart=interval_chart(
-                    rows,
-                    fmt=partial(format_value, name),
-                    x_title=metric_label(name),
-                    domain=(0.0, 1.0) if share else None,
-                    bars=share,
-                    key=f"calibration-{name}",
-                    tick_fmt=_percent if share else None,
-                ),
             )
         )
     return sections
+
+
+def _metric_section(
+    name: str, rows: list[Interval], *, key: str, title: str, note: str
+) -> Section:
+    """Several estimates of one metric as intervals on its own scale (shares on 0-100%)."""
+    share = is_share(name)
+    chart = interval_chart(
+        rows,
+        fmt=partial(format_value, name),
+        x_title=metric_label(name),
+        domain=(0.0, 1.0) if share else None,
+        bars=share,
+        key=key,
+        tick_fmt=_percent if share else None,
+    )
+    return Section(key=key, title=title, note=note, chart=chart)
