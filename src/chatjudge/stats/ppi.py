@@ -23,10 +23,10 @@ estimate against a hand computation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from chatjudge.stats.bootstrap import Estimate
 
@@ -86,7 +86,7 @@ def ppi_mean(
         raise ValueError(f"{n} labelled rows but only {total} judged: judge_all must hold all")
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
-    z = float(stats.norm.ppf((1 + level) / 2))
+    z = NormalDist().inv_cdf((1 + level) / 2)
     m = total - n  # unlabelled rows
     f_unl_mean = (f_all.sum() - f_lab.sum()) / m if m else 0.0
     f_unl_var = 0.0

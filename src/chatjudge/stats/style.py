@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from chatjudge.stats.bootstrap import Estimate, percentile_interval
 from chatjudge.stats.logistic import fit_logistic, sandwich_cov
@@ -165,6 +164,8 @@ def controlled_fits(
     """The preference at zero `features` (n, f), with its bootstrap interval over items.
     Calls with the same `seed` and item count share their resamples.
     """
+    from scipy import special  # here: scipy.special takes 0.24 s to load
+
     y = np.asarray(outcome, dtype=float)
     x = np.asarray(features, dtype=float).reshape(len(y), -1)
     n = len(y)
