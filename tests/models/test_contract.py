@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from chatjudge.calls.policy import CallPolicy, RetryConfig
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
@@ -34,7 +35,6 @@ from chatjudge.errors import (
 from chatjudge.models import Model, get_model
 from chatjudge.options import ClientOptions
 from chatjudge.protocols import get_protocol
-from chatjudge.runner.policy import CallPolicy, RetryConfig
 from chatjudge.types import GenerationSettings, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
 from tests.models.conftest import ANTHROPIC_KEY, GOOGLE_KEY, OPENAI_KEY, Closing, closed_port

@@ -9,13 +9,12 @@ and running the same command again rewrites the whole file, in order, without ga
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from typing import IO, Any, TypeVar
 
 from chatjudge import jsoncodec
-from chatjudge.errors import FatalJudgeError, JudgeError
-from chatjudge.runner.progress import RunProgress
+from chatjudge.calls import Pool, RunProgress
+from chatjudge.errors import FatalJudgeError
 
 Job = TypeVar("Job")
 
@@ -54,27 +53,15 @@ async def drive(
     credentials, a crashed local model) stops handing out jobs and is raised as
     `FatalJudgeError` once the jobs in flight have finished.
     """
-    fatal: list[JudgeError] = []
 
-    async def worker() -> None:
-        for index, job in jobs:
-            if fatal:
-                return
-            try:
-                row, failed = await work(job)
-            except JudgeError as exc:
-                fatal.append(exc)
-                return
-            writer.put(index, row)
-            progress.advance(failed=failed, tokens=0)
+    async def one(indexed: tuple[int, Job]) -> None:
+        index, job = indexed
+        row, failed = await work(job)
+        writer.put(index, row)
+        progress.advance(failed=failed, tokens=0)
 
-    tasks = [asyncio.create_task(worker()) for _ in range(concurrency)]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-    if fatal:
+    pool: Pool[tuple[int, Job]] = Pool(concurrency)
+    fatal = await pool.run(jobs, one)
+    if fatal is not None:
         writer.flush_waiting()
-        raise FatalJudgeError(f"stopped: {fatal[0]}", finished=writer.written) from fatal[0]
+        raise FatalJudgeError(f"stopped: {fatal}", finished=writer.written) from fatal

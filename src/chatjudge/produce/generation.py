@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatjudge.__about__ import __version__
+from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage, cost
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.errors import JudgeError, UsageError
 from chatjudge.fields import FieldSpec
@@ -23,12 +24,8 @@ from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.conversation import as_messages, failure_cause, visible
 from chatjudge.produce.driver import OrderedWriter, drive
-from chatjudge.produce.roles import Role, Tokens
+from chatjudge.produce.roles import Role
 from chatjudge.rundir import FORMAT, Produced, write_json
-from chatjudge.runner.calls import Caller
-from chatjudge.runner.fold import cost
-from chatjudge.runner.policy import CallPolicy
-from chatjudge.runner.progress import RunProgress
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
 from chatjudge.types import Message
@@ -70,9 +67,8 @@ class Generation:
         store = Store(self.output.store)
         role = Role(
             Caller(self.model, CallPolicy.of(config), config.run.concurrency),
-            store,
+            Ledger(store, lookup=not config.run.no_cache),
             config.generation.settings(),
-            lookup=not config.run.no_cache,
         )
         tokens: list[float] = []
         failures: dict[str, int] = {}
@@ -89,9 +85,9 @@ class Generation:
                 failures[kind] = failures.get(kind, 0) + 1
                 row.update(status="failed", error=cause)
                 return row, True
-            used = Tokens()
+            used = Usage()
             used.add(reply)
-            usage[self.field] = used.as_dict()
+            usage[self.field] = used.as_dict(cached=False)
             tokens.append(float(reply.output_tokens or 0))
             text = visible(reply.text)  # what the model says, not the reasoning before it
             row.update({self.field: text, "status": "ok", "error": None, "usage": usage})

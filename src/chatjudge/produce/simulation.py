@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatjudge.__about__ import __version__
+from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.errors import JudgeError
 from chatjudge.fields import FieldSpec
@@ -29,12 +30,9 @@ from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.conversation import as_messages, failure_cause, visible
 from chatjudge.produce.driver import OrderedWriter, drive
-from chatjudge.produce.roles import Role, Tokens
+from chatjudge.produce.roles import Role
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
 from chatjudge.rundir import FORMAT, Produced, write_json
-from chatjudge.runner.calls import Caller
-from chatjudge.runner.policy import CallPolicy
-from chatjudge.runner.progress import RunProgress
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
 from chatjudge.types import GenerationSettings, Message
@@ -77,9 +75,8 @@ class Simulation:
         concurrency = config.run.concurrency
         assistant = Role(
             Caller(self.assistant, CallPolicy.of(config), concurrency),
-            store,
+            Ledger(store, lookup=lookup),
             config.generation.settings(),
-            lookup=lookup,
         )
         user_settings = GenerationSettings(
             sim.user_temperature, sim.user_max_tokens, config.generation.seed
@@ -90,7 +87,7 @@ class Simulation:
         else:
             user_caller = Caller(user_model, CallPolicy.of(config), concurrency)
         user = SimulatedUser(
-            Role(user_caller, store, user_settings, SCHEMA, lookup=lookup),
+            Role(user_caller, Ledger(store, lookup=lookup), user_settings, SCHEMA),
             load_instructions(sim.user_prompt),
         )
         samples = config.run.samples
@@ -147,7 +144,7 @@ class _Talk:
         goal, context = str(fields["question"]), fields.get("user_context")
         history = as_messages(fields["chat_history"], label="Earlier conversation")
         chat: list[Message] = []
-        used = {"assistant": Tokens(), "user": Tokens()}
+        used = {"assistant": Usage(), "user": Usage()}
         turns, ended, error, plain = 0, None, None, 0
         try:
             while True:
@@ -197,7 +194,7 @@ class _Talk:
             ended=ended,
             status="failed" if error else "ok",
             error=error[1] if error else None,
-            usage={role: tokens.as_dict() for role, tokens in used.items()},
+            usage={role: tokens.as_dict(cached=False) for role, tokens in used.items()},
             first_message_restates_question=restates,
         )
         return row, error is not None

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge import jsoncodec
+from chatjudge.calls import Usage
 from chatjudge.errors import UsageError
 from chatjudge.produce.conversation import transcript, visible
-from chatjudge.produce.roles import Role, Tokens
+from chatjudge.produce.roles import Role
 from chatjudge.protocols.template import Template
 from chatjudge.types import Message, OutputSchema
 
@@ -92,7 +93,7 @@ class SimulatedUser:
         return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 
     async def turn(
-        self, messages: list[Message], sample: int, *, replied: bool, tokens: Tokens
+        self, messages: list[Message], sample: int, *, replied: bool, tokens: Usage
     ) -> UserTurn:
         """The user's next message; asked a second time (another seed) when a reply holds
         none. `replied`: the assistant has answered once at least (the marker counts)."""

@@ -3,7 +3,9 @@
 It has three parts, each in its own module: planning (`plan`: an item into the calls
 it needs, those the store holds answered at once), executing (`execute`: a call
 through its judge's caller, with retries and the parse-retry loop) and folding
-(`fold`: finished items into `results.jsonl`, the report and the summary).
+(`fold`: finished items into `results.jsonl`, the report and the summary). The calls
+themselves take the one call path of `chatjudge.calls`: the store's ledger, the judges'
+callers and the worker pool.
 
 Items stream from the source and are planned only when a worker is free for their
 calls, so memory holds the items in flight, not the dataset. Every reply is committed
@@ -14,25 +16,22 @@ is missing.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chatjudge.__about__ import __version__
+from chatjudge.calls import Caller, CallPolicy, Ledger, Pool, RunProgress, cost
 from chatjudge.data import Source, Validation, iter_items
-from chatjudge.errors import FatalJudgeError, JudgeError
+from chatjudge.errors import FatalJudgeError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.protocols.spec import Protocol
 from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY, RunInfo, write_json
-from chatjudge.runner.calls import Caller
 from chatjudge.runner.execute import execute
-from chatjudge.runner.fold import Folder, OnItem, cost
-from chatjudge.runner.plan import Call, JudgeLane, Planner, Usage
-from chatjudge.runner.policy import CallPolicy
-from chatjudge.runner.progress import RunProgress
+from chatjudge.runner.fold import Folder, OnItem
+from chatjudge.runner.plan import Call, JudgeLane, Planner
 from chatjudge.runner.summary import SummaryBuilder
 from chatjudge.store import Store
 
@@ -81,35 +80,34 @@ class Engine:
         summary = SummaryBuilder(
             self.protocol, names, flip=config.run.flip, samples=config.run.samples
         )
-        usage = Usage()
         progress = RunProgress(self.n_rows, enabled=config.progress)
         store: Store | None = None
         try:
             store = Store(self.out_dir / STORE)  # first: a store that cannot be used stops here
             write_json(self.out_dir / RUN_INFO, self.run_info())
             with (self.out_dir / RESULTS).open("wb") as out, progress:
-                lookup = not (config.run.no_cache or store.empty)  # a new store holds nothing
-                planner = Planner(self.protocol, lanes, self.orders, store, usage, lookup=lookup)
+                # A new store holds nothing: no lookups.
+                ledger = Ledger(store, lookup=not (config.run.no_cache or store.empty))
+                planner = Planner(self.protocol, lanes, self.orders, ledger)
                 folder = Folder(self.protocol, names, summary, progress, out, on_item)
-                run = _Run(self.protocol, config.retries.parse_retries, store, usage, folder)
-                await run.go(self._calls(planner, folder, run), config.run.concurrency)
-            if run.fatal is not None:
-                raise FatalJudgeError(
-                    f"run stopped: {run.fatal}", finished=folder.finished
-                ) from run.fatal
+                run = _Run(self.protocol, config.retries.parse_retries, ledger, folder)
+                pool: Pool[Call] = Pool(config.run.concurrency)
+                fatal = await pool.run(self._calls(planner, folder, pool), run.one)
+            if fatal is not None:
+                raise FatalJudgeError(f"run stopped: {fatal}", finished=folder.finished) from fatal
         finally:
             if store is not None:
                 store.close()
             for model in self.models:
                 await model.aclose()
-        built = summary.build(usage.as_dict(), cost(usage, config.pricing))
+        built = summary.build(ledger.usage.as_dict(), cost(ledger.usage, config.pricing))
         if self.validation.skipped_rows:
             built["n_skipped"] = len(self.validation.skipped_rows)
             built["skipped"] = self.validation.skipped()
         write_json(self.out_dir / SUMMARY, built)
         return RunOutcome(self.out_dir, built)
 
-    def _calls(self, planner: Planner, folder: Folder, run: _Run) -> Iterator[Call]:
+    def _calls(self, planner: Planner, folder: Folder, pool: Pool[Call]) -> Iterator[Call]:
         """The calls to send, item by item. An item the store answers whole is finished
         here at once; every worker pulls from this one generator."""
         for item in iter_items(
@@ -119,7 +117,7 @@ class Engine:
             include_system=self.config.run.include_system,
             skip=self.validation.skipped_rows,
         ):
-            if run.fatal is not None:
+            if pool.fatal is not None:
                 return
             state, missing = planner.plan(item)
             if not missing:
@@ -139,43 +137,23 @@ class Engine:
 
 
 class _Run:
-    """What one run of the engine holds while it goes: the store, the counters, the stop."""
+    """What one run of the engine holds while it goes: the store and the finished items."""
 
     def __init__(
-        self, protocol: Protocol, parse_retries: int, store: Store, usage: Usage, folder: Folder
+        self, protocol: Protocol, parse_retries: int, ledger: Ledger, folder: Folder
     ) -> None:
         self.protocol = protocol
         self.parse_retries = parse_retries
-        self.store = store
-        self.usage = usage
+        self.ledger = ledger
         self.folder = folder
-        self.fatal: JudgeError | None = None
 
-    async def go(self, calls: Iterator[Call], concurrency: int) -> None:
-        workers = [asyncio.create_task(self._worker(calls)) for _ in range(concurrency)]
-        try:
-            await asyncio.gather(*workers)
-        finally:
-            for w in workers:
-                w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-
-    async def _worker(self, calls: Iterator[Call]) -> None:
-        for call in calls:
-            if self.fatal is not None:
-                return
-            await self._one(call)
-
-    async def _one(self, call: Call) -> None:
-        try:
-            done = await execute(call, self.protocol, self.parse_retries)
-        except JudgeError as exc:  # fatal: stop handing out work; finished items stay
-            self.fatal = exc
-            return
+    async def one(self, call: Call) -> None:
+        """Send a call (a fatal `JudgeError` goes to the pool: it stops the run), commit its
+        reply, and finish its item when it was the item's last call."""
+        done = await execute(call, self.protocol, self.parse_retries)
         outcome = call.outcome
         if done.reply is not None:
-            self.store.put(call.key, call.lane.name, done.reply, done.latency or 0.0)
-            self.usage.add(done.reply)
+            self.ledger.commit(call.key, call.lane.name, done.reply, done.latency or 0.0)
             outcome.settle(done.reply, done.latency, done.verdict, done.error)
         else:
             outcome.error = done.error

@@ -8,17 +8,15 @@ progress bar count it.
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Callable
 from typing import IO, Any
 
 from chatjudge import jsoncodec
-from chatjudge.options import PricingOptions
+from chatjudge.calls import RunProgress
 from chatjudge.protocols.spec import Protocol
 from chatjudge.rundir import FORMAT
 from chatjudge.runner.aggregate import reduce_calls
 from chatjudge.runner.plan import ItemState
-from chatjudge.runner.progress import RunProgress
 from chatjudge.runner.summary import SummaryBuilder
 
 OnItem = Callable[[dict[str, Any]], None]
@@ -111,18 +109,3 @@ def simulation_of(row: dict[str, Any]) -> dict[str, Any] | None:
     tokens = assistant.get("output_tokens") if isinstance(assistant, dict) else None
     return {"turns": row["turns"], "ended": row["ended"], "assistant_tokens": tokens}
 
-
-class TokenCounts(typing.Protocol):
-    input_tokens: int
-    output_tokens: int
-
-
-def cost(usage: TokenCounts, pricing: PricingOptions) -> float | None:
-    """USD for the tokens sent in this run (cached calls cost nothing), when priced."""
-    if pricing.price_in is None and pricing.price_out is None:
-        return None
-    return round(
-        usage.input_tokens * (pricing.price_in or 0) / 1e6
-        + usage.output_tokens * (pricing.price_out or 0) / 1e6,
-        6,
-    )

@@ -12,40 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chatjudge.calls import Caller, KeyMaker, Ledger, LegacyKeyMaker
 from chatjudge.data import Item
 from chatjudge.errors import VerdictError
 from chatjudge.models import Model
 from chatjudge.options import GenerationOptions
 from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.aggregate import CallOutcome
-from chatjudge.runner.calls import Caller
-from chatjudge.runner.keys import KeyMaker, LegacyKeyMaker
-from chatjudge.store import Store, StoredReply
 from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema, Reply
 from chatjudge.verdicts import Verdict, parse_verdict
-
-
-@dataclass(slots=True)
-class Usage:
-    """Calls and tokens of a run; cached calls cost nothing and count apart."""
-
-    calls: int = 0
-    cached_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def add(self, reply: Reply) -> None:
-        self.calls += 1
-        self.input_tokens += reply.input_tokens or 0
-        self.output_tokens += reply.output_tokens or 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {
-            "calls": self.calls,
-            "cached_calls": self.cached_calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,19 +88,13 @@ class Planner:
         protocol: Protocol,
         lanes: list[JudgeLane],
         orders: tuple[bool, ...],
-        store: Store,
-        usage: Usage,
-        *,
-        lookup: bool,
+        ledger: Ledger,
     ) -> None:
-        """`lookup`: answer calls from the store (not with `--no-cache`, nor a new store)."""
+        """`ledger`: the run's store, which answers the calls it holds at planning time."""
         self.protocol = protocol
         self.lanes = lanes
         self.orders = orders
-        self.store = store
-        self.usage = usage
-        self.lookup = lookup
-        self.legacy = lookup and store.legacy_keys
+        self.ledger = ledger
 
     def plan(self, item: Item) -> tuple[ItemState, list[Call]]:
         """The item's state and the calls the store could not answer (which point to the
@@ -140,26 +109,17 @@ class Planner:
                     key = sample.keys.key(request.messages, k)
                     outcome = CallOutcome(lane.name, k, flipped)
                     state.calls.append(outcome)
-                    stored = self._stored(key, sample, prompt, k)
+                    stored = self.ledger.find(key, sample.legacy, prompt, k)
                     if stored is None:
                         missing.append(Call(state, len(state.calls) - 1, lane, request, key))
                         continue
                     outcome.cached = True
-                    self.usage.cached_calls += 1
                     reply = Reply(stored.raw, stored.input_tokens, stored.output_tokens)
                     # Parsed again: a parser fix re-scores a stored reply without a new call.
                     verdict, error = parse(reply, self.protocol, flipped)
                     outcome.settle(reply, stored.latency, verdict, error)
         state.pending = len(missing)
         return state, missing
-
-    def _stored(self, key: str, sample: _Sample, prompt: str, k: int) -> StoredReply | None:
-        if not self.lookup:
-            return None
-        found = self.store.get(key)
-        if found is None and self.legacy:
-            found = self.store.get(sample.legacy.key(prompt, k))
-        return found
 
 
 def parse(reply: Reply, protocol: Protocol, flipped: bool) -> tuple[Verdict | None, str | None]:

@@ -30,7 +30,7 @@ class Store:
     """Model replies keyed by a content hash of everything that changes the reply.
 
     `legacy_keys`: the store was written before key version 2, so lookups that miss may
-    try the version-1 key of the same call (see `chatjudge.runner.keys.legacy_key`).
+    try the version-1 key of the same call (see `chatjudge.calls.keys.LegacyKeyMaker`).
     """
 
     def __init__(self, path: Path | str) -> None:

@@ -6,8 +6,8 @@ and its messages (roles and contents, canonical JSON). Timeouts, retries and
 concurrency are never part of a key.
 
 Version 1 (before models took message lists) hashed a judge's one prompt instead of
-messages; stores written then are still read: `legacy_key` computes the version-1 key
-of a judge call, which a lookup tries when the store holds version-1 keys.
+messages; stores written then are still read: `LegacyKeyMaker` computes the version-1
+key of a judge call, which the ledger tries when the store holds version-1 keys.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from chatjudge.runner.keys import KEY_VERSION, KeyMaker, LegacyKeyMaker
+from chatjudge.calls.keys import KEY_VERSION, KeyMaker, LegacyKeyMaker
 
 IDENTITY = {"provider": "openai", "model": "m", "base_urls": ["http://a/v1"]}
 SETTINGS = {"temperature": 0.0, "max_tokens": 100, "seed": None}

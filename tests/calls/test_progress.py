@@ -7,7 +7,7 @@ import time
 
 from rich.console import Console
 
-from chatjudge.runner.progress import RunProgress
+from chatjudge.calls.progress import RunProgress
 
 
 def _render(progress: RunProgress) -> str:

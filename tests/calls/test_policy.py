@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from chatjudge.calls.policy import CallPolicy, RetryConfig
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
@@ -19,7 +20,6 @@ from chatjudge.errors import (
     ServerError,
 )
 from chatjudge.options import RunConfig
-from chatjudge.runner.policy import CallPolicy, RetryConfig
 
 FAST = RetryConfig(max_retries=3, initial_wait=0.01, max_wait=0.02, timeout=5.0)
 RETRYABLE = [RateLimitError, ServerError, JudgeTimeoutError, JudgeConnectionError]

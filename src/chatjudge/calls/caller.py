@@ -12,8 +12,8 @@ import asyncio
 import contextlib
 import time
 
+from chatjudge.calls.policy import CallPolicy
 from chatjudge.models import Model
-from chatjudge.runner.policy import CallPolicy
 from chatjudge.secrets import mask
 from chatjudge.types import ModelRequest, Reply
 

@@ -1,0 +1,49 @@
+"""The worker pool every command's calls run in: N asyncio workers pulling from one iterator.
+
+Pulling, not queueing: the iterator is advanced only when a worker is free, so jobs are
+made (items read, planned) as they can be sent and memory holds the jobs in flight, not
+the dataset. A job records its own ordinary failures; a `JudgeError` it lets out is
+fatal (rejected credentials, a crashed local model): it stops the handing out of work,
+the jobs in flight finish, and the pool's owner learns of the fault from `run`'s result
+(and, while the pool runs, from `fatal`, to stop making jobs).
+Per job the pool costs one loop step and one check: nothing is allocated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Generic, TypeVar
+
+from chatjudge.errors import JudgeError
+
+Job = TypeVar("Job")
+
+
+class Pool(Generic[Job]):
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.fatal: JudgeError | None = None
+
+    async def run(
+        self, jobs: Iterator[Job], work: Callable[[Job], Awaitable[object]]
+    ) -> JudgeError | None:
+        """Run `work` on every job, `workers` at a time; the fatal fault that stopped them."""
+        tasks = [asyncio.create_task(self._worker(jobs, work)) for _ in range(self.workers)]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return self.fatal
+
+    async def _worker(self, jobs: Iterator[Job], work: Callable[[Job], Awaitable[object]]) -> None:
+        for job in jobs:
+            if self.fatal is not None:
+                return
+            try:
+                await work(job)
+            except JudgeError as exc:  # fatal: stop handing out work; finished jobs stay
+                self.fatal = exc
+                return

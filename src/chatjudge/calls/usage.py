@@ -1,0 +1,55 @@
+"""What model calls used: calls and tokens, and their cost in USD when priced.
+
+One type counts for every purpose: a run's or a role's total (`calls` are the replies
+sent for, `cached_calls` those the store answered, which cost nothing) and one row's
+tokens for one role (`add` every reply it used, stored or not; written without
+`cached_calls`, as the rows of `generate` and `simulate` always were).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chatjudge.options import PricingOptions
+from chatjudge.types import Reply
+
+
+@dataclass(slots=True)
+class Usage:
+    """Calls and tokens; cached calls cost nothing and count apart."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, reply: Reply) -> None:
+        self.calls += 1
+        self.input_tokens += reply.input_tokens or 0
+        self.output_tokens += reply.output_tokens or 0
+
+    def as_dict(self, *, cached: bool = True) -> dict[str, int]:
+        """The written form; `cached=False` for a row's usage, which has no `cached_calls`."""
+        if not cached:
+            return {
+                "calls": self.calls,
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+            }
+        return {
+            "calls": self.calls,
+            "cached_calls": self.cached_calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+def cost(usage: Usage, pricing: PricingOptions) -> float | None:
+    """USD for the tokens sent (cached calls cost nothing), when priced."""
+    if pricing.price_in is None and pricing.price_out is None:
+        return None
+    return round(
+        usage.input_tokens * (pricing.price_in or 0) / 1e6
+        + usage.output_tokens * (pricing.price_out or 0) / 1e6,
+        6,
+    )

@@ -1,0 +1,96 @@
+"""The ledger answers a call from the store, counted as cached; commits a reply sent for,
+counted as a call; and finds a judge call of a chatjudge 0.1 store under its version-1 key."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from chatjudge.calls import KeyMaker, Ledger, LegacyKeyMaker
+from chatjudge.store import Store
+from chatjudge.types import Reply
+
+IDENTITY = {"provider": "openai", "model": "m", "base_urls": ["http://a/v1"]}
+SETTINGS = {"temperature": 0.0, "max_tokens": 100, "seed": None}
+SCHEMA = {"type": "object"}
+MESSAGES = [{"role": "user", "content": "rate this"}]
+
+
+def test_commit_then_find_counts_one_call_then_one_cached_call(tmp_path: Path) -> None:
+    store = Store(tmp_path / "calls.sqlite")
+    ledger = Ledger(store, lookup=True)
+    assert ledger.find("k") is None and ledger.usage.cached_calls == 0
+    ledger.commit("k", "m", Reply("yes", 7, 2), 0.5)
+    assert store.get("k") is not None  # in the store at once, not at the end
+    assert ledger.usage.as_dict() == {
+        "calls": 1,
+        "cached_calls": 0,
+        "input_tokens": 7,
+        "output_tokens": 2,
+    }
+    found = ledger.find("k")
+    assert found is not None
+    assert (found.raw, found.input_tokens, found.output_tokens, found.latency) == ("yes", 7, 2, 0.5)
+    assert ledger.usage.cached_calls == 1 and ledger.usage.calls == 1
+    store.close()
+
+
+def test_without_lookup_nothing_is_found_and_replies_are_still_committed(tmp_path: Path) -> None:
+    store = Store(tmp_path / "calls.sqlite")
+    store.put("k", "m", Reply("old"), 0.1)
+    ledger = Ledger(store, lookup=False)  # --no-cache
+    assert ledger.find("k") is None and ledger.usage.cached_calls == 0
+    ledger.commit("k", "m", Reply("new"), 0.2)
+    got = store.get("k")
+    assert got is not None and got.raw == "new"
+    store.close()
+
+
+def test_ledgers_on_one_store_share_replies_not_usage(tmp_path: Path) -> None:
+    store = Store(tmp_path / "calls.sqlite")
+    assistant, user = Ledger(store, lookup=True), Ledger(store, lookup=True)
+    assistant.commit("k", "m", Reply("r", 1, 1), 0.1)
+    assert user.find("k") is not None
+    assert (assistant.usage.calls, assistant.usage.cached_calls) == (1, 0)
+    assert (user.usage.calls, user.usage.cached_calls) == (0, 1)
+    store.close()
+
+
+def _version_1_store(path: Path, key: str) -> None:
+    """A store as chatjudge 0.1 wrote it (schema 1), holding one reply under `key`."""
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE calls (key TEXT PRIMARY KEY, judge TEXT NOT NULL, raw TEXT NOT NULL, "
+        "input_tokens INTEGER, output_tokens INTEGER, latency REAL, created REAL NOT NULL) "
+        "WITHOUT ROWID"
+    )
+    old.execute("INSERT INTO calls VALUES (?, 'j', 'old reply', 3, 4, 0.5, 0)", (key,))
+    old.execute("PRAGMA user_version = 1")
+    old.commit()
+    old.close()
+
+
+def test_a_version_1_store_answers_a_judge_call_under_its_version_1_key(tmp_path: Path) -> None:
+    legacy = LegacyKeyMaker(IDENTITY, SETTINGS, SCHEMA)
+    key = KeyMaker(IDENTITY, SETTINGS, SCHEMA).key(MESSAGES, 2)
+    path = tmp_path / "calls.sqlite"
+    _version_1_store(path, legacy.key("rate this", 2))
+    store = Store(path)
+    ledger = Ledger(store, lookup=True)
+    assert ledger.find(key) is None  # a producer's lookup tries no version-1 key
+    found = ledger.find(key, legacy, "rate this", 2)
+    assert found is not None and found.raw == "old reply"
+    assert ledger.find(key, legacy, "rate this", 1) is None  # another sample, another key
+    assert ledger.usage.cached_calls == 1
+    assert Ledger(store, lookup=False).find(key, legacy, "rate this", 2) is None
+    store.close()
+
+
+def test_a_current_store_is_never_searched_under_version_1_keys(tmp_path: Path) -> None:
+    legacy = LegacyKeyMaker(IDENTITY, SETTINGS, SCHEMA)
+    store = Store(tmp_path / "calls.sqlite")
+    store.put(legacy.key("rate this", 0), "j", Reply("r"), 0.1)
+    ledger = Ledger(store, lookup=True)
+    assert not ledger.legacy
+    assert ledger.find("another key", legacy, "rate this", 0) is None
+    store.close()
