@@ -1,7 +1,11 @@
-"""The gate's outcome as people read it: the sentences, and the Markdown for a pull request
-comment or `$GITHUB_STEP_SUMMARY` (the terminal table is the CLI's, from the same parts)."""
+"""The gate's outcome as people read it: the terminal table, the sentences, and the Markdown
+for a pull request comment or `$GITHUB_STEP_SUMMARY`, all from the same parts."""
 
 from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
 
 from chatjudge.rundir import Gate, GateSlice
 
@@ -120,6 +124,36 @@ def slice_row(g: Gate, s: GateSlice) -> list[str]:
         str(s.n_pairs),
         flag,
     ]
+
+
+def table(g: Gate) -> RenderableType:
+    """The difference, its interval, the margin and the outcome; then the slices, worst
+    first, when the gate has them."""
+    style = {"pass": "bold green", "fail": "bold red", "inconclusive": "bold yellow"}
+    main = Table(
+        "Δ",
+        "95% CI",
+        "margin",
+        "outcome",
+        "MDE 80%",
+        "n pairs",
+        title=f"gate: {g.metric} (candidate − baseline)",
+        caption=counts_text(g),
+    )
+    main.add_row(
+        fmt(g.difference.value),
+        interval(g.difference.ci95),
+        f"{g.margin:g} ({g.require})",
+        f"[{style[g.outcome]}]{g.outcome}[/]",
+        f"{g.mde80:.4f}",
+        f"{g.n_pairs} ({g.n_units} units)",
+    )
+    if not g.slices:
+        return main
+    slices = Table("slice", "Δ", "interval", "level", "n pairs", "", title="slices, worst first")
+    for s in g.slices:
+        slices.add_row(*(escape(c) for c in slice_row(g, s)))
+    return Group(main, slices)
 
 
 def markdown(g: Gate) -> str:

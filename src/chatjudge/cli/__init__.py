@@ -1,0 +1,39 @@
+"""The `chatjudge` command line, one module per command or group of commands. Exit status:
+0 all judged, 1 some items failed, 2 bad usage or invalid data (nothing sent)."""
+
+from __future__ import annotations
+
+import typer
+
+from chatjudge.cli import analyse, gate, produce, run
+from chatjudge.cli.help import Command, Group
+
+app = typer.Typer(
+    name="chatjudge",
+    cls=Group,
+    help="Evaluate multi-turn chat assistants with LLM judges.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# In the order `chatjudge --help` lists them.
+for command in (
+    run.run,
+    produce.generate,
+    produce.simulate,
+    run.report,
+    run.protocols,
+    run.prompt,
+    analyse.compare,
+    gate.gate,
+    analyse.agree,
+):
+    app.command(cls=Command)(command)
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,179 @@
+"""Producing what is judged: `generate` (replies of a model under test) and `simulate`
+(conversations with a simulated user). Both go through `_produce`: options, set-up
+refused before anything is sent, the run, its summary table and exit status."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
+
+import typer
+
+from chatjudge.cli.common import (
+    MapOpt,
+    QuietOpt,
+    collect_less_often,
+    column_map,
+    err,
+    exit_status,
+    fail,
+    option_values,
+    out,
+    refused_before_sending,
+    show_warnings,
+    warn_skipped,
+    with_options,
+)
+from chatjudge.errors import ChatJudgeError
+
+if TYPE_CHECKING:
+    from chatjudge.options import RunConfig
+    from chatjudge.produce.generation import Generation
+    from chatjudge.produce.simulation import Simulation
+    from chatjudge.rundir import Produced
+
+
+class _Job(Protocol):
+    """A generation or a simulation, set up: where it writes, and the work."""
+
+    output: Produced
+
+    def run(self) -> Coroutine[Any, Any, dict[str, Any]]: ...
+
+
+Job = TypeVar("Job", bound=_Job)
+
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="The JSONL file to write (default: under ./chatjudge-runs/, named after the "
+        "command, so it resumes); its store and summary are written beside it.",
+    ),
+]
+
+
+@with_options("generate")
+def generate(
+    data: Annotated[
+        Path, typer.Argument(help="JSONL, CSV or Parquet file with history and prompt.")
+    ],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", "-m", help="The model under test: local, openai/MODEL, anthropic/MODEL, ..."
+        ),
+    ],
+    field: Annotated[
+        str,
+        typer.Option(
+            "--field", "-f", help="The field its replies fill: response or baseline_model_response."
+        ),
+    ] = "response",
+    out_path: OutOpt = None,
+    map_: MapOpt = None,
+    quiet: QuietOpt = False,
+    **options: Any,
+) -> None:
+    """Fill RESPONSE (or the baseline's) with a model's reply to every row's history and
+    prompt: a dataset for `run -p pairwise-chat-quality`."""
+    from chatjudge.produce import build_generation
+
+    def build(config: RunConfig) -> Generation:
+        return build_generation(
+            data, model, field, out_path, column_map=column_map(map_), config=config
+        )
+
+    def describe(job: Generation, config: RunConfig) -> str:
+        return (
+            f"generating {field} for {job.validation.n_rows} row(s) of {data} with "
+            f"{job.model.name} -> {job.output.rows}"
+        )
+
+    _produce("generate", data, options, quiet, build, describe)
+
+
+@with_options("simulate")
+def simulate(
+    data: Annotated[
+        Path, typer.Argument(help="JSONL, CSV or Parquet file with question and answer.")
+    ],
+    assistant: Annotated[
+        str,
+        typer.Option(
+            "--assistant", "-a", help="The assistant under test: local, openai/MODEL, ..."
+        ),
+    ],
+    user: Annotated[
+        str | None,
+        typer.Option("--user", "-u", help="The simulated user's model (default: the assistant's)."),
+    ] = None,
+    out_path: OutOpt = None,
+    map_: MapOpt = None,
+    quiet: QuietOpt = False,
+    **options: Any,
+) -> None:
+    """Let a simulated user, whose hidden goal is each row's question, talk with the
+    assistant: conversations for `run -p interactivity-accuracy`."""
+    from chatjudge.produce import build_simulation
+
+    def build(config: RunConfig) -> Simulation:
+        return build_simulation(
+            data, assistant, user, out_path, column_map=column_map(map_), config=config
+        )
+
+    def describe(job: Simulation, config: RunConfig) -> str:
+        return (
+            f"simulating {job.validation.n_rows * config.run.samples} conversation(s) of "
+            f"{data}: assistant {job.assistant.name}, user {job.user.name} -> {job.output.rows}"
+        )
+
+    _produce("simulate", data, options, quiet, build, describe)
+
+
+def _produce(
+    command: str,
+    data: Path,
+    options: dict[str, Any],
+    quiet: bool,
+    build: Callable[[RunConfig], Job],
+    describe: Callable[[Job, RunConfig], str],
+) -> None:
+    """Set the job up (exit 2 before any call on a problem), run it, print its summary; exit 1
+    if a row failed or was skipped, as `run` does."""
+    from chatjudge.errors import FatalJudgeError
+    from chatjudge.options import RunConfig
+    from chatjudge.report import produced_table
+    from chatjudge.sync import run_sync
+
+    show_warnings()
+    with refused_before_sending(data, "a model"):
+        config = RunConfig.from_options(
+            option_values(options, command), command=command, progress=not quiet
+        )
+        job = build(config)
+    err.print(describe(job, config), highlight=False)
+    output = job.output
+    collect_less_often()
+    try:
+        summary = run_sync(job.run())
+    except FatalJudgeError as exc:
+        raise fail(
+            f"{exc}\n{exc.finished} finished row(s) are in {output.rows}, every call in "
+            f"{output.store}; after the fix, the same command resumes.",
+            1 if exc.finished else 2,
+        ) from None
+    except ChatJudgeError as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail(
+            f"interrupted: every finished call is kept in {output.store}; "
+            "run the same command again to resume.",
+            130,
+        ) from None
+    out.print(produced_table(summary))
+    err.print(f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False)
+    warn_skipped(summary, "the summary")
+    raise exit_status(summary)

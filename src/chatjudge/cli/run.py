@@ -1,0 +1,199 @@
+"""Judging: `run`, and what goes with a run: `report`, `protocols`, `prompt`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from chatjudge.cli.common import (
+    ColumnOpt,
+    HumanOpt,
+    MapOpt,
+    ProtocolOpt,
+    QuietOpt,
+    collect_less_often,
+    column_map,
+    err,
+    exit_status,
+    fail,
+    option_values,
+    out,
+    print_paths,
+    refused_before_sending,
+    show_warnings,
+    warn_skipped,
+    with_options,
+)
+from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
+
+DataArg = Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of items.")]
+RunDirArg = Annotated[Path, typer.Argument(help="A run directory written by `chatjudge run`.")]
+
+
+@with_options("run")
+def run(
+    data: DataArg,
+    protocol: ProtocolOpt,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            "-j",
+            help="local, local/PATH.gguf, openai/MODEL, anthropic/MODEL "
+            "or google/MODEL; repeat for a panel.",
+        ),
+    ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Run directory (default: under ./chatjudge-runs/, named "
+            "after the run, so the same command resumes).",
+        ),
+    ] = None,
+    map_: MapOpt = None,
+    quiet: QuietOpt = False,
+    **options: Any,
+) -> None:
+    """Judge every item of DATA and write results.jsonl, summary.json and report.html."""
+    from chatjudge.api import build_engine, run_sync
+    from chatjudge.errors import FatalJudgeError
+    from chatjudge.options import RunConfig
+
+    show_warnings()
+    with refused_before_sending(data, "a judge"):
+        config = RunConfig.from_options(option_values(options, "run"), progress=not quiet)
+        engine = build_engine(
+            data,
+            protocol,
+            judge or ["local"],
+            out_dir,
+            column_map=column_map(map_),
+            config=config,
+        )
+    err.print(
+        f"judging {engine.n_rows} item(s) of {data} with {protocol} "
+        f"({', '.join(m.name for m in engine.models)}) -> {engine.out_dir}",
+        highlight=False,
+    )
+    from chatjudge.report import ReportBuilder, summary_table
+
+    builder = ReportBuilder(engine.out_dir)  # the page is built as items finish
+    collect_less_often()
+    try:
+        outcome = run_sync(engine, on_item=builder.add)
+    except FatalJudgeError as exc:
+        builder.close()
+        # 1: items were judged before the stop (all kept); 2: it stopped before any was.
+        raise fail(
+            f"{exc}\n{exc.finished} finished item(s) are kept in {engine.out_dir}; "
+            "after the fix, the same command resumes.",
+            1 if exc.finished else 2,
+        ) from None
+    except ChatJudgeError as exc:
+        builder.close()
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        builder.close()
+        raise fail(
+            f"interrupted: finished judgments are kept in {engine.out_dir}; "
+            "run the same command again to resume.",
+            130,
+        ) from None
+    page = builder.finish(outcome.summary)
+    out.print(summary_table(outcome.summary))
+    print_paths(engine.out_dir, page)
+    warn_skipped(outcome.summary, "summary.json and the report")
+    raise exit_status(outcome.summary)
+
+
+def report(
+    run_dir: RunDirArg,
+    human: HumanOpt = None,
+    column: ColumnOpt = None,
+    score: Annotated[
+        str | None, typer.Option(help="Pointwise runs: the score the rating column rates.")
+    ] = None,
+) -> None:
+    """Print a run's summary and (re)write DIR/report.html."""
+    from chatjudge.analysis.calibration import calibrate_run
+    from chatjudge.report import calibration_table, summary_table, write_report
+    from chatjudge.report.load import read_summary
+
+    try:
+        summary = read_summary(run_dir)
+        calibration = (
+            calibrate_run(run_dir, human, column=column, score=score) if human else None
+        )
+        page = write_report(run_dir, calibrated=calibration and calibration["calibrated"])
+    except (ChatJudgeError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    out.print(summary_table(summary))
+    if calibration is not None:
+        out.print(calibration_table(calibration))
+    print_paths(run_dir, page)
+
+
+def protocols() -> None:
+    """List the built-in protocols with their data fields, verdict and metrics."""
+    from chatjudge.protocols import list_protocols
+
+    for p in list_protocols():
+        fields = ", ".join(
+            f.name
+            + (" (optional)" if not f.required else "")
+            + (" [messages]" if f.conversation else "")
+            for f in p.fields
+        )
+        scores = [f"{s.name} {s.min:g}-{s.max:g}" for s in p.scores]
+        if p.choice is not None:
+            scores.append(f"{p.choice.name} {'/'.join(p.choice.options)}")
+        out.print(f"[bold]{p.name}[/] ({p.kind}): {p.description}", highlight=False)
+        out.print(f"  fields:  {fields}", highlight=False, markup=False)
+        out.print(f"  verdict: {', '.join(scores)}", highlight=False, markup=False)
+        out.print(f"  metrics: {', '.join(m.name for m in p.metrics)}\n", highlight=False)
+    out.print(
+        "Custom protocols: pass a .toml file to --protocol (see examples/chat_quality_1to5.toml)."
+    )
+
+
+def prompt(
+    data: DataArg,
+    protocol: ProtocolOpt,
+    row: Annotated[int, typer.Option("--row", help="Which row (1-based, among rows).")] = 1,
+    map_: MapOpt = None,
+    flipped: Annotated[bool, typer.Option(help="Pairwise: show the flipped order.")] = False,
+    instruction: Annotated[
+        bool, typer.Option(help="Append the output-format instruction (judges without schema).")
+    ] = False,
+    include_system: Annotated[
+        bool, typer.Option("--include-system", help="Show the conversation's system messages.")
+    ] = False,
+) -> None:
+    """Print the exact prompt a judge would get for one row."""
+    from chatjudge.data import Source, iter_items, validate
+    from chatjudge.protocols import get_protocol
+
+    try:
+        if row < 1:
+            raise UsageError(f"--row {row}: rows are numbered from 1 (the first row is --row 1)")
+        proto = get_protocol(protocol)
+        source = Source(data, column_map(map_))
+        n = validate(source, proto.fields, limit=row).n_rows
+        if row < 1 or row > n:
+            raise UsageError(f"--row {row} is out of range: the data has {n} row(s)")
+        item = next(
+            i
+            for i in iter_items(source, proto.fields, limit=row, include_system=include_system)
+            if i.index == row - 1
+        )
+    except DataValidationError as exc:
+        raise fail(f"{data}: {exc}") from None
+    except ChatJudgeError as exc:
+        raise fail(str(exc)) from None
+    text = proto.render(item.text, flipped=flipped)
+    sys.stdout.write(text + (proto.output_instruction if instruction else "") + "\n")
