@@ -307,6 +307,17 @@ def expected_reply(
     return json.dumps(instance_of(schema, seed))
 
 
+def _with_goal(content: str, messages: list[Any]) -> str:
+    """A simulated user's response tagged with its instructions (which hold its goal): two
+    users with different goals never say the same words, as real ones would not, so their
+    assistants' calls never share a cache key by chance."""
+    system = "".join(_text(m.get("content")) for m in messages
+                     if isinstance(m, dict) and m.get("role") == "system")  # fmt: skip
+    turn = json.loads(content)
+    turn["response"] = f"{turn['response']} (goal {prompt_hash(system) % 10_000:04d})"
+    return json.dumps(turn)
+
+
 def _simulated_user(content: str, prompt: str, ends_after: int, appends: str) -> str:
     """A simulated user's turn that says `appends` (by default the end marker) once the
     transcript (chatjudge's `**role**: content` lines) holds `ends_after` assistant replies."""
@@ -640,6 +651,8 @@ class StubServer:
         self._serial += 1
         schema = schema_of(body)
         content = expected_reply(prompt, schema, key=key)
+        if "response" in (schema or {}).get("properties", {}):
+            content = _with_goal(content, messages)
         if config.user_ends_after is not None and "response" in (schema or {}).get(
             "properties", {}
         ):
