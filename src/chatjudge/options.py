@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.fields import FieldInfo
 
 from chatjudge.errors import UsageError
+from chatjudge.models.registry import base_url_providers
 from chatjudge.types import GenerationSettings
 
 
@@ -129,7 +130,7 @@ class ClientOptions(OptionGroup):
 
     base_url: tuple[str, ...] = option(
         (),
-        "Judge endpoint (openai/, anthropic/, google/); repeat to spread calls over replicas.",
+        f"Judge endpoint ({base_url_providers()}); repeat to spread calls over replicas.",
         fingerprint="base_urls",
     )
     timeout: float = option(120.0, "Seconds per call attempt.", gt=0)
@@ -166,7 +167,9 @@ class SimulationOptions(OptionGroup):
         fingerprint=True,
     )
     assistant_base_url: tuple[str, ...] = option(
-        (), "The assistant's endpoint (openai/, anthropic/, google/); repeatable.", fingerprint=True
+        (),
+        f"The assistant's endpoint ({base_url_providers()}); repeatable.",
+        fingerprint=True,
     )
     user_base_url: tuple[str, ...] = option(
         (), "The simulated user's endpoint; repeatable.", fingerprint=True

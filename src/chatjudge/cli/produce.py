@@ -26,6 +26,7 @@ from chatjudge.cli.common import (
     with_options,
 )
 from chatjudge.errors import ChatJudgeError
+from chatjudge.models.registry import provider_list
 
 if TYPE_CHECKING:
     from chatjudge.options import RunConfig
@@ -63,7 +64,7 @@ def generate(
     model: Annotated[
         str,
         typer.Option(
-            "--model", "-m", help="The model under test: local, openai/MODEL, anthropic/MODEL, ..."
+            "--model", "-m", help=f"The model under test: {provider_list()}."
         ),
     ],
     field: Annotated[
@@ -103,7 +104,7 @@ def simulate(
     assistant: Annotated[
         str,
         typer.Option(
-            "--assistant", "-a", help="The assistant under test: local, openai/MODEL, ..."
+            "--assistant", "-a", help=f"The assistant under test: {provider_list()}."
         ),
     ],
     user: Annotated[

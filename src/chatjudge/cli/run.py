@@ -28,6 +28,7 @@ from chatjudge.cli.common import (
     with_options,
 )
 from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
+from chatjudge.models.registry import provider_list
 
 DataArg = Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of items.")]
 RunDirArg = Annotated[Path, typer.Argument(help="A run directory written by `chatjudge run`.")]
@@ -42,8 +43,7 @@ def run(
         typer.Option(
             "--judge",
             "-j",
-            help="local, local/PATH.gguf, openai/MODEL, anthropic/MODEL "
-            "or google/MODEL; repeat for a panel.",
+            help=f"{provider_list()}; repeat for a panel.",
         ),
     ] = None,
     out_dir: Annotated[

@@ -122,11 +122,11 @@ def _start_all(
     from chatjudge.cluster.remote import start
     from chatjudge.cluster.spec import WorkerSpec
 
-    n_local = sum(1 for m in {id(m): m for m in models}.values() if m.provider == "local")
+    n_local = sum(1 for m in {id(m): m for m in models}.values() if m.runs_locally)
     for model in models:
         if id(model) in started:
             continue
-        local = model.provider == "local"
+        local = model.runs_locally
         # One worker per CPU: a remote model's worker is one event loop; a local one is
         # one llama.cpp process, and the CPUs are shared between the local models.
         default = max(1, cpus // n_local) if local else cpus

@@ -75,7 +75,7 @@ class RemoteModel(Model):
 def start(inner: Model, spec: WorkerSpec, workers: int, concurrency: int) -> RemoteModel:
     """Start `workers` actors holding `spec`'s model and wait until each has built it;
     a worker that cannot (no key in its environment) stops everything before any call."""
-    local = inner.provider == "local"
+    local = inner.runs_locally
     run = uuid.uuid4().hex[:8]
     actors = [
         _RemoteActor.options(

@@ -8,10 +8,10 @@ callable judge, a `Model` instance) is shipped as the object it is.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
-from chatjudge.models import PROVIDERS, Model, get_model
+from chatjudge.models import Model, get_model
+from chatjudge.models.registry import PROVIDERS
 from chatjudge.options import ClientOptions
 
 
@@ -29,7 +29,7 @@ class WorkerSpec:
         if not _named(model):
             return cls(None, ClientOptions(), call_with, model)
         client = model.client
-        if model.provider == "local":
+        if model.runs_locally:
             client = client.model_copy(update={"local_workers": 1})
         return cls(model.name, client, call_with)
 
@@ -43,8 +43,5 @@ class WorkerSpec:
 
 def _named(model: Model) -> bool:
     """Whether `model` is a provider's class, built by `get_model` from a name."""
-    entry = PROVIDERS.get(getattr(model, "provider", ""))
-    if entry is None:
-        return False
-    module, cls_name = entry
-    return type(model) is getattr(importlib.import_module(module), cls_name)
+    row = PROVIDERS.get(getattr(model, "provider", ""))
+    return row is not None and type(model) is row.load()

@@ -1,25 +1,22 @@
 """Models named `provider/model`, for judges and for the models under test.
 
-Provider modules are imported only when used. `get_model` is the one place that
-builds a provider, checks its credentials and refuses options it cannot honour.
+Providers are listed, with what they can do, in `registry.py`; their modules are
+imported only when used. `get_model` is the one place that builds a provider, checks
+its credentials and refuses options it cannot honour.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatjudge.errors import AuthError, UsageError
 from chatjudge.models.base import Model
-from chatjudge.options import ClientOptions, RunConfig
+from chatjudge.models.registry import PROVIDERS, provider_list
 
-PROVIDERS = {  # provider -> (module, class)
-    "local": ("chatjudge.models.local", "LocalModel"),
-    "openai": ("chatjudge.models.openai", "OpenAIModel"),
-    "anthropic": ("chatjudge.models.anthropic", "AnthropicModel"),
-    "google": ("chatjudge.models.google", "GoogleModel"),
-}
+if TYPE_CHECKING:  # options.py builds help texts from the registry: imported when used here
+    from chatjudge.options import ClientOptions, RunConfig
+
 ModelSpec = str | Model | Callable[..., Any]
 
 
@@ -30,7 +27,7 @@ def get_model(
     call_with: str = "prompt",
     check_key: bool = True,
 ) -> Model:
-    """Resolve `local`, `local/PATH.gguf`, `openai/MODEL`, `anthropic/MODEL`, `google/MODEL`,
+    """Resolve a provider's model name (`local`, `openai/MODEL`, ...: `registry.PROVIDERS`),
     a ready `Model`, or a Python callable (sync or async) into a model.
 
     A callable judge is called as `fn(prompt[, schema])`; with `call_with="messages"` (a
@@ -42,16 +39,17 @@ def get_model(
         from chatjudge.models.function import FunctionModel
 
         return FunctionModel(spec, call_with=call_with)
+    from chatjudge.options import ClientOptions
+
     provider, _, name = spec.partition("/")
-    if provider not in PROVIDERS:
+    row = PROVIDERS.get(provider)
+    if row is None:
         raise UsageError(
-            f"unknown judge provider '{provider}' in '{spec}': "
-            "use local, local/PATH.gguf, openai/MODEL, anthropic/MODEL or google/MODEL"
+            f"unknown judge provider '{provider}' in '{spec}': use {provider_list()}"
         )
-    if not name and provider != "local":
-        raise UsageError(f"judge '{spec}' needs a model: write it as {provider}/MODEL")
-    module, cls_name = PROVIDERS[provider]
-    cls: type[Model] = getattr(importlib.import_module(module), cls_name)
+    if not name and not row.bare:
+        raise UsageError(f"judge '{spec}' needs a model: write it as {provider}/{row.model_hint}")
+    cls = row.load()
     client = client or ClientOptions()
     if len(client.base_url) > cls.max_base_urls:
         raise UsageError(_too_many_urls(cls, len(client.base_url)))

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from chatjudge import secrets
-from chatjudge.options import ClientOptions
 from chatjudge.types import ModelRequest, Reply
+
+if TYPE_CHECKING:  # options.py imports this package for its help texts
+    from chatjudge.options import ClientOptions
 
 GENERATION = frozenset({"temperature", "max_tokens", "seed"})
 
@@ -26,6 +28,8 @@ class Model(ABC):
 
     provider: ClassVar[str]
     supports_schema: ClassVar[bool] = False  # enforces `request.schema` itself
+    # Computes on this machine's CPUs (llama.cpp processes): on Ray each worker takes a CPU.
+    runs_locally: ClassVar[bool] = False
     needs_key: bool = False  # a key (or other credentials) must be found before any call
     key_env_var: ClassVar[str | None] = None
     # Every variable whose value this provider may send: masked out of whatever chatjudge keeps.

@@ -59,6 +59,7 @@ class LocalModel(Model):
 
     provider = "local"
     supports_schema = True
+    runs_locally = True
     honours = GENERATION | {"local_workers"}
 
     def __init__(self, model: str, client: ClientOptions) -> None:
