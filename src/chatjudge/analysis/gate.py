@@ -345,12 +345,12 @@ def _same_baseline(proto: Protocol, base: RunRows, cand: RunRows) -> None:
 
 def _reason(outcome: str, ci: tuple[float, float], margin: float, require: str) -> str:
     lo, hi = ci
-    bound = -margin if require == "not-worse" else 0.0
+    bound = f"{-margin:+.4g}" if require == "not-worse" and margin else "0"
     if outcome == "pass":
-        return f"the interval's lower end {lo:+.4g} is above {bound:+.4g}"
+        return f"the interval's lower end {lo:+.4g} is above {bound}"
     if outcome == "fail":
-        return f"the interval's upper end {hi:+.4g} is below {bound:+.4g}"
-    return f"the interval [{lo:+.4g}, {hi:+.4g}] contains {bound:+.4g}"
+        return f"the interval's upper end {hi:+.4g} is below {bound}"
+    return f"the interval [{lo:+.4g}, {hi:+.4g}] contains {bound}"
 
 
 def _slices(paired: Paired, by: str, margin: float, seed: int) -> list[GateSlice]:

@@ -24,7 +24,8 @@ def rule(g: Gate) -> str:
     """The decision rule, in words."""
     if g.require == "better":
         return "better: pass if the 95% interval is above 0, fail if below"
-    return f"not worse than −{g.margin:g}: pass if the 95% interval is above −{g.margin:g}"
+    bound = f"−{g.margin:g}" if g.margin else "0"
+    return f"not worse than {bound}: pass if the 95% interval is above {bound}"
 
 
 def counts_text(g: Gate) -> str:

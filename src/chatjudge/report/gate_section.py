@@ -28,7 +28,7 @@ def gate_sections(gate: Gate) -> list[Section]:
     """The gate's difference (always) and its slices (with `--by`)."""
     from chatjudge.report.sections import Section  # here: sections imports this module
 
-    bound = "0" if gate.require == "better" else f"−{gate.margin:g}"
+    bound = "0" if gate.require == "better" or not gate.margin else f"−{gate.margin:g}"
     main = Interval(
         label=f"{gate.metric}: candidate − baseline",
         value=gate.difference.value,
