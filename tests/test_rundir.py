@@ -24,14 +24,17 @@ from chatjudge.rundir import (
     SUMMARY,
     CallRecord,
     Comparison,
+    GenerationSummary,
     Metric,
     Rating,
     ResultRecord,
     RunInfo,
+    SimulationSummary,
     Summary,
     iter_results,
     ok_scores,
     read_summary,
+    write_json,
 )
 
 runner = CliRunner()
@@ -422,3 +425,60 @@ def test_compare_json_has_exactly_the_comparison_fields(
     fields_written(Comparison, data, {"format"})
     for rating in data["ratings"]:
         fields_written(Rating, rating)
+
+
+class StrictGeneration(GenerationSummary):
+    model_config = STRICT
+    metrics: dict[str, StrictMetric]
+
+
+class StrictSimulation(SimulationSummary):
+    model_config = STRICT
+    metrics: dict[str, StrictMetric]
+
+
+def echo(messages: list[dict[str, Any]]) -> str:
+    return "answer to " + str(messages[-1]["content"])
+
+
+def idle_user(messages: list[dict[str, Any]]) -> str:  # never ends: max_turns does
+    return json.dumps({"thought": "t", "response": "go on", "done": False})
+
+
+def test_the_summary_of_generate_is_exactly_a_generation_summary(tmp_path: Path) -> None:
+    rows = [{"id": f"r{i}", "prompt": f"say {i}"} for i in range(3)] + [{"id": "bad"}]
+    out = chatjudge.generate(rows, echo, "response", tmp_path / "g.jsonl", skip_invalid=True)
+    text = out.with_name("g.summary.json").read_text(encoding="utf-8")
+    summary = StrictGeneration.model_validate_json(text)
+    fields_written(GenerationSummary, json.loads(text), {"format", "kind", "n_skipped", "skipped"})
+    assert (summary.kind, summary.n_rows, summary.n_ok, summary.n_failed) == ("generation", 3, 3, 0)
+    assert summary.n_skipped == 1 and summary.skipped[0]["row"] == 4
+    assert summary.metrics["output_tokens"].n == 3
+
+
+def test_the_summary_of_simulate_is_exactly_a_simulation_summary(tmp_path: Path) -> None:
+    rows = [{"id": f"s{i}", "question": f"q{i}?", "answer": "a"} for i in range(3)]
+    out = chatjudge.simulate(rows, echo, idle_user, tmp_path / "s.jsonl", max_turns=2, samples=2)
+    text = out.with_name("s.summary.json").read_text(encoding="utf-8")
+    summary = StrictSimulation.model_validate_json(text)
+    data = json.loads(text)
+    fields_written(SimulationSummary, data, {"format", "kind", "per_sample", "spread"})
+    assert "n_skipped" not in data  # only with --skip-invalid rows
+    assert (summary.n_conversations, summary.n_ok, summary.samples) == (6, 6, 2)
+    assert summary.metrics["turns"].value == 2.0 and summary.metrics["ended_by_max_turns"].n == 6
+    assert summary.per_sample is not None and len(summary.per_sample) == 2
+    assert summary.usage["assistant"]["calls"] == summary.usage["user"]["calls"] == 12  # 6 x 2
+
+
+def test_write_json_writes_only_what_the_model_was_given(tmp_path: Path) -> None:
+    metric = {"value": 1.0, "ci95": None, "n": 1}
+    built = GenerationSummary(
+        model="m", field="response", n_rows=1, n_ok=1, n_failed=0, failures={},
+        metrics={"output_tokens": metric}, usage={}, cost_usd=None, options={},
+        created="now", chatjudge_version="0",
+    )  # fmt: skip
+    sparse = write_json(tmp_path / "a.json", built, only_set=True)
+    assert "n_skipped" not in sparse and "format" not in sparse  # left at their defaults
+    full = write_json(tmp_path / "b.json", built)
+    assert full["n_skipped"] == 0 and full["format"] == 1
+    assert json.loads((tmp_path / "b.json").read_text()) == full

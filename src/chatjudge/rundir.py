@@ -24,7 +24,7 @@ from chatjudge import jsoncodec
 from chatjudge.__about__ import __version__
 from chatjudge.errors import UsageError
 
-FORMAT = 1  # of results records, summary.json, run.json and compare.json
+FORMAT = 1  # of every file below: results records, the summaries, run.json, compare.json...
 RESULTS, SUMMARY, STORE, RUN_INFO, REPORT = (
     "results.jsonl",
     "summary.json",
@@ -117,10 +117,57 @@ class Summary(_Record):
     per_judge: dict[str, Any]
     created: str
     chatjudge_version: str
-    n_skipped: int = 0  # rows left out by --skip-invalid, listed in `skipped`
-    skipped: list[dict[str, Any]] = Field(default_factory=list)
     simulation: dict[str, Metric] | None = None  # simulated conversations, when judged
     style_control: dict[str, Any] | None = None  # pairwise: coefficients behind *_controlled_*
+    n_skipped: int = 0  # rows left out by --skip-invalid, listed in `skipped`
+    skipped: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class GenerationSummary(_Record):
+    """`<out>.summary.json` of `chatjudge generate`."""
+
+    format: int = FORMAT
+    kind: Literal["generation"] = "generation"
+    model: str
+    field: str
+    n_rows: int
+    n_ok: int
+    n_failed: int
+    failures: dict[str, int]  # failed rows by cause
+    metrics: dict[str, Metric]
+    usage: dict[str, int]
+    cost_usd: float | None
+    options: dict[str, Any]
+    created: str
+    chatjudge_version: str
+    n_skipped: int = 0
+    skipped: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class SimulationSummary(_Record):
+    """`<out>.summary.json` of `chatjudge simulate`."""
+
+    format: int = FORMAT
+    kind: Literal["simulation"] = "simulation"
+    n_conversations: int
+    n_ok: int
+    n_failed: int
+    failures: dict[str, int]  # failed conversations by cause
+    plain_user_replies: int  # simulated-user replies without the requested JSON
+    metrics: dict[str, Metric]
+    per_sample: list[dict[str, Any]] | None = None  # several samples: each one's metrics
+    spread: dict[str, float | None] | None = None  # ...and the stdev of their means
+    assistant: str
+    user: str
+    n_rows: int
+    samples: int
+    max_turns: int
+    usage: dict[str, dict[str, int]]  # by role: assistant, user
+    options: dict[str, Any]
+    created: str
+    chatjudge_version: str
+    n_skipped: int = 0
+    skipped: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class RunInfo(_Record):
@@ -325,9 +372,18 @@ def _judge_names(info: RunInfo) -> str:
     return "+".join(str(j.get("name")) for j in info.judges)
 
 
-def write_json(path: Path, model: BaseModel | dict[str, Any]) -> None:
-    data = model.model_dump(mode="json") if isinstance(model, BaseModel) else model
+def write_json(path: Path, model: BaseModel, *, only_set: bool = False) -> dict[str, Any]:
+    """Write a file through its model; returns what was written. `only_set`: the fields its
+    writer did not give are left out (a summary's sections that did not apply this time)."""
+    data = model.model_dump(mode="json", exclude_unset=only_set)
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return data
+
+
+def dump_record(record: ResultRecord) -> dict[str, Any]:
+    """A results line's content: the fields the engine gave (panel scores and simulation
+    figures only where they apply), in the model's order."""
+    return record.model_dump(exclude_unset=True)
 
 
 def _check_format(data: Any, path: Path) -> None:

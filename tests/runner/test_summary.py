@@ -26,7 +26,8 @@ def pointwise_summary(items: list[tuple[int, int] | None], **kwargs: Any) -> dic
             builder.add(i, False, {}, None)
         else:
             builder.add(i, True, {"interactivity": item[0], "accuracy": item[1]}, None)
-    return builder.build(kwargs.get("usage", USAGE), kwargs.get("cost"))
+    built = builder.build(kwargs.get("usage", USAGE), kwargs.get("cost"))
+    return built.model_dump(exclude_unset=True)
 
 
 def test_counts_and_pointwise_metrics() -> None:
@@ -87,7 +88,7 @@ def pairwise_summary(
             builder.add(i, False, {}, None)
         else:
             builder.add(i, True, {"pairwise_choice": item[0]}, item[1])
-    return builder.build(USAGE, None)
+    return builder.build(USAGE, None).model_dump(exclude_unset=True)
 
 
 def test_pairwise_rates_and_position_consistency_with_flip() -> None:
@@ -131,7 +132,7 @@ def test_a_panel_has_per_judge_metrics_and_inter_judge_agreement() -> None:
         judge_scores = {j: {"pairwise_choice": c} for j, c in choices.items()}
         builder.add(i, True, {"pairwise_choice": verdict}, True, judge_scores)
     builder.add(len(per_item), False, {}, None)  # a failed item has no judge scores
-    summary = builder.build(USAGE, None)
+    summary = builder.build(USAGE, None).model_dump(exclude_unset=True)
 
     assert summary["judge"] == "a+b+c" and summary["judges"] == judges
     assert summary["metrics"]["candidate_win_rate"]["value"] == pytest.approx(0.5)
@@ -159,7 +160,7 @@ def test_pointwise_panel_agreement_is_on_the_whole_verdict() -> None:
         }
         mean = {"interactivity": a[0], "accuracy": (a[1] + b[1]) / 2}
         builder.add(i, True, mean, None, judge_scores)
-    per = builder.build(USAGE, None)["per_judge"]
+    per = builder.build(USAGE, None).model_dump(exclude_unset=True)["per_judge"]
     assert per["inter_judge_agreement"] == [
         {"judges": ["a", "b"], "agreement": pytest.approx(2 / 3), "n": 3}
     ]
@@ -176,7 +177,7 @@ def test_intervals_do_not_depend_on_the_order_items_finish_in() -> None:
         builder = SummaryBuilder(POINTWISE, ["local"], flip=False, samples=1)
         for i in order:
             builder.add(i, True, {"interactivity": items[i][0], "accuracy": items[i][1]}, None)
-        return builder.build(USAGE, None)["metrics"]
+        return builder.build(USAGE, None).model_dump(exclude_unset=True)["metrics"]
 
     in_order = summary(list(range(40)))
     shuffled = list(range(40))

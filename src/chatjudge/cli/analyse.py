@@ -79,7 +79,7 @@ def compare(
         out.print(calibration_table(calibration, f"{name}: human-calibrated (PPI++)"))
     target = out_dir or RUNS_ROOT / ("compare-" + "-".join(named)[:60])
     target.mkdir(parents=True, exist_ok=True)
-    write_json(target / COMPARISON, result)
+    write_json(target / COMPARISON, Comparison.model_validate(result))
     page = write_compare_report(target / COMPARISON_REPORT, result)
     err.print(f"comparison: {target / COMPARISON}\nreport:     {page}", highlight=False)
 
@@ -114,7 +114,7 @@ def agree(
     run's metrics calibrated by the human labels (PPI++), in agreement.json's `calibrated`."""
     from chatjudge.analysis import agree_with_humans
     from chatjudge.analysis.agree_text import agreement_lines
-    from chatjudge.rundir import AGREEMENT, write_json
+    from chatjudge.rundir import AGREEMENT, Agreement, write_json
 
     try:
         result = agree_with_humans(run_dir, human, column=column, score=score)
@@ -125,5 +125,5 @@ def agree(
         from chatjudge.report import calibration_table
 
         out.print(calibration_table({**result["calibration"], "calibrated": result["calibrated"]}))
-    write_json(run_dir / AGREEMENT, result)
+    write_json(run_dir / AGREEMENT, Agreement.model_validate(result), only_set=True)
     err.print(f"agreement: {run_dir / AGREEMENT}", highlight=False)

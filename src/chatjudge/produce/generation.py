@@ -25,7 +25,7 @@ from chatjudge.options import RunConfig
 from chatjudge.produce.conversation import as_messages, failure_cause, visible
 from chatjudge.produce.driver import OrderedWriter, drive
 from chatjudge.produce.roles import Role
-from chatjudge.rundir import FORMAT, Produced, write_json
+from chatjudge.rundir import FORMAT, GenerationSummary, Produced, write_json
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
 from chatjudge.types import Message
@@ -111,27 +111,29 @@ class Generation:
             store.close()
             await self.model.aclose()
         n_failed = sum(failures.values())
-        summary: dict[str, Any] = {
-            "format": FORMAT,
-            "kind": "generation",
-            "model": self.model.name,
-            "field": self.field,
-            "n_rows": self.validation.n_rows,
-            "n_ok": self.validation.n_rows - n_failed,
-            "n_failed": n_failed,
-            "failures": failures,
-            "metrics": {
+        skipped: dict[str, Any] = {}  # rows left out by --skip-invalid, when there are
+        if self.validation.skipped_rows:
+            skipped.update(
+                n_skipped=len(self.validation.skipped_rows), skipped=self.validation.skipped()
+            )
+        summary = GenerationSummary(
+            format=FORMAT,
+            kind="generation",
+            model=self.model.name,
+            field=self.field,
+            n_rows=self.validation.n_rows,
+            n_ok=self.validation.n_rows - n_failed,
+            n_failed=n_failed,
+            failures=failures,
+            metrics={
                 name: est.to_dict()
                 for name, est in bootstrap_metrics({"output_tokens": tokens}).items()
             },
-            "usage": role.usage.as_dict(),
-            "cost_usd": cost(role.usage, config.pricing),
-            "options": config.options("generate"),
-            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "chatjudge_version": __version__,
-        }
-        if self.validation.skipped_rows:
-            summary["n_skipped"] = len(self.validation.skipped_rows)
-            summary["skipped"] = self.validation.skipped()
-        write_json(self.output.summary, summary)
-        return summary
+            usage=role.usage.as_dict(),
+            cost_usd=cost(role.usage, config.pricing),
+            options=config.options("generate"),
+            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            chatjudge_version=__version__,
+            **skipped,
+        )
+        return write_json(self.output.summary, summary, only_set=True)

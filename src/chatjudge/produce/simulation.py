@@ -32,7 +32,7 @@ from chatjudge.produce.conversation import as_messages, failure_cause, visible
 from chatjudge.produce.driver import OrderedWriter, drive
 from chatjudge.produce.roles import Role
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
-from chatjudge.rundir import FORMAT, Produced, write_json
+from chatjudge.rundir import FORMAT, Produced, SimulationSummary, write_json
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
 from chatjudge.types import GenerationSettings, Message
@@ -107,8 +107,13 @@ class Simulation:
             await self.assistant.aclose()
             if self.user is not self.assistant:
                 await self.user.aclose()
-        summary = summarize(records, samples)
-        summary.update(
+        skipped: dict[str, Any] = {}  # rows left out by --skip-invalid, when there are
+        if self.validation.skipped_rows:
+            skipped.update(
+                n_skipped=len(self.validation.skipped_rows), skipped=self.validation.skipped()
+            )
+        summary = SimulationSummary(
+            **summarize(records, samples),
             assistant=self.assistant.name,
             user=self.user.name,
             n_rows=self.validation.n_rows,
@@ -121,12 +126,9 @@ class Simulation:
             },
             created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             chatjudge_version=__version__,
+            **skipped,
         )
-        if self.validation.skipped_rows:
-            summary["n_skipped"] = len(self.validation.skipped_rows)
-            summary["skipped"] = self.validation.skipped()
-        write_json(self.output.summary, summary)
-        return summary
+        return write_json(self.output.summary, summary, only_set=True)
 
 
 @dataclass
@@ -201,8 +203,9 @@ class _Talk:
 
 
 def summarize(records: list[dict[str, Any]], samples: int) -> dict[str, Any]:
-    """Counts, and over finished conversations each metric with its 95% bootstrap interval;
-    with several samples per row, each sample's means and their spread."""
+    """The counts and metrics of `SimulationSummary`: over finished conversations each
+    metric with its 95% bootstrap interval; with several samples per row, each sample's
+    means and their spread."""
     ok = [r for r in records if r["ok"]]
     failures: dict[str, int] = {}
     for r in records:

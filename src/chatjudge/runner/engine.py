@@ -100,12 +100,14 @@ class Engine:
                 store.close()
             for model in self.models:
                 await model.aclose()
-        built = summary.build(ledger.usage.as_dict(), cost(ledger.usage, config.pricing))
-        if self.validation.skipped_rows:
-            built["n_skipped"] = len(self.validation.skipped_rows)
-            built["skipped"] = self.validation.skipped()
-        write_json(self.out_dir / SUMMARY, built)
-        return RunOutcome(self.out_dir, built)
+        built = summary.build(
+            ledger.usage.as_dict(),
+            cost(ledger.usage, config.pricing),
+            len(self.validation.skipped_rows),
+            self.validation.skipped(),
+        )
+        written = write_json(self.out_dir / SUMMARY, built, only_set=True)
+        return RunOutcome(self.out_dir, written)
 
     def _calls(self, planner: Planner, folder: Folder, pool: Pool[Call]) -> Iterator[Call]:
         """The calls to send, item by item. An item the store answers whole is finished

@@ -11,10 +11,10 @@ import numpy as np
 
 from chatjudge.__about__ import __version__
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec, Protocol
+from chatjudge.rundir import FORMAT, Summary
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.stats.style import StyleControl, response_text, style_control, style_counts
 
-FORMAT = 1
 CANDIDATE_FIELD, BASELINE_FIELD = "response", "baseline_model_response"
 _OUTCOME = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}  # the candidate's side; a tie counts half
 
@@ -104,37 +104,48 @@ class SummaryBuilder:
         for name in (CANDIDATE_FIELD, BASELINE_FIELD):
             self._style.extend(style_counts(response_text(fields[name])))
 
-    def build(self, usage: dict[str, int], cost_usd: float | None) -> dict[str, Any]:
+    def build(
+        self,
+        usage: dict[str, int],
+        cost_usd: float | None,
+        n_skipped: int = 0,
+        skipped: list[dict[str, Any]] | None = None,
+    ) -> Summary:
+        """The run's `summary.json`; `n_skipped`: the rows --skip-invalid left out, and
+        `skipped` their problems."""
         columns = dict(self._values)
         if self.flip:
             columns["position_consistency"] = self._consistency
         metrics = _metrics(columns, self._order)
-        summary = {
-            "format": FORMAT,
-            "protocol": self.protocol.name,
-            "kind": self.protocol.kind,
-            "judge": "+".join(self.judges),
-            "judges": self.judges,
-            "n_items": self.n_items,
-            "n_ok": self.n_items - self.n_failed,
-            "n_failed": self.n_failed,
-            "metrics": metrics,
-            "samples": self.samples,
-            "flip": self.flip,
-            "usage": usage,
-            "cost_usd": cost_usd,
-            "per_judge": self._per_judge_summary(),
-            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "chatjudge_version": __version__,
-        }
+        optional: dict[str, Any] = {}  # sections written only when they apply
         if self._simulation:
-            summary["simulation"] = _metrics(self._simulation, self._simulation_order)
+            optional["simulation"] = _metrics(self._simulation, self._simulation_order)
         if len(self._style_order):
             control = self._style_control()
             metrics["length_controlled_preference"] = control.length.to_dict()
             metrics["style_controlled_preference"] = control.style.to_dict()
-            summary["style_control"] = control.to_dict()
-        return summary
+            optional["style_control"] = control.to_dict()
+        if n_skipped:
+            optional.update(n_skipped=n_skipped, skipped=skipped or [])
+        return Summary(
+            format=FORMAT,
+            protocol=self.protocol.name,
+            kind=self.protocol.kind,
+            judge="+".join(self.judges),
+            judges=self.judges,
+            n_items=self.n_items,
+            n_ok=self.n_items - self.n_failed,
+            n_failed=self.n_failed,
+            metrics=metrics,
+            samples=self.samples,
+            flip=self.flip,
+            usage=usage,
+            cost_usd=cost_usd,
+            per_judge=self._per_judge_summary(),
+            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            chatjudge_version=__version__,
+            **optional,
+        )
 
     def _style_control(self) -> StyleControl:
         """Raw, length- and style-controlled preference over the items, in input order."""
