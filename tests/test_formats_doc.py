@@ -1,6 +1,7 @@
-"""docs/formats.md and the models of `chatjudge.rundir` say the same: every field of a file's
-model (and of the models nested in it) is named in that file's section, and every key of the
-section's JSON examples is a field of the model it sits in."""
+"""docs/formats.md and the models of `chatjudge.rundir` and `chatjudge.analysis.formats` say
+the same: every field of a file's model (and of the models nested in it) is named in that
+file's section, and every key of the section's JSON examples is a field of the model it sits
+in."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from chatjudge import rundir
+from chatjudge.analysis import formats
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
 
@@ -25,9 +27,9 @@ SECTIONS: dict[type[BaseModel], str] = {
     rundir.RunInfo: "## `run.json`",
     rundir.GenerationSummary: "### `<name>.summary.json` of `generate`",
     rundir.SimulationSummary: "### `<name>.summary.json` of `simulate`",
-    rundir.Comparison: "## `compare.json`",
-    rundir.Agreement: "## `agreement.json`",
-    rundir.Gate: "## `gate.json`",
+    formats.Comparison: "## `compare.json`",
+    formats.Agreement: "## `agreement.json`",
+    formats.Gate: "## `gate.json`",
 }
 
 
@@ -109,7 +111,8 @@ def doc() -> str:
 def test_every_written_format_has_a_section() -> None:
     versioned = {
         model
-        for _, model in inspect.getmembers(rundir, inspect.isclass)
+        for module in (rundir, formats)
+        for _, model in inspect.getmembers(module, inspect.isclass)
         if issubclass(model, BaseModel) and "format" in model.model_fields
     }
     assert versioned == set(SECTIONS), "a model with a `format` has no section in this test"

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
 import chatjudge
+from chatjudge.analysis.formats import Comparison, Rating
 from chatjudge.cli import app
 from chatjudge.errors import UsageError
 from chatjudge.options import RunConfig
@@ -23,10 +24,8 @@ from chatjudge.rundir import (
     RUN_INFO,
     SUMMARY,
     CallRecord,
-    Comparison,
     GenerationSummary,
     Metric,
-    Rating,
     ResultRecord,
     RunInfo,
     SimulationSummary,

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -34,13 +34,14 @@ RESULTS, SUMMARY, STORE, RUN_INFO, REPORT = (
 )
 COMPARISON, COMPARISON_REPORT, AGREEMENT = "compare.json", "compare.html", "agreement.json"
 RUNS_ROOT = Path("chatjudge-runs")
+M = TypeVar("M", bound=BaseModel)
 
 
-class _Record(BaseModel):
+class Record(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class CallRecord(_Record):
+class CallRecord(Record):
     """One judge call of an item, as `results.jsonl` holds it under `calls`."""
 
     judge: str
@@ -58,7 +59,7 @@ class CallRecord(_Record):
     latency: float | None
 
 
-class ResultRecord(_Record):
+class ResultRecord(Record):
     """One line of `results.jsonl`: an item's verdict, its calls and its input row (`fields`:
     every column of the row, the protocol's fields first, so analyses can slice by any)."""
 
@@ -80,25 +81,13 @@ class ResultRecord(_Record):
     simulation: dict[str, Any] | None = None
 
 
-class Metric(_Record):
+class Metric(Record):
     value: float | None
     ci95: list[float] | None
     n: int
 
 
-class CalibratedMetric(_Record):
-    """A human-calibrated (PPI++) metric: what the humans would say over all judged rows."""
-
-    value: float
-    ci95: list[float]
-    n_labels: int
-    effective_labels: float  # human labels alone that would give an interval this narrow
-    lam: float
-    judge_only: Metric
-    human_only: Metric
-
-
-class Summary(_Record):
+class Summary(Record):
     """`summary.json`."""
 
     format: int = FORMAT
@@ -123,7 +112,7 @@ class Summary(_Record):
     skipped: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class GenerationSummary(_Record):
+class GenerationSummary(Record):
     """`<out>.summary.json` of `chatjudge generate`."""
 
     format: int = FORMAT
@@ -144,7 +133,7 @@ class GenerationSummary(_Record):
     skipped: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class SimulationSummary(_Record):
+class SimulationSummary(Record):
     """`<out>.summary.json` of `chatjudge simulate`."""
 
     format: int = FORMAT
@@ -170,7 +159,7 @@ class SimulationSummary(_Record):
     skipped: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class RunInfo(_Record):
+class RunInfo(Record):
     """`run.json`: what was run (never a key)."""
 
     format: int = FORMAT
@@ -180,35 +169,6 @@ class RunInfo(_Record):
     data: str
     n_rows: int
     chatjudge_version: str = __version__
-
-
-class Rating(_Record):
-    model: str
-    rating: float
-    ci95: list[float] | None
-    n_battles: int
-
-
-class Comparison(_Record):
-    """`compare.json`: Bradley-Terry ratings of several runs on the same items."""
-
-    format: int = FORMAT
-    protocol: str
-    kind: Literal["pointwise", "pairwise"]
-    score: str | None
-    baseline: str | None
-    runs: dict[str, str]
-    n_items: int
-    n_battles: int
-    models: list[str]
-    ratings: list[Rating]
-    win_rates: list[list[float | None]]
-    outcomes: dict[str, dict[str, int]]
-    # `--control length|style`: ratings with style covariates, next to the raw ones.
-    control: Literal["length", "style"] | None = None
-    controlled_ratings: list[Rating] | None = None
-    style_coefficients: dict[str, float] | None = None
-    calibrated: dict[str, dict[str, Any]] | None = None  # `--human`: per run, CalibratedMetric
 
 
 def default_out_dir(
@@ -254,13 +214,7 @@ def read_summary(run_dir: Path) -> Summary:
     for name in (SUMMARY, RESULTS):
         if not (run_dir / name).is_file():
             raise UsageError(f"{run_dir} has no {name}: is it the directory of a finished run?")
-    path = run_dir / SUMMARY
-    data = jsoncodec.loads(path.read_bytes(), parse_constant=_no_nan)
-    _check_format(data, path)
-    try:
-        return Summary.model_validate(data)
-    except ValidationError as exc:
-        raise UsageError(f"{path} is not a chatjudge summary: {_first_error(exc)}") from None
+    return read_model(run_dir / SUMMARY, Summary, "summary")
 
 
 def iter_results(run_dir: Path) -> Iterator[dict[str, Any]]:
@@ -405,121 +359,12 @@ def _first_error(exc: ValidationError) -> str:
     return f"{'.'.join(map(str, error['loc']))}: {error['msg']}"
 
 
-# `chatjudge gate`: the ship decision between two versions, written by `chatjudge.analysis.gate`.
-GATE = "gate.json"
-
-
-class GateDifference(_Record):
-    value: float
-    ci95: list[float]  # two-sided 95% (slices: the Bonferroni-adjusted level in `level`)
-
-
-class GateSlice(_Record):
-    """One value of the `--by` column: its difference, worst first in `Gate.slices`."""
-
-    value: str
-    n_pairs: int
-    difference: GateDifference
-    level: float  # 1 - 0.05 / number of slices
-    below_margin: bool  # the adjusted interval lies wholly below -margin
-    counts: bool  # 30 rows or more: may fail the gate with --slices-must-not-regress
-
-
-class GateNoise(_Record):
-    """How much of the interval's width is judge noise (samples, orders, judges per row)."""
-
-    judge_share: float
-    width: float
-    width_double_samples: float  # at equal call cost: twice the samples per row...
-    width_double_rows: float  # ...or twice the rows
-    width_floor: float  # what more samples alone can reach
-    samples_per_row: float
-
-
-class GateLook(_Record):
-    """An earlier gate of the same runs and metric, on fewer rows."""
-
-    n_pairs: int
-    outcome: str
-    difference: GateDifference
-    created: str
-
-
-class GateSequential(_Record):
-    """`gate --sequential`: how far judging went before the outcome was decided."""
-
-    batch: int
-    batches: int
-    seed: int
-    rows_total: int
-    rows_judged: int
-    calls: int  # judge calls the judged rows needed
-    calls_saved: int  # calls the rows left unjudged would have needed
-    stopped: Literal["decided", "exhausted"]
-
-
-class Gate(_Record):
-    """`gate.json`: the outcome of `chatjudge gate` and everything behind it."""
-
-    format: int = FORMAT
-    outcome: Literal["pass", "fail", "inconclusive"]
-    reason: str
-    metric: str
-    difference: GateDifference
-    se: float
-    method: str
-    mde80: float
-    rows_to_decide: int | None
-    margin: float
-    require: Literal["not-worse", "better"]
-    n_pairs: int
-    n_units: int
-    counts: dict[str, dict[str, int]]  # per run: rows, failed, unpaired
-    by: str | None
-    cluster: str | None
-    slices: list[GateSlice]
-    noise: GateNoise | None
-    mismatches: list[str]
-    looks: list[GateLook]
-    sequential: GateSequential | None = None
-    # Corrections for the judge's biases, named as such (one pairwise run: style control;
-    # --human: the candidate run's metrics as the humans would rate them).
-    control: Literal["length", "style"] | None = None  # the difference is this controlled rate's
-    raw_difference: GateDifference | None = None  # the raw difference, when `control` is set
-    corrected: dict[str, Metric] = Field(default_factory=dict)
-    style_control: dict[str, Any] | None = None  # coefficients and the plain sentence
-    calibrated: dict[str, CalibratedMetric] = Field(default_factory=dict)
-    runs: dict[str, str]  # role (baseline, candidate, run) -> run directory
-    created: str
-    chatjudge_version: str
-
-
-def read_gate(path: Path) -> Gate:
-    """A `gate.json`; another format, or not a gate, is a usage error."""
+def read_model(path: Path, model: type[M], what: str) -> M:
+    """A JSON file of `model`'s format; another format, or not that kind of file, is a
+    usage error naming the file."""
     data = jsoncodec.loads(path.read_bytes(), parse_constant=_no_nan)
     _check_format(data, path)
     try:
-        return Gate.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise UsageError(f"{path} is not a chatjudge gate: {_first_error(exc)}") from None
-
-
-class Agreement(_Record):
-    """`agreement.json`: a judge against human raters (`chatjudge agree`), and the run's
-    metrics calibrated by the human labels (`calibrated`)."""
-
-    format: int = FORMAT
-    run: str
-    human: str
-    column: str
-    protocol: str
-    judge: str
-    n_items: int
-    with_ties: dict[str, Any] | None = None  # pairwise
-    without_ties: dict[str, Any] | None = None
-    score: str | None = None  # pointwise
-    correlation: dict[str, Any] | None = None
-    krippendorff_alpha: dict[str, Any] | None = None
-    calibrated: dict[str, CalibratedMetric] = Field(default_factory=dict)
-    # Columns used, labelled rows the judge did not judge, warnings about the sample.
-    calibration: dict[str, Any] | None = None
+        raise UsageError(f"{path} is not a chatjudge {what}: {_first_error(exc)}") from None

@@ -15,10 +15,10 @@ from pydantic import ConfigDict
 from typer.testing import CliRunner
 
 import chatjudge
+from chatjudge.analysis.formats import GATE, Gate, GateDifference, GateLook, GateSlice, read_gate
 from chatjudge.analysis.gate_text import markdown
 from chatjudge.cli import app
 from chatjudge.errors import ChatJudgeWarning, UsageError
-from chatjudge.rundir import GATE, Gate, GateDifference, GateLook, GateSlice, read_gate
 from chatjudge.stats.paired import paired_difference
 
 runner = CliRunner()

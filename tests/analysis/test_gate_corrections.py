@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import chatjudge
+from chatjudge.analysis.formats import read_gate
 from chatjudge.analysis.gate_text import markdown
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text, style_control, style_counts
@@ -82,7 +83,7 @@ def test_human_labels_add_calibrated_figures(tmp_path: Path) -> None:
                               for i, h in enumerate(human)))  # fmt: skip
     done = cli(str(run), "--human", str(labels), "--markdown", str(tmp_path / "g.md"))
     assert done.exit_code in (0, 1, 3), done.output
-    g = chatjudge.rundir.read_gate(run / "gate.json")
+    g = read_gate(run / "gate.json")
     pref = g.calibrated["preference"]
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     vote = {"CANDIDATE": 1.0, "TIE": 0.5, "BASELINE": 0.0}

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from chatjudge.analysis.formats import GATE, read_gate
 from chatjudge.analysis.gate_sequential import gate_sequential
 from chatjudge.cli import app
 from chatjudge.errors import UsageError
-from chatjudge.rundir import GATE, iter_results, read_gate
+from chatjudge.rundir import iter_results
 from tests.analysis.test_gate import fair_judge, pairwise_rows, pointwise_rows
 from tests.support.stub_openai import StubServer
 

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 import chatjudge
+from chatjudge.analysis.formats import GATE, read_gate
 from chatjudge.cli import app
-from chatjudge.rundir import GATE, read_gate
 from tests.analysis.test_gate import judged, pointwise_rows
 from tests.report.conftest import check_report
 from tests.support.browser import PageWatch

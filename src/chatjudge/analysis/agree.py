@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge.analysis.calibration import calibrate_run, read_label_frame
+from chatjudge.analysis.formats import Agreement
 from chatjudge.errors import UsageError
-from chatjudge.rundir import FORMAT, Agreement, ok_scores, read_summary
+from chatjudge.rundir import FORMAT, ok_scores, read_summary
 from chatjudge.stats import agreement, correlation, krippendorff_alpha, krippendorff_alpha_ci
 
 
@@ -107,7 +108,7 @@ def agree_with_humans(
 
 
 def _agreement(out: dict[str, Any]) -> dict[str, Any]:
-    """The content of agreement.json, checked against `chatjudge.rundir.Agreement`."""
+    """The content of agreement.json, checked against `chatjudge.analysis.formats.Agreement`."""
     return Agreement.model_validate(out).model_dump(mode="json", exclude_unset=True)
 
 

@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from chatjudge.analysis.formats import Comparison
 from chatjudge.errors import UsageError
-from chatjudge.rundir import Comparison, iter_results, ok_scores, read_summary
+from chatjudge.rundir import iter_results, ok_scores, read_summary
 from chatjudge.stats import bradley_terry
 from chatjudge.stats.style import FEATURES, response_text, style_counts, style_features
 
@@ -35,7 +36,7 @@ def compare_runs(
     control: Control | None = None,
 ) -> dict[str, Any]:
     """Ratings and win rates of the named runs (name -> run directory): the content of
-    `compare.json`, checked against `chatjudge.rundir.Comparison`.
+    `compare.json`, checked against `chatjudge.analysis.formats.Comparison`.
 
     `control` adds ratings with the responses' normalized length difference (`length`),
     or length and markdown header, list and bold differences (`style`), as covariates

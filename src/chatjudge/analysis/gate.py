@@ -21,6 +21,16 @@ from typing import Any, Literal
 import numpy as np
 
 from chatjudge.__about__ import __version__
+from chatjudge.analysis.formats import (
+    GATE,
+    CalibratedMetric,
+    Gate,
+    GateDifference,
+    GateLook,
+    GateNoise,
+    GateSlice,
+    read_gate,
+)
 from chatjudge.analysis.gate_corrections import (
     Control,
     calibrated,
@@ -38,20 +48,7 @@ from chatjudge.analysis.gate_units import (
 )
 from chatjudge.errors import ChatJudgeWarning, UsageError
 from chatjudge.protocols import Protocol
-from chatjudge.rundir import (
-    GATE,
-    CalibratedMetric,
-    Gate,
-    GateDifference,
-    GateLook,
-    GateNoise,
-    GateSlice,
-    Metric,
-    read_gate,
-    read_run_info,
-    run_differences,
-    write_json,
-)
+from chatjudge.rundir import Metric, read_run_info, run_differences, write_json
 from chatjudge.stats.paired import (
     Difference,
     decide,

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 import chatjudge.api
+from chatjudge.analysis.formats import GATE, Gate, GateSequential
 from chatjudge.analysis.gate import Paired, Require, Settings, assemble, pair
 from chatjudge.analysis.gate_units import (
     PREFERENCE,
@@ -30,7 +31,7 @@ from chatjudge.data import Source, validate
 from chatjudge.errors import UsageError
 from chatjudge.models import ModelSpec
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.rundir import GATE, Gate, GateSequential, write_json
+from chatjudge.rundir import write_json
 from chatjudge.stats.paired import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
 

@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 
-from chatjudge.rundir import Gate, GateSlice
+from chatjudge.analysis.formats import Gate, GateSlice
 
 ICON = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ inconclusive"}
 

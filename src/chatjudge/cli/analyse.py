@@ -45,8 +45,9 @@ def compare(
     from chatjudge.analysis import compare_runs
     from chatjudge.analysis.calibration import calibrate_run
     from chatjudge.analysis.compare_text import control_note, ratings_table
+    from chatjudge.analysis.formats import Comparison
     from chatjudge.report import calibration_table, write_compare_report
-    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT, Comparison, write_json
+    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT, write_json
 
     named: dict[str, Path] = {}
     for spec in runs:
@@ -114,7 +115,8 @@ def agree(
     run's metrics calibrated by the human labels (PPI++), in agreement.json's `calibrated`."""
     from chatjudge.analysis import agree_with_humans
     from chatjudge.analysis.agree_text import agreement_lines
-    from chatjudge.rundir import AGREEMENT, Agreement, write_json
+    from chatjudge.analysis.formats import Agreement
+    from chatjudge.rundir import AGREEMENT, write_json
 
     try:
         result = agree_with_humans(run_dir, human, column=column, score=score)

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
+from chatjudge.analysis.formats import Gate
 from chatjudge.analysis.gate_text import corrections
 from chatjudge.report.charts import CHART_W, ROW_H, Interval, text_width
-from chatjudge.rundir import Gate
 from chatjudge.stats.paired import Outcome
 
 if TYPE_CHECKING:

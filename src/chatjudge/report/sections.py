@@ -10,10 +10,10 @@ from typing import Any
 
 from markupsafe import Markup
 
+from chatjudge.analysis.formats import GATE, read_gate
 from chatjudge.report.charts import Bar, Interval, count_bars, interval_chart
 from chatjudge.report.format import format_share, format_value, is_share, metric_label
 from chatjudge.report.load import ResultStats
-from chatjudge.rundir import GATE, read_gate
 
 MAX_BARS = 12  # more distinct score values than this are grouped into ranges
 OUTCOMES = (  # pairwise metrics, from the candidate's side, and how they are drawn

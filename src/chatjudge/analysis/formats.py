@@ -1,0 +1,173 @@
+"""The formats the analyses write: `compare.json`, `agreement.json` and `gate.json`.
+
+Each is a pydantic model written through it, with the run directory's format version
+(`chatjudge.rundir.FORMAT`); docs/formats.md documents every field and a test holds the
+two together. Their file names are the run directory's (`chatjudge.rundir`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from chatjudge.rundir import FORMAT, Metric, Record, read_model
+
+
+class CalibratedMetric(Record):
+    """A human-calibrated (PPI++) metric: what the humans would say over all judged rows."""
+
+    value: float
+    ci95: list[float]
+    n_labels: int
+    effective_labels: float  # human labels alone that would give an interval this narrow
+    lam: float
+    judge_only: Metric
+    human_only: Metric
+
+
+
+class Rating(Record):
+    model: str
+    rating: float
+    ci95: list[float] | None
+    n_battles: int
+
+
+class Comparison(Record):
+    """`compare.json`: Bradley-Terry ratings of several runs on the same items."""
+
+    format: int = FORMAT
+    protocol: str
+    kind: Literal["pointwise", "pairwise"]
+    score: str | None
+    baseline: str | None
+    runs: dict[str, str]
+    n_items: int
+    n_battles: int
+    models: list[str]
+    ratings: list[Rating]
+    win_rates: list[list[float | None]]
+    outcomes: dict[str, dict[str, int]]
+    # `--control length|style`: ratings with style covariates, next to the raw ones.
+    control: Literal["length", "style"] | None = None
+    controlled_ratings: list[Rating] | None = None
+    style_coefficients: dict[str, float] | None = None
+    calibrated: dict[str, dict[str, Any]] | None = None  # `--human`: per run, CalibratedMetric
+
+
+
+# `chatjudge gate`: the ship decision between two versions, written by `chatjudge.analysis.gate`.
+GATE = "gate.json"
+
+
+class GateDifference(Record):
+    value: float
+    ci95: list[float]  # two-sided 95% (slices: the Bonferroni-adjusted level in `level`)
+
+
+class GateSlice(Record):
+    """One value of the `--by` column: its difference, worst first in `Gate.slices`."""
+
+    value: str
+    n_pairs: int
+    difference: GateDifference
+    level: float  # 1 - 0.05 / number of slices
+    below_margin: bool  # the adjusted interval lies wholly below -margin
+    counts: bool  # 30 rows or more: may fail the gate with --slices-must-not-regress
+
+
+class GateNoise(Record):
+    """How much of the interval's width is judge noise (samples, orders, judges per row)."""
+
+    judge_share: float
+    width: float
+    width_double_samples: float  # at equal call cost: twice the samples per row...
+    width_double_rows: float  # ...or twice the rows
+    width_floor: float  # what more samples alone can reach
+    samples_per_row: float
+
+
+class GateLook(Record):
+    """An earlier gate of the same runs and metric, on fewer rows."""
+
+    n_pairs: int
+    outcome: str
+    difference: GateDifference
+    created: str
+
+
+class GateSequential(Record):
+    """`gate --sequential`: how far judging went before the outcome was decided."""
+
+    batch: int
+    batches: int
+    seed: int
+    rows_total: int
+    rows_judged: int
+    calls: int  # judge calls the judged rows needed
+    calls_saved: int  # calls the rows left unjudged would have needed
+    stopped: Literal["decided", "exhausted"]
+
+
+class Gate(Record):
+    """`gate.json`: the outcome of `chatjudge gate` and everything behind it."""
+
+    format: int = FORMAT
+    outcome: Literal["pass", "fail", "inconclusive"]
+    reason: str
+    metric: str
+    difference: GateDifference
+    se: float
+    method: str
+    mde80: float
+    rows_to_decide: int | None
+    margin: float
+    require: Literal["not-worse", "better"]
+    n_pairs: int
+    n_units: int
+    counts: dict[str, dict[str, int]]  # per run: rows, failed, unpaired
+    by: str | None
+    cluster: str | None
+    slices: list[GateSlice]
+    noise: GateNoise | None
+    mismatches: list[str]
+    looks: list[GateLook]
+    sequential: GateSequential | None = None
+    # Corrections for the judge's biases, named as such (one pairwise run: style control;
+    # --human: the candidate run's metrics as the humans would rate them).
+    control: Literal["length", "style"] | None = None  # the difference is this controlled rate's
+    raw_difference: GateDifference | None = None  # the raw difference, when `control` is set
+    corrected: dict[str, Metric] = Field(default_factory=dict)
+    style_control: dict[str, Any] | None = None  # coefficients and the plain sentence
+    calibrated: dict[str, CalibratedMetric] = Field(default_factory=dict)
+    runs: dict[str, str]  # role (baseline, candidate, run) -> run directory
+    created: str
+    chatjudge_version: str
+
+
+def read_gate(path: Path) -> Gate:
+    """A `gate.json`; another format, or not a gate, is a usage error."""
+    return read_model(path, Gate, "gate")
+
+
+class Agreement(Record):
+    """`agreement.json`: a judge against human raters (`chatjudge agree`), and the run's
+    metrics calibrated by the human labels (`calibrated`)."""
+
+    format: int = FORMAT
+    run: str
+    human: str
+    column: str
+    protocol: str
+    judge: str
+    n_items: int
+    with_ties: dict[str, Any] | None = None  # pairwise
+    without_ties: dict[str, Any] | None = None
+    score: str | None = None  # pointwise
+    correlation: dict[str, Any] | None = None
+    krippendorff_alpha: dict[str, Any] | None = None
+    calibrated: dict[str, CalibratedMetric] = Field(default_factory=dict)
+    # Columns used, labelled rows the judge did not judge, warnings about the sample.
+    calibration: dict[str, Any] | None = None
