@@ -164,11 +164,14 @@ class Report:
         observed = float(passed.mean())
         se = math.sqrt(observed * (1 - observed) / len(passed))
         expected = float(predicted.mean())
-        ok = abs(observed - expected) <= 0.05
+        # Within 5 points (the target at 2,000 runs, where 2.5 MC SE is under 0.025);
+        # fewer runs (--quick) widen it by their own Monte Carlo error.
+        tolerance = max(0.05, 2.5 * se)
+        ok = abs(observed - expected) <= tolerance
         self._line(
             label,
             f"passed {observed:.4f} (MC SE {se:.4f})",
-            f"predicted {expected:.4f} +- 0.05",
+            f"predicted {expected:.4f} +- {tolerance:.3f}",
             ok,
         )
 
