@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.llama_server import LlamaServer, run_llama_server
+from tests.support.stub_openai import StubServer
 
 
 @pytest.fixture(scope="session")
@@ -31,3 +32,10 @@ def immutable() -> Iterator[Callable[[Path], None]]:
     yield freeze
     for path in reversed(made):
         subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
+
+
+@pytest.fixture
+def stub() -> Iterator[StubServer]:
+    """The stand-in OpenAI server on loopback, quick to answer and to say when to retry."""
+    with StubServer(latency=0.005, retry_after=0.05) as server:
+        yield server

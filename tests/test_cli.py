@@ -19,34 +19,14 @@ import pytest
 from chatjudge.protocols import get_protocol
 from chatjudge.types import Reply
 from tests.runner.conftest import pointwise_rows, read_results, write_jsonl
+from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
 
 SECRET = "sk-test-DO-NOT-LEAK-4f9c2b"
 
 
-def chatjudge(
-    *args: str, key: str | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    if key:
-        env["OPENAI_API_KEY"] = key
-    return subprocess.run(
-        [sys.executable, "-m", "chatjudge.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-    )
-
-
-@pytest.fixture
-def stub():
-    with StubServer(latency=0.005, retry_after=0.05) as server:
-        yield server
-
-
 def _judge(stub: StubServer, data: Path, out: Path, *extra: str, key: str | None = None):
-    return chatjudge(
+    return run_cli(
         "run",
         str(data),
         "--protocol",
@@ -74,10 +54,10 @@ def test_success_exit_0_and_outputs(stub: StubServer, tmp_path: Path) -> None:
     assert "accuracy" in done.stdout  # the summary table
     # The page built while the run went on is the one `report` rebuilds from the files.
     built = (tmp_path / "run" / "report.html").read_bytes()
-    again = chatjudge("report", str(tmp_path / "run"))
+    again = run_cli("report", str(tmp_path / "run"))
     assert again.returncode == 0 and "accuracy" in again.stdout
     assert (tmp_path / "run" / "report.html").read_bytes() == built
-    assert chatjudge("report", str(tmp_path / "nowhere")).returncode == 2
+    assert run_cli("report", str(tmp_path / "nowhere")).returncode == 2
 
 
 def test_failed_items_exit_1(stub: StubServer, tmp_path: Path) -> None:
@@ -120,11 +100,11 @@ def test_invalid_data_exit_2_and_nothing_sent(
 
 def test_bad_usage_exit_2(stub: StubServer, tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(1))
-    assert "unknown protocol" in chatjudge("run", str(data), "-p", "nope").stderr
-    assert chatjudge("run", str(data), "-p", "nope").returncode == 2
-    done = chatjudge("run", str(data), "-p", "interactivity-accuracy", "-j", "acme/x")
+    assert "unknown protocol" in run_cli("run", str(data), "-p", "nope").stderr
+    assert run_cli("run", str(data), "-p", "nope").returncode == 2
+    done = run_cli("run", str(data), "-p", "interactivity-accuracy", "-j", "acme/x")
     assert done.returncode == 2 and "unknown judge provider 'acme'" in done.stderr
-    done = chatjudge("run", str(data), "-p", "interactivity-accuracy", "--map", "oops")
+    done = run_cli("run", str(data), "-p", "interactivity-accuracy", "--map", "oops")
     assert done.returncode == 2 and "COLUMN=FIELD" in done.stderr
     assert stub.stats.requests == 0
 
@@ -200,7 +180,7 @@ def test_sigkill_halfway_then_rerun_sends_only_what_is_missing(
     finished = [json.loads(line) for line in results.read_text().splitlines() if line.endswith("}")]
     assert 40 <= len(finished) < 120
     before = stub.stats.requests
-    done = chatjudge(*args)
+    done = run_cli(*args)
     assert done.returncode == 0, done.stderr
     # Every item finished before the kill was answered from the store, not sent again.
     protocol = get_protocol("interactivity-accuracy")
@@ -219,17 +199,17 @@ def test_prompt_prints_the_exact_prompt(tmp_path: Path) -> None:
     rows = pointwise_rows(2)
     rows[1]["answer"] = "{answer} and a lone { brace"
     data = write_jsonl(tmp_path / "d.jsonl", rows)
-    done = chatjudge("prompt", str(data), "-p", "interactivity-accuracy", "--row", "2")
+    done = run_cli("prompt", str(data), "-p", "interactivity-accuracy", "--row", "2")
     assert done.returncode == 0
     assert "Ground Truth Answer: {answer} and a lone { brace" in done.stdout
     assert "**user**: Question 1:" in done.stdout
     assert (
-        chatjudge("prompt", str(data), "-p", "interactivity-accuracy", "--row", "3").returncode == 2
+        run_cli("prompt", str(data), "-p", "interactivity-accuracy", "--row", "3").returncode == 2
     )
 
 
 def test_protocols_lists_both_with_fields() -> None:
-    done = chatjudge("protocols")
+    done = run_cli("protocols")
     assert done.returncode == 0
     for text in (
         "interactivity-accuracy",
@@ -303,7 +283,7 @@ def test_skip_invalid_judges_the_valid_rows_and_lists_the_others(
 
 def test_prompt_row_0_says_rows_count_from_1() -> None:
     data = Path(__file__).parents[1] / "examples" / "interactivity_accuracy.jsonl"
-    done = chatjudge("prompt", str(data), "-p", "interactivity-accuracy", "--row", "0")
+    done = run_cli("prompt", str(data), "-p", "interactivity-accuracy", "--row", "0")
     assert done.returncode == 2
     assert "rows are numbered from 1" in done.stderr
 
@@ -347,7 +327,7 @@ def test_a_local_worker_killed_by_sigsegv_stops_the_run_cleanly_and_it_resumes(
     with contextlib.closing(sqlite3.connect(out / "calls.sqlite")) as db:
         assert db.execute("SELECT count(*) FROM calls").fetchone()[0] >= len(finished)
 
-    done = chatjudge(*args, timeout=240)
+    done = run_cli(*args, timeout=240)
     assert done.returncode == 0, done.stderr
     again = read_results(out)
     assert len(again) == 10

@@ -7,36 +7,19 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.runner.conftest import pointwise_rows, write_jsonl
+from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
 
 SECRET = "sk-test-ECHOED-BY-A-PROXY-91ac"
 
 
-def chatjudge(*args: str, key: str | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    if key:
-        env["OPENAI_API_KEY"] = key
-    return subprocess.run(
-        [sys.executable, "-m", "chatjudge.cli", *args],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
-
-
-@pytest.fixture
-def stub():
-    with StubServer(latency=0.002, retry_after=0.05) as server:
-        yield server
-
-
 def run(stub: StubServer, data: Path, out: Path, *extra: str, key: str | None = None):
-    return chatjudge(
+    return run_cli(
         "run", str(data), "-p", "interactivity-accuracy", "-j", "openai/stub",
         "--base-url", stub.base_url, "--out", str(out), "--retry-wait", "0.01",
         "--max-retries", "1", *extra, key=key,
@@ -68,7 +51,7 @@ def test_a_key_echoed_by_the_server_is_masked_everywhere(
     prompts = write_jsonl(tmp_path / "p.jsonl", [
         {"id": f"p{i}", "prompt": f"Question {i}: say hi"} for i in range(3)
     ])  # fmt: skip
-    generated = chatjudge(
+    generated = run_cli(
         "generate", str(prompts), "-m", "openai/stub", "--base-url", stub.base_url,
         "--out", str(tmp_path / "gen.jsonl"), "--retry-wait", "0.01", "--max-retries", "1",
         key=SECRET,
@@ -77,7 +60,7 @@ def test_a_key_echoed_by_the_server_is_masked_everywhere(
         {"id": f"q{i}", "question": f"Question {i}: what is 2+{i}?", "answer": str(2 + i)}
         for i in range(3)
     ])  # fmt: skip
-    simulated = chatjudge(
+    simulated = run_cli(
         "simulate", str(questions), "-a", "openai/stub", "--assistant-base-url", stub.base_url,
         "--max-turns", "1", "--out", str(tmp_path / "sim.jsonl"), "--retry-wait", "0.01",
         "--max-retries", "1", key=SECRET,
@@ -139,11 +122,11 @@ def test_an_output_that_cannot_be_written_is_exit_2_before_any_call(
         done = run(stub, data, locked / "run")
     elif command == "generate":
         data = write_jsonl(tmp_path / "p.jsonl", [{"prompt": "hi"}])
-        done = chatjudge("generate", str(data), "-m", "openai/stub", "--base-url",
+        done = run_cli("generate", str(data), "-m", "openai/stub", "--base-url",
                          stub.base_url, "--out", str(locked / "gen.jsonl"))  # fmt: skip
     else:
         data = write_jsonl(tmp_path / "q.jsonl", [{"question": "2+2?", "answer": "4"}])
-        done = chatjudge("simulate", str(data), "-a", "openai/stub", "--assistant-base-url",
+        done = run_cli("simulate", str(data), "-a", "openai/stub", "--assistant-base-url",
                          stub.base_url, "--out", str(locked / "sim.jsonl"))  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "cannot write to" in done.stderr and "Traceback" not in done.stderr
@@ -177,7 +160,7 @@ def test_a_cut_off_results_file_is_named_and_a_rerun_rewrites_it(
     human.write_text('{"id": "item-0000", "score": 2}\n{"id": "item-0001", "score": 3}\n')
     for args in (["report", str(out)], ["agree", str(out), "--human", str(human)],
                  ["compare", f"a={out}", f"b={out}"]):  # fmt: skip
-        done = chatjudge(*args)
+        done = run_cli(*args)
         assert done.returncode == 2, (args, done.stderr)
         assert f"{results}, line 4, is cut off" in done.stderr
         assert "run the same `chatjudge run` command again" in done.stderr
@@ -185,7 +168,7 @@ def test_a_cut_off_results_file_is_named_and_a_rerun_rewrites_it(
     assert run(stub, data, out).returncode == 0  # rewritten from the store
     assert stub.stats.requests == 0
     assert verdicts(out) == before
-    assert chatjudge("report", str(out)).returncode == 0
+    assert run_cli("report", str(out)).returncode == 0
 
 
 def test_an_out_holding_a_different_run_is_refused_unless_overwrite(

@@ -4,10 +4,7 @@ default run directories, the generated `run` flags and options a judge cannot ho
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +19,7 @@ from chatjudge.models import check_options, get_model
 from chatjudge.options import ClientOptions, RunConfig, flags_of, option_fields
 from chatjudge.rundir import default_out_dir
 from tests.runner.conftest import pointwise_rows, write_jsonl
+from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
 
 # The dict chatjudge 0.1 hashed into default run directory names: changing it would make
@@ -246,22 +244,11 @@ def test_run_help_lists_every_option(run_help: str, name: str, info: FieldInfo) 
     assert " ".join(info.description.split()[:4]) in " ".join(line.split())
 
 
-def chatjudge_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    return subprocess.run(
-        [sys.executable, "-m", "chatjudge.cli", *args],
-        capture_output=True,
-        text=True,
-        env={**environ, **env},
-        timeout=120,
-    )
-
-
 def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(3))
     out = tmp_path / "run"
     with StubServer() as stub:
-        done = chatjudge_cli(
+        done = run_cli(
             "run",
             str(data),
             "--protocol",
@@ -343,7 +330,7 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
 
 def test_a_bad_flag_value_exits_2_naming_the_flag(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(1))
-    done = chatjudge_cli(
+    done = run_cli(
         "run",
         str(data),
         "--protocol",

@@ -50,12 +50,6 @@ def cluster() -> Iterator[str]:
     ray.shutdown()
 
 
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer(latency=0.005, retry_after=0.05) as server:
-        yield server
-
-
 def _judge(stub: StubServer, rows, out: Path, protocol="interactivity-accuracy", **options):
     return evaluate(
         rows, protocol, "openai/stub", out, base_url=stub.base_url, **{**FAST, **options}

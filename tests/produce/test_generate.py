@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +21,7 @@ from chatjudge.errors import (
     UsageError,
 )
 from chatjudge.types import Reply
+from tests.support.cli import run_cli
 from tests.support.golden_judge import verdict
 from tests.support.stub_openai import StubServer, expected_reply
 
@@ -35,12 +33,6 @@ WORDS = ("kettle", "orbit", "saffron", "lantern", "quartz", "meadow", "violin", 
 def _openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-
-
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer(latency=0.005, retry_after=0.05) as server:
-        yield server
 
 
 def dialogues(n: int, markers: dict[int, str] | None = None) -> list[dict[str, Any]]:
@@ -76,16 +68,7 @@ def summary_of(rows_path: Path) -> dict[str, Any]:
     return json.loads(rows_path.with_name(rows_path.stem + ".summary.json").read_text())
 
 
-def chatjudge_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env["OPENAI_API_KEY"] = "dummy"
-    return subprocess.run(
-        [sys.executable, "-m", "chatjudge.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+chatjudge_cli = partial(run_cli, key="dummy")  # the OpenAI model wants some key
 
 
 # --- 1. the whole A/B: baseline, candidate, judge -------------------------------------------

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
-
-from tests.support.stub_openai import StubServer
 
 WORDS = "kettle orbit saffron lantern quartz meadow violin harbor ember cobalt".split()  # noqa: SIM905
 
@@ -47,7 +42,3 @@ def read_results(run_dir: Path) -> dict[str, dict]:
     return {r["id"]: r for r in map(json.loads, lines)}
 
 
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with StubServer(latency=0.005, retry_after=0.05) as server:
-        yield server
