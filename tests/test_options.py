@@ -49,6 +49,7 @@ NOT_FINGERPRINTED = {
     "tokens_per_minute": 1000.0,
     "price_in": 1.0,
     "price_out": 2.0,
+    "prices": Path("prices.toml"),
     "timeout": 5.0,
     "local_workers": 2,
 }
@@ -318,6 +319,7 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
         "tokens_per_minute": 100000.0,
         "price_in": 1.5,
         "price_out": 2.0,
+        "prices": None,
         "base_url": [stub.base_url],
         "timeout": 30.0,
         "local_workers": None,

@@ -118,6 +118,12 @@ class RateOptions(OptionGroup):
 class PricingOptions(OptionGroup):
     price_in: float | None = option(None, "USD per million input tokens.", ge=0)
     price_out: float | None = option(None, "USD per million output tokens.", ge=0)
+    prices: Path | None = option(
+        None,
+        "Prices per model, a TOML file whose table models.\"openai/my-model\" holds input "
+        "and output in USD per million tokens; wins over --price-in/--price-out and the "
+        "bundled price table.",
+    )
 
 
 class ClientOptions(OptionGroup):
@@ -284,6 +290,7 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
         GenerationOptions,
         RetryOptions,
         RateOptions,
+        PricingOptions,
         ClientOptions,
         SimulationOptions,
         but=("flip", "include_system", "parse_retries", "base_url"),

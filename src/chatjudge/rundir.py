@@ -87,6 +87,22 @@ class Metric(Record):
     n: int
 
 
+class RoleCostRecord(Record):
+    """One role's cost in USD (None: a price is unknown) and where its prices came from."""
+
+    usd: float | None
+    priced: bool
+    source: str
+
+
+class Cost(Record):
+    """A command's cost by role (judge; model_under_test; assistant, simulated_user)."""
+
+    roles: dict[str, RoleCostRecord]
+    total_usd: float | None  # None when any role's price is unknown
+    unpriced: list[str]  # the roles whose price is unknown
+
+
 class Summary(Record):
     """`summary.json`."""
 
@@ -102,7 +118,8 @@ class Summary(Record):
     samples: int
     flip: bool
     usage: dict[str, int]
-    cost_usd: float | None
+    cost_usd: float | None  # = cost.total_usd
+    cost: Cost | None = None  # by role
     per_judge: dict[str, Any]
     created: str
     chatjudge_version: str
@@ -125,7 +142,8 @@ class GenerationSummary(Record):
     failures: dict[str, int]  # failed rows by cause
     metrics: dict[str, Metric]
     usage: dict[str, int]
-    cost_usd: float | None
+    cost_usd: float | None  # = cost.total_usd
+    cost: Cost | None = None  # by role
     options: dict[str, Any]
     created: str
     chatjudge_version: str
@@ -152,6 +170,7 @@ class SimulationSummary(Record):
     samples: int
     max_turns: int
     usage: dict[str, dict[str, int]]  # by role: assistant, user
+    cost: Cost | None = None  # by role: assistant, simulated_user
     options: dict[str, Any]
     created: str
     chatjudge_version: str

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 import chatjudge
-from chatjudge.calls import Usage, cost
-from chatjudge.options import PricingOptions
+from chatjudge.calls import Usage
+from chatjudge.calls.prices import price_of
+from chatjudge.models import get_model
+from chatjudge.options import ClientOptions, PricingOptions
 from chatjudge.types import Reply
 
 
@@ -26,6 +28,12 @@ def test_add_counts_calls_and_tokens_missing_tokens_as_zero() -> None:
     }
     assert list(usage.as_dict(cached=False)) == ["calls", "input_tokens", "output_tokens"]
     assert usage.as_dict(cached=False)["calls"] == 2
+
+
+def cost(usage: Usage, pricing: PricingOptions) -> float | None:
+    """The cost of a model of one's own server (no table price) under `pricing`."""
+    model = get_model("openai/m", ClientOptions(base_url=("http://127.0.0.1:1/v1",)))
+    return price_of(model, pricing).cost(usage)
 
 
 def test_cost_prices_tokens_sent_and_is_none_unpriced() -> None:

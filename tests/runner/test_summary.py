@@ -10,7 +10,7 @@ import pytest
 
 from chatjudge.__about__ import __version__
 from chatjudge.protocols import BASELINE, CANDIDATE, TIE, get_protocol
-from chatjudge.rundir import Summary
+from chatjudge.rundir import Cost, RoleCostRecord, Summary
 from chatjudge.runner.summary import SummaryBuilder
 
 POINTWISE = get_protocol("interactivity-accuracy")
@@ -31,7 +31,9 @@ def pointwise_summary(items: list[tuple[int, int] | None], **kwargs: Any) -> dic
 
 
 def test_counts_and_pointwise_metrics() -> None:
-    summary = pointwise_summary([(3, 1), (2, 0), None, (1, 1), (3, 1)], cost=0.25)
+    judge = RoleCostRecord(usd=0.25, priced=True, source="--price-in/--price-out")
+    cost = Cost(roles={"judge": judge}, total_usd=0.25, unpriced=[])
+    summary = pointwise_summary([(3, 1), (2, 0), None, (1, 1), (3, 1)], cost=cost)
     assert (summary["n_items"], summary["n_ok"], summary["n_failed"]) == (5, 4, 1)
     m = summary["metrics"]
     assert set(m) == {"interactivity", "itr", "accuracy"}  # no position consistency
@@ -44,6 +46,7 @@ def test_counts_and_pointwise_metrics() -> None:
         lo, hi = metric["ci95"]
         assert lo <= metric["value"] <= hi and lo < hi
     assert summary["usage"] == USAGE and summary["cost_usd"] == 0.25
+    assert summary["cost"]["roles"]["judge"]["usd"] == 0.25
     assert summary["flip"] is False  # a pointwise run has no orders to flip
 
 

@@ -11,7 +11,7 @@ from chatjudge.calls.ledger import Ledger
 from chatjudge.calls.policy import CallPolicy, RetryConfig
 from chatjudge.calls.pool import Pool
 from chatjudge.calls.progress import RunProgress
-from chatjudge.calls.usage import Usage, cost
+from chatjudge.calls.usage import Usage
 
 __all__ = [
     "KEY_VERSION",
@@ -24,5 +24,4 @@ __all__ = [
     "RetryConfig",
     "RunProgress",
     "Usage",
-    "cost",
 ]

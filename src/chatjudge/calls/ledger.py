@@ -18,12 +18,13 @@ from chatjudge.types import Reply
 class Ledger:
     """One store and the usage it counts (a run's, or one role's)."""
 
-    __slots__ = ("legacy", "lookup", "store", "usage")
+    __slots__ = ("by_model", "legacy", "lookup", "store", "usage")
 
     def __init__(self, store: Store, *, lookup: bool) -> None:
         """`lookup`: answer calls from the store (not with `--no-cache`)."""
         self.store = store
         self.usage = Usage()
+        self.by_model: dict[str, Usage] = {}  # the replies sent for, by model: its cost
         self.lookup = lookup
         self.legacy = lookup and store.legacy_keys
 
@@ -46,3 +47,4 @@ class Ledger:
         """Keep a reply sent for: in the store at once, and in the usage."""
         self.store.put(key, model, reply, latency)
         self.usage.add(reply)
+        self.by_model.setdefault(model, Usage()).add(reply)

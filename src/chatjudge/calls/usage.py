@@ -1,4 +1,4 @@
-"""What model calls used: calls and tokens, and their cost in USD when priced.
+"""What model calls used: calls and tokens (their cost: `chatjudge.calls.prices`).
 
 One type counts for every purpose: a run's or a role's total (`calls` are the replies
 sent for, `cached_calls` those the store answered, which cost nothing) and one row's
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chatjudge.options import PricingOptions
 from chatjudge.types import Reply
 
 
@@ -43,13 +42,3 @@ class Usage:
             "output_tokens": self.output_tokens,
         }
 
-
-def cost(usage: Usage, pricing: PricingOptions) -> float | None:
-    """USD for the tokens sent (cached calls cost nothing), when priced."""
-    if pricing.price_in is None and pricing.price_out is None:
-        return None
-    return round(
-        usage.input_tokens * (pricing.price_in or 0) / 1e6
-        + usage.output_tokens * (pricing.price_out or 0) / 1e6,
-        6,
-    )

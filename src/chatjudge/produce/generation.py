@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatjudge.__about__ import __version__
-from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage, cost
+from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
+from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.errors import JudgeError, UsageError
 from chatjudge.fields import FieldSpec
@@ -63,6 +64,7 @@ class Generation:
     async def run(self) -> dict[str, Any]:
         """Answer every row and write the output and its summary; returns the summary."""
         config = self.config
+        prices = prices_of([self.model], config.pricing)  # once, before anything is sent
         self.output.rows.parent.mkdir(parents=True, exist_ok=True)
         store = Store(self.output.store)
         role = Role(
@@ -116,6 +118,7 @@ class Generation:
             skipped.update(
                 n_skipped=len(self.validation.skipped_rows), skipped=self.validation.skipped()
             )
+        cost = command_cost({"model_under_test": role_cost(prices, role.ledger.by_model)})
         summary = GenerationSummary(
             format=FORMAT,
             kind="generation",
@@ -130,7 +133,8 @@ class Generation:
                 for name, est in bootstrap_metrics({"output_tokens": tokens}).items()
             },
             usage=role.usage.as_dict(),
-            cost_usd=cost(role.usage, config.pricing),
+            cost_usd=cost.total_usd,
+            cost=cost,
             options=config.options("generate"),
             created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             chatjudge_version=__version__,

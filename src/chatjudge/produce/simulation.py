@@ -23,6 +23,7 @@ from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
+from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.errors import JudgeError
 from chatjudge.fields import FieldSpec
@@ -69,6 +70,7 @@ class Simulation:
     async def run(self) -> dict[str, Any]:
         """Simulate every conversation, write them and their summary; returns the summary."""
         config, sim = self.config, self.config.simulation
+        prices = prices_of([self.assistant, self.user], config.pricing)  # once, before sending
         self.output.rows.parent.mkdir(parents=True, exist_ok=True)
         store = Store(self.output.store)
         lookup = not config.run.no_cache
@@ -112,6 +114,16 @@ class Simulation:
             skipped.update(
                 n_skipped=len(self.validation.skipped_rows), skipped=self.validation.skipped()
             )
+        cost = command_cost(
+            {
+                "assistant": role_cost(
+                    {self.assistant.name: prices[self.assistant.name]}, assistant.ledger.by_model
+                ),
+                "simulated_user": role_cost(
+                    {self.user.name: prices[self.user.name]}, user.role.ledger.by_model
+                ),
+            }
+        )
         summary = SimulationSummary(
             **summarize(records, samples),
             assistant=self.assistant.name,
@@ -120,8 +132,9 @@ class Simulation:
             samples=samples,
             max_turns=sim.max_turns,
             usage={"assistant": assistant.usage.as_dict(), "user": user.role.usage.as_dict()},
+            cost=cost,
             options={
-                k: str(v) if k == "user_prompt" and v else v
+                k: str(v) if k in ("user_prompt", "prices") and v else v
                 for k, v in config.options("simulate").items()
             },
             created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -32,6 +32,7 @@ from chatjudge.report.format import (
 )
 from chatjudge.report.load import ResultStats, read_summary, slim_item
 from chatjudge.report.sections import Section, build_sections
+from chatjudge.report.terminal import cost_rows
 from chatjudge.rundir import REPORT, iter_results
 
 MAX_FILTER_VALUES = 20  # a score with more distinct values gets no value filter
@@ -347,8 +348,8 @@ def _usage(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ("input tokens", format_count(usage.get("input_tokens"))),
         ("output tokens", format_count(usage.get("output_tokens"))),
     ]
-    if summary.get("cost_usd") is not None:
-        rows.append(("cost", f"${summary['cost_usd']:,.4f}"))
+    for label, usd, note in cost_rows(summary):
+        rows.append((label, f"{usd} ({note})" if note else usd))
     return rows
 
 

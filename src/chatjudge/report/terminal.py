@@ -40,6 +40,7 @@ def produced_table(summary: dict[str, Any]) -> Table:
     if summary.get("plain_user_replies"):
         plain = format_count(summary["plain_user_replies"])
         table.add_row("plain-text user replies", plain, "no JSON: taken whole as the message", "")
+    _add_cost(table, summary)
     return table
 
 
@@ -74,7 +75,38 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table.add_row("items", format_count(summary.get("n_items")), "", "")
     table.add_row("judged", format_count(summary.get("n_ok")), "", "")
     table.add_row("failed", format_count(n_failed), "", "", style="red" if n_failed else None)
+    _add_cost(table, summary)
     return table
+
+
+def cost_rows(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Label, USD and where its prices came from, for each role and the whole command;
+    an unknown price reads "unknown", never $0. A summary from before costs by role
+    gives its one `cost_usd`, when priced."""
+    cost = summary.get("cost")
+    if not isinstance(cost, dict):
+        usd = summary.get("cost_usd")
+        return [] if usd is None else [("cost", _usd(usd), "")]
+    rows = [
+        (f"cost · {role}", _usd(part.get("usd")), str(part.get("source", "")))
+        for role, part in (cost.get("roles") or {}).items()
+    ]
+    unpriced = cost.get("unpriced") or []
+    note = "no price for " + ", ".join(unpriced) if unpriced else ""
+    rows.append(("cost · total", _usd(cost.get("total_usd")), note))
+    return rows
+
+
+def _add_cost(table: Table, summary: dict[str, Any]) -> None:
+    rows = cost_rows(summary)
+    if rows:
+        table.add_section()
+    for label, usd, note in rows:
+        table.add_row(escape(label), usd, escape(note), "")
+
+
+def _usd(value: Any) -> str:
+    return "unknown" if value is None else f"${value:,.4f}"
 
 
 def calibration_table(calibration: dict[str, Any], title: str = "") -> Table:

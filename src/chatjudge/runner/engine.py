@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge.__about__ import __version__
-from chatjudge.calls import Caller, CallPolicy, Ledger, Pool, RunProgress, cost
+from chatjudge.calls import Caller, CallPolicy, Ledger, Pool, RunProgress
+from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Source, Validation, iter_items
 from chatjudge.errors import FatalJudgeError
 from chatjudge.models import Model
@@ -67,6 +68,7 @@ class Engine:
     async def run(self, on_item: OnItem | None = None) -> RunOutcome:
         """Judge every item; `on_item` sees each results record as it is written."""
         config = self.config
+        prices = prices_of(self.models, config.pricing)  # once, before anything is sent
         lanes = [
             JudgeLane(
                 Caller(m, CallPolicy.of(config), config.run.concurrency),
@@ -100,9 +102,10 @@ class Engine:
                 store.close()
             for model in self.models:
                 await model.aclose()
+        judging = command_cost({"judge": role_cost(prices, ledger.by_model)})
         built = summary.build(
             ledger.usage.as_dict(),
-            cost(ledger.usage, config.pricing),
+            judging,
             len(self.validation.skipped_rows),
             self.validation.skipped(),
         )

@@ -11,7 +11,7 @@ import numpy as np
 
 from chatjudge.__about__ import __version__
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec, Protocol
-from chatjudge.rundir import FORMAT, Summary
+from chatjudge.rundir import FORMAT, Cost, Summary
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.stats.style import StyleControl, response_text, style_control, style_counts
 
@@ -107,7 +107,7 @@ class SummaryBuilder:
     def build(
         self,
         usage: dict[str, int],
-        cost_usd: float | None,
+        cost: Cost | None,
         n_skipped: int = 0,
         skipped: list[dict[str, Any]] | None = None,
     ) -> Summary:
@@ -140,7 +140,8 @@ class SummaryBuilder:
             samples=self.samples,
             flip=self.flip,
             usage=usage,
-            cost_usd=cost_usd,
+            cost_usd=cost.total_usd if cost else None,
+            cost=cost,
             per_judge=self._per_judge_summary(),
             created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             chatjudge_version=__version__,

@@ -1,0 +1,163 @@
+"""What a model's tokens cost, and so what each role of a command cost.
+
+Prices come, in this order, from `--prices FILE.toml` (per model), from
+`--price-in/--price-out` (every model of the command), as zero for a model that runs on
+this machine, and from the price table bundled in `genai-prices` (its snapshot only: it
+is never asked to update over the network) for a model reached at its provider's own
+endpoint. Anything else (a Python callable, a vLLM or Ollama server behind `--base-url`,
+a model the table lacks) is unknown: None, never a guessed number. A price is looked up
+once per model per command, not per call.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from chatjudge.calls.usage import Usage
+from chatjudge.errors import UsageError
+from chatjudge.rundir import Cost, RoleCostRecord
+
+if TYPE_CHECKING:
+    from chatjudge.models.base import Model
+    from chatjudge.options import PricingOptions
+
+# The endpoints whose prices the table lists; any other host serves its own prices.
+_OFFICIAL_HOSTS = {
+    "openai": {"api.openai.com"},
+    "anthropic": {"api.anthropic.com"},
+    "google": {"generativelanguage.googleapis.com"},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per million input and output tokens (None: unknown) and where they came from."""
+
+    input: float | None
+    output: float | None
+    source: str
+
+    @property
+    def known(self) -> bool:
+        return self.input is not None and self.output is not None
+
+    def cost(self, usage: Usage) -> float | None:
+        """USD for the tokens sent (cached calls cost nothing); None when unknown."""
+        if self.input is None or self.output is None:
+            return None
+        return round(
+            usage.input_tokens * self.input / 1e6 + usage.output_tokens * self.output / 1e6, 6
+        )
+
+
+def table_version() -> str:
+    from genai_prices import __version__
+
+    return f"genai-prices {__version__}"
+
+
+def load_prices(path: Path) -> dict[str, Price]:
+    """`--prices FILE.toml`: `[models."openai/my-model"] input = 1.0, output = 2.0`
+    (USD per million tokens); a bad file or entry is a usage error naming it."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"--prices {path}: cannot read it: {exc}") from exc
+    models = data.get("models")
+    if not isinstance(models, dict) or set(data) - {"models"}:
+        raise UsageError(f'--prices {path}: expected only [models."provider/model"] tables')
+    out: dict[str, Price] = {}
+    for name, entry in models.items():
+        if not isinstance(entry, dict) or set(entry) != {"input", "output"}:
+            raise UsageError(
+                f"--prices {path}: model {name!r} needs exactly `input` and `output`"
+            )
+        for field in ("input", "output"):
+            value = entry[field]
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise UsageError(
+                    f"--prices {path}: model {name!r}, field {field!r}: "
+                    f"expected a number >= 0 (USD per million tokens), got {value!r}"
+                )
+        out[name] = Price(float(entry["input"]), float(entry["output"]), f"--prices {path}")
+    return out
+
+
+def price_of(
+    model: Model, pricing: PricingOptions, overrides: Mapping[str, Price] | None = None
+) -> Price:
+    """The price of `model`'s tokens; see the module's docstring for the order."""
+    model = getattr(model, "inner", model)  # on Ray workers: priced as the model they run
+    if overrides and model.name in overrides:
+        return overrides[model.name]
+    if pricing.price_in is not None or pricing.price_out is not None:
+        return Price(pricing.price_in or 0.0, pricing.price_out or 0.0, "--price-in/--price-out")
+    if model.runs_locally:
+        return Price(0.0, 0.0, "local")
+    unknown = Price(None, None, "unknown")
+    hosts = _OFFICIAL_HOSTS.get(model.provider)
+    if hosts is None or not model.model or not _official(model, hosts):
+        return unknown
+    return _from_table(model.provider, model.model) or unknown
+
+
+def prices_of(models: Iterable[Model], pricing: PricingOptions) -> dict[str, Price]:
+    """Every model's price by name, the `--prices` file read once."""
+    overrides = load_prices(pricing.prices) if pricing.prices is not None else None
+    return {m.name: price_of(m, pricing, overrides) for m in models}
+
+
+def role_cost(prices: Mapping[str, Price], usage: Mapping[str, Usage]) -> RoleCostRecord:
+    """A role's cost from its models' prices and the replies each sent for
+    (`Ledger.by_model`): unknown when any of its models' price is."""
+    used = {name: usage.get(name, Usage()) for name in prices}
+    costs = [prices[name].cost(tokens) for name, tokens in used.items()]
+    costs += [None for name in usage if name not in prices]  # a model without a price
+    usd = None if any(c is None for c in costs) else round(sum(c or 0.0 for c in costs), 6)
+    sources = sorted({p.source for p in prices.values()})
+    return RoleCostRecord(usd=usd, priced=usd is not None, source=", ".join(sources))
+
+
+def command_cost(roles: Mapping[str, RoleCostRecord]) -> Cost:
+    """The whole command's cost: unknown when any role's is, naming those roles."""
+    unpriced = [name for name, role in roles.items() if role.usd is None]
+    total = None if unpriced else round(sum(r.usd or 0.0 for r in roles.values()), 6)
+    return Cost(roles=dict(roles), total_usd=total, unpriced=unpriced)
+
+
+def _official(model: Model, hosts: set[str]) -> bool:
+    """Whether every endpoint the model is reached at is its provider's own."""
+    urls: list[Any] = list(getattr(model, "base_urls", None) or [])
+    single = getattr(model, "base_url", None)
+    if single:
+        urls.append(single)
+    return all(urlparse(str(u)).hostname in hosts for u in urls)
+
+
+def _from_table(provider: str, name: str) -> Price | None:
+    """The bundled table's price per million tokens, or None where it has none. A tiered
+    price (Gemini above 200k prompt tokens) counts at its base tier, which a chat turn is in."""
+    from genai_prices import Usage as TableUsage
+    from genai_prices import calc_price
+
+    try:
+        found = calc_price(TableUsage(input_tokens=1), name, provider_id=provider).model_price
+    except LookupError:
+        return None
+    rates = [_per_million(found.input_mtok), _per_million(found.output_mtok)]
+    if rates[0] is None or rates[1] is None:
+        return None
+    return Price(rates[0], rates[1], table_version())
+
+
+def _per_million(value: Any) -> float | None:
+    from genai_prices.types import TieredPrices
+
+    if isinstance(value, TieredPrices):
+        value = value.base
+    return None if value is None else float(value)
