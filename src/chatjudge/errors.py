@@ -64,8 +64,9 @@ class VerdictError(ChatJudgeError):
     """A judge reply that does not yield a valid verdict: a recorded failure, never a score."""
 
 
-class JudgeError(ChatJudgeError):
-    """A judge call failed. `retryable` tells the run engine whether to try again."""
+class ModelError(ChatJudgeError):
+    """A model call failed, whatever the model's role (judge, model under test, simulated
+    user): one family for all. `retryable` tells the call path whether to try again."""
 
     retryable = False
     fatal = False  # stops the whole run (for example a bad API key)
@@ -75,7 +76,7 @@ class JudgeError(ChatJudgeError):
         self.status = status
 
 
-class RateLimitError(JudgeError):
+class RateLimitError(ModelError):
     """429 or a provider's equivalent; `retry_after` seconds when the provider said so."""
 
     retryable = True
@@ -87,68 +88,68 @@ class RateLimitError(JudgeError):
         self.retry_after = retry_after
 
 
-class ServerError(JudgeError):
+class ServerError(ModelError):
     """5xx, overloaded: transient on the provider's side."""
 
     retryable = True
 
 
-class JudgeConnectionError(JudgeError):
+class ModelConnectionError(ModelError):
     """Connection refused, reset or closed before a reply."""
 
     retryable = True
 
 
-class JudgeTimeoutError(JudgeError):
+class ModelTimeoutError(ModelError):
     """No reply within the per-call timeout."""
 
     retryable = True
 
 
-class BadRequestError(JudgeError):
+class BadRequestError(ModelError):
     """The provider refused this request (4xx other than auth and rate limits)."""
 
 
-class AuthError(JudgeError):
+class AuthError(ModelError):
     """Missing or rejected credentials: retrying cannot help and every call would fail."""
 
     fatal = True
 
 
-class ModelLoadError(JudgeError):
+class ModelLoadError(ModelError):
     """A local model file could not be loaded: every call would fail the same way."""
 
     fatal = True
 
 
-class LocalModelCrashError(JudgeError):
+class LocalModelCrashError(ModelError):
     """A llama.cpp worker process died (a signal or an exit): the run stops, what finished stays."""
 
     fatal = True
 
 
-class WorkerLostError(JudgeError):
+class WorkerLostError(ModelError):
     """A Ray worker died with the call in flight: the call is sent again to another worker."""
 
     retryable = True
 
 
-class ClusterLostError(JudgeError):
+class ClusterLostError(ModelError):
     """Every Ray worker of a model is gone: the run stops, what finished stays."""
 
     fatal = True
 
 
-class FatalJudgeError(ChatJudgeError):
-    """A judge fault that stopped the run (bad credentials, a crashed model): nothing more is
-    sent. `finished` counts the items finished (and written) before the stop."""
+class FatalModelError(ChatJudgeError):
+    """A model fault that stopped the command (bad credentials, a crashed model): nothing more
+    is sent. `finished` counts the items finished (and written) before the stop."""
 
     def __init__(self, message: str, *, finished: int = 0) -> None:
         super().__init__(message)
         self.finished = finished
 
 
-def error_for_status(status: int, message: str, *, retry_after: float | None = None) -> JudgeError:
+def error_for_status(status: int, message: str, *, retry_after: float | None = None) -> ModelError:
     """What an HTTP error status means for the run, the same for every provider.
 
     401/403 stop the run; 429 is retried after `retry_after`; 408 is a timeout;
@@ -160,7 +161,7 @@ def error_for_status(status: int, message: str, *, retry_after: float | None = N
     if status == 429:
         return RateLimitError(message, status=status, retry_after=retry_after)
     if status == 408:
-        return JudgeTimeoutError(message, status=status)
+        return ModelTimeoutError(message, status=status)
     if status >= 500 or status == 409:
         return ServerError(message, status=status)
     return BadRequestError(message, status=status)

@@ -13,22 +13,22 @@ from chatjudge.calls.policy import CallPolicy, RetryConfig
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
-    JudgeConnectionError,
-    JudgeError,
-    JudgeTimeoutError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
     RateLimitError,
     ServerError,
 )
 from chatjudge.options import RunConfig
 
 FAST = RetryConfig(max_retries=3, initial_wait=0.01, max_wait=0.02, timeout=5.0)
-RETRYABLE = [RateLimitError, ServerError, JudgeTimeoutError, JudgeConnectionError]
+RETRYABLE = [RateLimitError, ServerError, ModelTimeoutError, ModelConnectionError]
 
 
 class Flaky:
     """An attempt that raises `errors[k]` on its k-th call (None: succeed) and then succeeds."""
 
-    def __init__(self, *errors: JudgeError | None) -> None:
+    def __init__(self, *errors: ModelError | None) -> None:
         self.errors = list(errors)
         self.calls = 0
         self.started: list[float] = []
@@ -41,7 +41,7 @@ class Flaky:
         return f"reply after {self.calls} attempt(s)"
 
 
-def always(make: Callable[[int], JudgeError]) -> Callable[[], Awaitable[str]]:
+def always(make: Callable[[int], ModelError]) -> Callable[[], Awaitable[str]]:
     """An attempt that always fails; `.calls` counts the attempts."""
 
     async def attempt() -> str:
@@ -53,7 +53,7 @@ def always(make: Callable[[int], JudgeError]) -> Callable[[], Awaitable[str]]:
 
 
 @pytest.mark.parametrize("error", RETRYABLE, ids=lambda e: e.__name__)
-async def test_a_transient_fault_is_retried_until_it_succeeds(error: type[JudgeError]) -> None:
+async def test_a_transient_fault_is_retried_until_it_succeeds(error: type[ModelError]) -> None:
     policy = CallPolicy(FAST)
     attempt = Flaky(error("first"), error("second"))
     assert await policy.call(attempt) == "reply after 3 attempt(s)"
@@ -63,7 +63,7 @@ async def test_a_transient_fault_is_retried_until_it_succeeds(error: type[JudgeE
 
 
 @pytest.mark.parametrize("error", RETRYABLE, ids=lambda e: e.__name__)
-async def test_the_retry_cap_raises_the_last_fault(error: type[JudgeError]) -> None:
+async def test_the_retry_cap_raises_the_last_fault(error: type[ModelError]) -> None:
     policy = CallPolicy(FAST)
     attempt = always(lambda k: error(f"fault {k}"))
     with pytest.raises(error, match=r"^fault 4$"):  # the first attempt, then 3 retries
@@ -81,7 +81,7 @@ async def test_no_retries_means_one_attempt() -> None:
 
 
 @pytest.mark.parametrize("error", [BadRequestError, AuthError], ids=lambda e: e.__name__)
-async def test_a_request_fault_is_not_retried(error: type[JudgeError]) -> None:
+async def test_a_request_fault_is_not_retried(error: type[ModelError]) -> None:
     policy = CallPolicy(FAST)
     raised = error("refused", status=400)
     attempt = Flaky(raised)
@@ -176,7 +176,7 @@ async def test_the_per_attempt_timeout_raises_judge_timeout_error() -> None:
         return "never"
 
     started = time.monotonic()
-    with pytest.raises(JudgeTimeoutError, match="no reply within 0.1 s"):
+    with pytest.raises(ModelTimeoutError, match="no reply within 0.1 s"):
         await policy.call(hangs)
     assert time.monotonic() - started < 1.0
 

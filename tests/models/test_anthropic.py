@@ -13,8 +13,8 @@ import pytest
 
 from chatjudge.errors import (
     BadRequestError,
-    JudgeError,
-    JudgeTimeoutError,
+    ModelError,
+    ModelTimeoutError,
     RateLimitError,
     UsageError,
 )
@@ -145,7 +145,7 @@ async def test_max_tokens_is_sent(closing: Closing, anthropic_stub: AnthropicStu
     [
         (404, "not_found_error", BadRequestError, False),
         (413, "request_too_large", BadRequestError, False),
-        (408, "timeout_error", JudgeTimeoutError, True),
+        (408, "timeout_error", ModelTimeoutError, True),
     ],
 )
 async def test_other_error_statuses_map_onto_chatjudge_errors(
@@ -153,7 +153,7 @@ async def test_other_error_statuses_map_onto_chatjudge_errors(
     anthropic_stub: AnthropicStub,
     status: int,
     error_type: str,
-    expected: type[JudgeError],
+    expected: type[ModelError],
     retryable: bool,
 ) -> None:
     anthropic_stub.fail_next(status, error_type, f"stub says {error_type}", times=5)
@@ -182,7 +182,7 @@ async def test_the_sdk_client_gets_the_timeout(
 ) -> None:
     anthropic_stub.delay = 5.0
     slow = closing(model_at(anthropic_stub, timeout=0.3))
-    with pytest.raises(JudgeTimeoutError) as info:
+    with pytest.raises(ModelTimeoutError) as info:
         await slow.generate(REQUEST)  # no policy around it: the SDK's own timeout fired
     assert info.value.retryable
     assert len(anthropic_stub.requests) == 1

@@ -25,9 +25,9 @@ from chatjudge.calls.policy import CallPolicy, RetryConfig
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
-    JudgeConnectionError,
-    JudgeError,
-    JudgeTimeoutError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
     RateLimitError,
     ServerError,
     UsageError,
@@ -187,7 +187,7 @@ def served(request: pytest.FixtureRequest) -> Served:
 @dataclass(frozen=True)
 class Expected:
     status: int
-    error: type[JudgeError]
+    error: type[ModelError]
     retryable: bool
     fatal: bool = False
 
@@ -256,7 +256,7 @@ async def test_a_refused_connection_fails_fast_and_is_retryable(
         get_model(served.spec, ClientOptions(base_url=f"http://127.0.0.1:{closed_port()}"))
     )
     start = time.perf_counter()
-    with pytest.raises(JudgeConnectionError) as info:
+    with pytest.raises(ModelConnectionError) as info:
         await model.generate(REQUEST)
     assert info.value.retryable and not info.value.fatal
     assert time.perf_counter() - start < 1.5  # no reconnect sleeps of an SDK's own
@@ -270,7 +270,7 @@ async def test_a_hung_server_times_out_under_the_run_policy(
     served.hang(5.0)
     policy = CallPolicy(RetryConfig(max_retries=0, timeout=0.3))
     start = time.perf_counter()
-    with pytest.raises(JudgeTimeoutError) as info:
+    with pytest.raises(ModelTimeoutError) as info:
         await policy.call(lambda: model.generate(REQUEST))
     assert info.value.retryable
     assert time.perf_counter() - start < 2.0

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import chatjudge
-from chatjudge.errors import JudgeError, RateLimitError, UsageError
+from chatjudge.errors import ModelError, RateLimitError, UsageError
 from chatjudge.models import get_model
 from chatjudge.models.function import FunctionModel
 from chatjudge.protocols import get_protocol
@@ -155,9 +155,9 @@ async def test_ordinary_exception_becomes_a_non_retryable_judge_error() -> None:
     def broken(prompt: str) -> str:
         raise ValueError("model server said no")
 
-    with pytest.raises(JudgeError) as info:
+    with pytest.raises(ModelError) as info:
         await FunctionModel(broken).generate(request())
-    assert type(info.value) is JudgeError
+    assert type(info.value) is ModelError
     assert not info.value.retryable and not info.value.fatal
     assert "ValueError: model server said no" in str(info.value)
     assert isinstance(info.value.__cause__, ValueError)
@@ -173,7 +173,7 @@ async def test_judge_errors_pass_through_with_their_retry_policy() -> None:
 
 
 async def test_unsupported_return_type_is_a_judge_error() -> None:
-    with pytest.raises(JudgeError, match="returned int; expected str, dict or Reply"):
+    with pytest.raises(ModelError, match="returned int; expected str, dict or Reply"):
         await FunctionModel(lambda prompt: 42).generate(request())
 
 

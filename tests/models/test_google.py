@@ -22,8 +22,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
-    JudgeError,
-    JudgeTimeoutError,
+    ModelError,
+    ModelTimeoutError,
     RateLimitError,
     ServerError,
     UsageError,
@@ -225,7 +225,7 @@ async def test_other_errors_map_by_code_and_status_name(
     google_stub: GoogleStub,
     code: int,
     status: str,
-    expected: type[JudgeError],
+    expected: type[ModelError],
     retryable: bool,
 ) -> None:
     google_stub.fail_next(code, f"stub says {status}", status=status, times=5)
@@ -265,7 +265,7 @@ async def test_rate_limit_delay_from_retry_info_before_the_header(
 async def test_the_sdk_client_gets_the_timeout(closing: Closing, google_stub: GoogleStub) -> None:
     google_stub.delay = 5.0
     slow = closing(model_at(google_stub, timeout=0.3))
-    with pytest.raises(JudgeTimeoutError) as info:
+    with pytest.raises(ModelTimeoutError) as info:
         await slow.generate(REQUEST)  # no policy around it: the SDK's own timeout fired
     assert info.value.retryable
     assert len(google_stub.requests) == 1

@@ -18,7 +18,7 @@ import pytest
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
-    JudgeConnectionError,
+    ModelConnectionError,
     RateLimitError,
     ServerError,
     UsageError,
@@ -330,7 +330,7 @@ async def test_a_reset_connection_is_a_connection_error(
 ) -> None:
     openai_stub.configure(permanent={"RESET": "reset"})
     model = closing(model_at(openai_stub))
-    with pytest.raises(JudgeConnectionError) as info:
+    with pytest.raises(ModelConnectionError) as info:
         await model.generate(judge_request([{"role": "user", "content": "RESET " + PROMPT}]))
     assert info.value.retryable
     reply = await model.generate(judge_request())  # the next call gets a new connection

@@ -16,7 +16,7 @@ import chatjudge
 from chatjudge.errors import (
     AuthError,
     DataValidationError,
-    FatalJudgeError,
+    FatalModelError,
     ServerError,
     UsageError,
 )
@@ -294,7 +294,7 @@ def test_a_rejected_key_stops_the_run_after_the_calls_in_flight(
     stub: StubServer, tmp_path: Path
 ) -> None:
     stub.configure(api_key="the-right-key")
-    with pytest.raises(FatalJudgeError, match="401") as caught:
+    with pytest.raises(FatalModelError, match="401") as caught:
         chatjudge.generate(
             dialogues(30),
             "openai/stub",
@@ -320,7 +320,7 @@ def test_a_stop_keeps_the_finished_rows_and_the_same_call_resumes(tmp_path: Path
 
     rows = dialogues(6)
     out = tmp_path / "out.jsonl"
-    with pytest.raises(FatalJudgeError) as caught:
+    with pytest.raises(FatalModelError) as caught:
         chatjudge.generate(rows, assistant, out=out, concurrency=1)
     assert caught.value.finished == 3
     assert [r["id"] for r in read_jsonl(out)] == [r["id"] for r in rows[:3]]

@@ -29,7 +29,7 @@ class Caller:
 
     async def send(self, request: ModelRequest) -> tuple[Reply, float]:
         """One call under the policy: the reply, and the latency of the attempt that gave it
-        (not the queueing or the back-off before it). Raises the last `JudgeError`."""
+        (not the queueing or the back-off before it). Raises the last `ModelError`."""
         started = 0.0
 
         async def attempt() -> Reply:

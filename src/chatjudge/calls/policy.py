@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from chatjudge.errors import JudgeError, JudgeTimeoutError, RateLimitError
+from chatjudge.errors import ModelError, ModelTimeoutError, RateLimitError
 from chatjudge.options import RunConfig
 
 if TYPE_CHECKING:
@@ -81,17 +81,17 @@ class CallPolicy:
         assert self._backoff is not None
         return float(self._backoff(state))
 
-    def _first_wait(self, exc: JudgeError) -> float:
+    def _first_wait(self, exc: ModelError) -> float:
         if isinstance(exc, RateLimitError) and exc.retry_after is not None:
             return _after(exc.retry_after)
         return self.config.initial_wait * (1 + random.random())
 
     def _before_sleep(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, JudgeError):
+        if isinstance(exc, ModelError):
             self._note(exc)
 
-    def _note(self, exc: JudgeError) -> None:
+    def _note(self, exc: ModelError) -> None:
         """Count a retry; a 429 pauses every worker of this judge (adaptive back-off)."""
         self.retries += 1
         if isinstance(exc, RateLimitError):
@@ -100,14 +100,14 @@ class CallPolicy:
             self._paused_until = max(self._paused_until, time.monotonic() + pause)
 
     async def call(self, attempt: Callable[[], Awaitable[T]], tokens: int = 0) -> T:
-        """Run `attempt` under the policy; raises the last JudgeError when it gives up.
+        """Run `attempt` under the policy; raises the last ModelError when it gives up.
 
         The first attempt runs directly: tenacity's set-up is paid only by calls that
         fail, which keeps the common path of the judge loop lean.
         """
         try:
             return await self._once(attempt, tokens)
-        except JudgeError as exc:
+        except ModelError as exc:
             if not exc.retryable or self.config.max_retries == 0:
                 raise
             first = exc
@@ -130,7 +130,7 @@ class CallPolicy:
         return AsyncRetrying(
             stop=stop_after_attempt(self.config.max_retries),
             wait=self._wait,
-            retry=retry_if_exception(lambda e: isinstance(e, JudgeError) and e.retryable),
+            retry=retry_if_exception(lambda e: isinstance(e, ModelError) and e.retryable),
             before_sleep=self._before_sleep,
             reraise=True,
         )
@@ -147,7 +147,7 @@ class CallPolicy:
             async with asyncio.timeout(self.config.timeout):
                 return await attempt()
         except TimeoutError as exc:
-            raise JudgeTimeoutError(f"no reply within {self.config.timeout:g} s") from exc
+            raise ModelTimeoutError(f"no reply within {self.config.timeout:g} s") from exc
 
 
 def _bucket(per_minute: float | None) -> AsyncLimiter | None:

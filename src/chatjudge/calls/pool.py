@@ -2,7 +2,7 @@
 
 Pulling, not queueing: the iterator is advanced only when a worker is free, so jobs are
 made (items read, planned) as they can be sent and memory holds the jobs in flight, not
-the dataset. A job records its own ordinary failures; a `JudgeError` it lets out is
+the dataset. A job records its own ordinary failures; a `ModelError` it lets out is
 fatal (rejected credentials, a crashed local model): it stops the handing out of work,
 the jobs in flight finish, and the pool's owner learns of the fault from `run`'s result
 (and, while the pool runs, from `fatal`, to stop making jobs).
@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Generic, TypeVar
 
-from chatjudge.errors import JudgeError
+from chatjudge.errors import ModelError
 
 Job = TypeVar("Job")
 
@@ -23,11 +23,11 @@ Job = TypeVar("Job")
 class Pool(Generic[Job]):
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self.fatal: JudgeError | None = None
+        self.fatal: ModelError | None = None
 
     async def run(
         self, jobs: Iterator[Job], work: Callable[[Job], Awaitable[object]]
-    ) -> JudgeError | None:
+    ) -> ModelError | None:
         """Run `work` on every job, `workers` at a time; the fatal fault that stopped them."""
         tasks = [asyncio.create_task(self._worker(jobs, work)) for _ in range(self.workers)]
         try:
@@ -44,6 +44,6 @@ class Pool(Generic[Job]):
                 return
             try:
                 await work(job)
-            except JudgeError as exc:  # fatal: stop handing out work; finished jobs stay
+            except ModelError as exc:  # fatal: stop handing out work; finished jobs stay
                 self.fatal = exc
                 return

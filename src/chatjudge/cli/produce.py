@@ -144,7 +144,7 @@ def _produce(
 ) -> None:
     """Set the job up (exit 2 before any call on a problem), run it, print its summary; exit 1
     if a row failed or was skipped, as `run` does."""
-    from chatjudge.errors import FatalJudgeError
+    from chatjudge.errors import FatalModelError
     from chatjudge.options import RunConfig
     from chatjudge.report import produced_table
     from chatjudge.sync import run_sync
@@ -160,7 +160,7 @@ def _produce(
     collect_less_often()
     try:
         summary = run_sync(job.run())
-    except FatalJudgeError as exc:
+    except FatalModelError as exc:
         raise fail(
             f"{exc}\n{exc.finished} finished row(s) are in {output.rows}, every call in "
             f"{output.store}; after the fix, the same command resumes.",

@@ -61,7 +61,7 @@ def run(
 ) -> None:
     """Judge every item of DATA and write results.jsonl, summary.json and report.html."""
     from chatjudge.api import build_engine, run_sync
-    from chatjudge.errors import FatalJudgeError
+    from chatjudge.errors import FatalModelError
     from chatjudge.options import RunConfig
 
     show_warnings()
@@ -86,7 +86,7 @@ def run(
     collect_less_often()
     try:
         outcome = run_sync(engine, on_item=builder.add)
-    except FatalJudgeError as exc:
+    except FatalModelError as exc:
         builder.close()
         # 1: items were judged before the stop (all kept); 2: it stopped before any was.
         raise fail(

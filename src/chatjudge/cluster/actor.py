@@ -2,7 +2,7 @@
 
 The actor does one thing: `generate`. Retries, rate limits, the store and the verdicts
 stay with the driver, so a reply is committed once, where the ledger is. A provider's
-`JudgeError` comes back as a value, not raised, so its type and retry policy cross
+`ModelError` comes back as a value, not raised, so its type and retry policy cross
 the wire intact (Ray would wrap a raised one in its own error).
 """
 
@@ -12,7 +12,7 @@ import os
 import socket
 
 from chatjudge.cluster.spec import WorkerSpec
-from chatjudge.errors import ChatJudgeError, JudgeError
+from chatjudge.errors import ChatJudgeError, ModelError
 from chatjudge.secrets import mask
 from chatjudge.types import ModelRequest, Reply
 
@@ -35,10 +35,10 @@ class ModelActor:
         """The calls this worker's model takes at once (a local model's processes)."""
         return self.model.max_concurrency
 
-    async def generate(self, request: ModelRequest) -> Reply | JudgeError:
+    async def generate(self, request: ModelRequest) -> Reply | ModelError:
         try:
             reply = await self.model.generate(request)
-        except JudgeError as exc:  # its message was masked with this worker's keys
+        except ModelError as exc:  # its message was masked with this worker's keys
             return exc
         reply.text = mask(reply.text)  # this worker's keys, which the driver may not know
         return reply

@@ -18,7 +18,7 @@ from ray.exceptions import RayActorError
 
 from chatjudge.cluster.actor import ModelActor
 from chatjudge.cluster.spec import WorkerSpec
-from chatjudge.errors import ChatJudgeError, ClusterLostError, JudgeError, WorkerLostError
+from chatjudge.errors import ChatJudgeError, ClusterLostError, ModelError, WorkerLostError
 from chatjudge.models import Model
 from chatjudge.types import ModelRequest, Reply
 
@@ -50,7 +50,7 @@ class RemoteModel(Model):
         i = min(self._live, key=self._in_flight.__getitem__)
         self._in_flight[i] += 1
         try:
-            out: Reply | JudgeError = await self.actors[i].generate.remote(request)
+            out: Reply | ModelError = await self.actors[i].generate.remote(request)
         except RayActorError as exc:
             if i in self._live:
                 self._live.remove(i)
@@ -58,7 +58,7 @@ class RemoteModel(Model):
             raise WorkerLostError(lost) from exc
         finally:
             self._in_flight[i] -= 1
-        if isinstance(out, JudgeError):
+        if isinstance(out, ModelError):
             raise out
         return out
 

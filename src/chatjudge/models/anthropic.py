@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from chatjudge import secrets
 from chatjudge.errors import (
     AuthError,
-    JudgeConnectionError,
-    JudgeError,
-    JudgeTimeoutError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
     error_for_status,
 )
 from chatjudge.models.base import Model
@@ -125,14 +125,14 @@ def _reply(message: anthropic.types.Message) -> Reply:
     return Reply(text, usage.input_tokens, usage.output_tokens)
 
 
-def _judge_error(exc: Exception, sdk: Any) -> JudgeError:
+def _judge_error(exc: Exception, sdk: Any) -> ModelError:
     """Map an SDK exception onto chatjudge's error types (their retry policy)."""
     if isinstance(exc, sdk.APITimeoutError):
-        return JudgeTimeoutError(f"Anthropic: {exc}")
+        return ModelTimeoutError(f"Anthropic: {exc}")
     if isinstance(exc, sdk.APIConnectionError):
-        return JudgeConnectionError(f"Anthropic: {exc}")
+        return ModelConnectionError(f"Anthropic: {exc}")
     if not isinstance(exc, sdk.APIStatusError):
-        return JudgeError(f"Anthropic: {type(exc).__name__}: {exc}")
+        return ModelError(f"Anthropic: {type(exc).__name__}: {exc}")
     status = exc.status_code
     text = f"Anthropic HTTP {status}: {_describe(exc)}"  # 529 is `overloaded_error`
     return error_for_status(status, text, retry_after=retry_after(exc.response.headers))

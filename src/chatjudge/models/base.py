@@ -60,7 +60,7 @@ class Model(ABC):
 
     @abstractmethod
     async def generate(self, request: ModelRequest) -> Reply:
-        """Send one request; raise a `chatjudge.errors.JudgeError` subclass on failure."""
+        """Send one request; raise a `chatjudge.errors.ModelError` subclass on failure."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, most models hold nothing
         """Release connections, sessions or worker processes."""

@@ -9,9 +9,9 @@ signature takes a second positional parameter. As a model under test it is calle
 as JSON) or a `Reply` (to report token usage). Sync callables run in a worker thread
 so that a slow one does not block the event loop.
 
-Errors: a `chatjudge.errors.JudgeError` raised by the callable passes through with its
+Errors: a `chatjudge.errors.ModelError` raised by the callable passes through with its
 retry policy (raise `RateLimitError` or `ServerError` to be retried); any other
-exception becomes a non-retryable `JudgeError` carrying the exception's text, so the
+exception becomes a non-retryable `ModelError` carrying the exception's text, so the
 item is recorded as failed and the run goes on.
 """
 
@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from chatjudge.errors import JudgeError, UsageError
+from chatjudge.errors import ModelError, UsageError
 from chatjudge.models.base import Model
 from chatjudge.options import ClientOptions
 from chatjudge.types import ModelRequest, Reply
@@ -66,10 +66,10 @@ class FunctionModel(Model):
                 result = await asyncio.to_thread(self.fn, *args)
                 if inspect.isawaitable(result):
                     result = await result
-        except JudgeError:
+        except ModelError:
             raise
         except Exception as exc:
-            raise JudgeError(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
+            raise ModelError(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
         return _reply(result, self.name)
 
 
@@ -112,4 +112,4 @@ def _reply(result: Any, name: str) -> Reply:
         return Reply(result)
     if isinstance(result, dict):
         return Reply(json.dumps(result, ensure_ascii=False))
-    raise JudgeError(f"{name} returned {type(result).__name__}; expected str, dict or Reply")
+    raise ModelError(f"{name} returned {type(result).__name__}; expected str, dict or Reply")

@@ -26,9 +26,9 @@ import aiohttp
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
-    JudgeConnectionError,
-    JudgeError,
-    JudgeTimeoutError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
     error_for_status,
 )
 from chatjudge.models.base import GENERATION, Model
@@ -129,18 +129,18 @@ class GoogleModel(Model):
             await self._client.aio.aclose()
             self._client.close()
 
-    def _judge_error(self, exc: Exception) -> JudgeError | None:
+    def _judge_error(self, exc: Exception) -> ModelError | None:
         """Map an SDK, auth or transport exception onto chatjudge's error types."""
         if isinstance(exc, self._errors.APIError):
             return _api_error(exc)
         if isinstance(exc, TimeoutError):  # aiohttp's timeouts are TimeoutErrors too
-            return JudgeTimeoutError(f"Google: no reply in time ({type(exc).__name__})")
+            return ModelTimeoutError(f"Google: no reply in time ({type(exc).__name__})")
         auth = self._auth_errors
         if isinstance(exc, auth.RefreshError | auth.DefaultCredentialsError):
             return AuthError(f"Google credentials: {exc} ({_SETUP})")
         # The SDK's async transport is aiohttp whenever aiohttp is installed, as it is here.
         if isinstance(exc, auth.TransportError | aiohttp.ClientError | OSError):
-            return JudgeConnectionError(f"Google: {type(exc).__name__}: {exc}")
+            return ModelConnectionError(f"Google: {type(exc).__name__}: {exc}")
         return None
 
 
@@ -157,7 +157,7 @@ def _contents(messages: list[Message]) -> tuple[str, Any]:
     ]
 
 
-def _api_error(exc: Any) -> JudgeError:
+def _api_error(exc: Any) -> ModelError:
     """An HTTP error from the API, by status code and `google.rpc` status name."""
     code, status = exc.code, exc.status or ""
     text = f"Google HTTP {code} {status}: {exc.message}".replace("  ", " ")
@@ -171,7 +171,7 @@ def _api_error(exc: Any) -> JudgeError:
     elif status in ("UNAVAILABLE", "INTERNAL") and not isinstance(code, int):
         kind = 503
     if not isinstance(kind, int) or kind < 400:
-        return JudgeError(text, status=code)
+        return ModelError(text, status=code)
     error = error_for_status(kind, text, retry_after=_retry_delay(exc) if kind == 429 else None)
     error.status = code
     return error

@@ -35,8 +35,8 @@ import orjson
 from chatjudge.errors import (
     BadRequestError,
     ChatJudgeWarning,
-    JudgeError,
     LocalModelCrashError,
+    ModelError,
     ModelLoadError,
 )
 from chatjudge.models.llama_build import SAFE_INSTALL, SAFE_INSTALL_DOC
@@ -45,7 +45,7 @@ from chatjudge.types import Message
 
 STREAM_LIMIT = 1 << 24  # bytes in one protocol line (a long prompt's reply stays far below)
 STOP_WAIT = 5.0  # seconds a worker gets to exit after its stdin closes
-_ERRORS: dict[str, type[JudgeError]] = {
+_ERRORS: dict[str, type[ModelError]] = {
     "BadRequestError": BadRequestError,
     "ModelLoadError": ModelLoadError,
 }
@@ -94,7 +94,7 @@ class LlamaPool:
         self._pending: collections.deque[_Job] = collections.deque()
         self._tasks: list[asyncio.Task[None]] = []
         self._started: asyncio.Task[None] | None = None
-        self._broken: JudgeError | None = None
+        self._broken: ModelError | None = None
         self._next_id = 0
 
     @property
@@ -178,7 +178,7 @@ class LlamaPool:
             self._tasks.append(worker.drain)
         try:
             await asyncio.gather(*(self._ready(w) for w in self._workers))
-        except JudgeError as exc:
+        except ModelError as exc:
             self._broken = exc
             return
         if any(has_amx(w.system_info) for w in self._workers):
@@ -214,16 +214,16 @@ class LlamaPool:
                     job.future.set_result(reply)
                 else:
                     job.future.set_exception(
-                        _ERRORS.get(error["type"], JudgeError)(error["message"])
+                        _ERRORS.get(error["type"], ModelError)(error["message"])
                     )
             self._idle.append(worker)
             self._dispatch()
         job, worker.job = worker.job, None
         self._break(await self._death(worker, "while judging" if job else "while idle"))
         if job is not None and not job.future.done():
-            job.future.set_exception(self._broken or JudgeError("llama.cpp worker ended"))
+            job.future.set_exception(self._broken or ModelError("llama.cpp worker ended"))
 
-    def _break(self, error: JudgeError) -> None:
+    def _break(self, error: ModelError) -> None:
         """A dead worker stops the pool: waiting calls fail, later calls fail at once."""
         if self._broken is None:
             self._broken = error
@@ -251,7 +251,7 @@ class LlamaPool:
             assert worker.proc.stdin is not None
             worker.proc.stdin.write(job.payload)
 
-    async def _death(self, worker: _Worker, when: str) -> JudgeError:
+    async def _death(self, worker: _Worker, when: str) -> ModelError:
         code = await worker.proc.wait()
         if worker.drain is not None:  # the last lines it printed, up to its end of file
             with contextlib.suppress(TimeoutError):

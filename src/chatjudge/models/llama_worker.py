@@ -109,9 +109,9 @@ class Worker:
         except ValueError as exc:
             if "context window" in str(exc):  # the chat template pushed it over the window
                 return _error("BadRequestError", f"{self._too_long(n_prompt, n_ctx)} ({exc})")
-            return _error("JudgeError", f"llama.cpp failed: {exc}")
+            return _error("ModelError", f"llama.cpp failed: {exc}")
         except RuntimeError as exc:
-            return _error("JudgeError", f"llama.cpp failed: {exc}")
+            return _error("ModelError", f"llama.cpp failed: {exc}")
         perf = self._llama_cpp.llama_perf_context(perf_ctx)
         usage = out.get("usage") or {}
         return {

@@ -25,8 +25,8 @@ import aiohttp
 from chatjudge import jsoncodec
 from chatjudge.errors import (
     BadRequestError,
-    JudgeConnectionError,
-    JudgeError,
+    ModelConnectionError,
+    ModelError,
     ServerError,
     UsageError,
     error_for_status,
@@ -130,10 +130,10 @@ class OpenAIModel(Model):
                 payload = await resp.read()
                 if resp.status != 200:
                     raise _http_error(resp.status, payload, resp.headers)
-        except JudgeError:
+        except ModelError:
             raise
         except aiohttp.ClientError as exc:
-            raise JudgeConnectionError(f"{type(exc).__name__}: {exc}") from exc
+            raise ModelConnectionError(f"{type(exc).__name__}: {exc}") from exc
         finally:
             self._in_flight[i] -= 1
         return _reply(payload)
@@ -181,7 +181,7 @@ def _refuses_format(message: str) -> bool:
     return "response_format" in lowered or "json_schema" in lowered
 
 
-def _http_error(status: int, payload: bytes, headers: Any) -> JudgeError:
+def _http_error(status: int, payload: bytes, headers: Any) -> ModelError:
     message = f"HTTP {status}: {_error_message(payload)}"
     return error_for_status(status, message, retry_after=retry_after(headers))
 

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from chatjudge.data import render_messages
-from chatjudge.errors import BadRequestError, JudgeError
+from chatjudge.errors import BadRequestError, ModelError
 from chatjudge.types import Message
 
 _REASONING = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
@@ -38,7 +38,7 @@ def visible(text: str) -> str:
     return _REASONING.sub("", text).strip() if "<think>" in text else text.strip()
 
 
-def failure_cause(exc: JudgeError) -> tuple[str, str]:
+def failure_cause(exc: ModelError) -> tuple[str, str]:
     """Why a call could not be answered: (kind, message), kind one of `context window`,
     `retries exhausted` (a transient fault kept failing) or `refused`."""
     text = f"{type(exc).__name__}: {exc}"

@@ -14,7 +14,7 @@ from typing import IO, Any, TypeVar
 
 from chatjudge import jsoncodec
 from chatjudge.calls import Pool, RunProgress
-from chatjudge.errors import FatalJudgeError
+from chatjudge.errors import FatalModelError
 
 Job = TypeVar("Job")
 
@@ -49,9 +49,9 @@ async def drive(
 ) -> None:
     """Run `work` on every job, `concurrency` at a time, writing each row by its index.
 
-    `work` returns the row and whether it failed. A fatal `JudgeError` (rejected
+    `work` returns the row and whether it failed. A fatal `ModelError` (rejected
     credentials, a crashed local model) stops handing out jobs and is raised as
-    `FatalJudgeError` once the jobs in flight have finished.
+    `FatalModelError` once the jobs in flight have finished.
     """
 
     async def one(indexed: tuple[int, Job]) -> None:
@@ -64,4 +64,4 @@ async def drive(
     fatal = await pool.run(jobs, one)
     if fatal is not None:
         writer.flush_waiting()
-        raise FatalJudgeError(f"stopped: {fatal}", finished=writer.written) from fatal
+        raise FatalModelError(f"stopped: {fatal}", finished=writer.written) from fatal

@@ -19,7 +19,7 @@ from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.errors import JudgeError, UsageError
+from chatjudge.errors import ModelError, UsageError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -80,7 +80,7 @@ class Generation:
             usage = dict(row["usage"]) if isinstance(row.get("usage"), dict) else {}
             try:
                 reply = await role.call(request_messages(item), 0)
-            except JudgeError as exc:
+            except ModelError as exc:
                 if exc.fatal:
                     raise
                 kind, cause = failure_cause(exc)

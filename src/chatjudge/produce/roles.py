@@ -51,7 +51,7 @@ class Role:
         return GenerationSettings(self.settings.temperature, self.settings.max_tokens, seed)
 
     async def call(self, messages: list[Message], sample: int, attempt: int = 0) -> Reply:
-        """The reply to `messages`, from the store when it holds it; raises `JudgeError`."""
+        """The reply to `messages`, from the store when it holds it; raises `ModelError`."""
         settings = self.settings_for(sample, attempt)
         if self.schema is not None and not self.model.supports_schema:
             messages = with_instruction(messages, self.schema.instruction)

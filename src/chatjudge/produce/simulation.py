@@ -25,7 +25,7 @@ from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.errors import JudgeError
+from chatjudge.errors import ModelError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -179,7 +179,7 @@ class _Talk:
                 if turns >= self.max_turns:
                     ended = "max_turns"
                     break
-        except JudgeError as exc:
+        except ModelError as exc:
             if exc.fatal:
                 raise
             error = failure_cause(exc)

@@ -25,7 +25,7 @@ from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, Pool, RunProgress
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Source, Validation, iter_items
-from chatjudge.errors import FatalJudgeError
+from chatjudge.errors import FatalModelError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.protocols.spec import Protocol
@@ -96,7 +96,7 @@ class Engine:
                 pool: Pool[Call] = Pool(config.run.concurrency)
                 fatal = await pool.run(self._calls(planner, folder, pool), run.one)
             if fatal is not None:
-                raise FatalJudgeError(f"run stopped: {fatal}", finished=folder.finished) from fatal
+                raise FatalModelError(f"run stopped: {fatal}", finished=folder.finished) from fatal
         finally:
             if store is not None:
                 store.close()
@@ -153,7 +153,7 @@ class _Run:
         self.folder = folder
 
     async def one(self, call: Call) -> None:
-        """Send a call (a fatal `JudgeError` goes to the pool: it stops the run), commit its
+        """Send a call (a fatal `ModelError` goes to the pool: it stops the run), commit its
         reply, and finish its item when it was the item's last call."""
         done = await execute(call, self.protocol, self.parse_retries)
         outcome = call.outcome

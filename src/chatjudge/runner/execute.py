@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chatjudge.errors import JudgeError
+from chatjudge.errors import ModelError
 from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.plan import Call, parse
 from chatjudge.types import Reply
@@ -32,7 +32,7 @@ async def execute(call: Call, protocol: Protocol, parse_retries: int) -> Execute
     for _ in range(parse_retries + 1):
         try:
             reply, latency = await call.lane.caller.send(call.request)
-        except JudgeError as exc:
+        except ModelError as exc:
             if exc.fatal:
                 raise
             return Executed(None, None, None, f"{type(exc).__name__}: {exc}")
