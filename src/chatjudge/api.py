@@ -10,7 +10,7 @@ from typing import Any
 from chatjudge import sync
 from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, validate
-from chatjudge.errors import UsageError
+from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.models import ModelSpec, check_options, get_model
 from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol, get_protocol
@@ -128,7 +128,8 @@ def evaluate(
     `options`: the run options, named as in `chatjudge.options` and as the CLI's flags
     (`concurrency`, `samples`, `flip`, `limit`, `no_cache`, `temperature`, `base_url` (one
     URL or several), ...); an unknown option is an error. Re-running with the same
-    arguments resumes.
+    arguments resumes. With `max_cost_usd`, reaching the budget writes everything and
+    raises `BudgetReachedError` (its `summary` says how far the run got).
     """
     config = RunConfig.from_options(options, progress=False)
     engine = build_engine(data, protocol, judge, out, column_map=column_map, config=config)
@@ -140,6 +141,9 @@ def evaluate(
     builder = ReportBuilder(engine.out_dir)
     try:
         outcome = run_sync(engine, on_item=builder.add)
+    except BudgetReachedError as exc:  # stopped at --max-cost-usd: the page is written too
+        builder.finish(exc.summary)
+        raise
     except BaseException:
         builder.close()
         raise

@@ -149,6 +149,23 @@ class FatalModelError(ChatJudgeError):
         self.finished = finished
 
 
+class BudgetReached(ChatJudgeError):
+    """`--max-cost-usd` refused a call: no call starts after it, the calls in flight finish.
+    Raised where a call would start; it stops the command's workers like a fatal fault."""
+
+
+class BudgetReachedError(ChatJudgeError):
+    """The command stopped at its budget after writing everything (exit 4); `summary` is
+    the summary it wrote, which says how far it got. The same command with a larger
+    budget resumes, the calls already paid for answered by the store."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, *, summary: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
 def error_for_status(status: int, message: str, *, retry_after: float | None = None) -> ModelError:
     """What an HTTP error status means for the run, the same for every provider.
 

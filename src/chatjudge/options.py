@@ -124,6 +124,14 @@ class PricingOptions(OptionGroup):
         "and output in USD per million tokens; wins over --price-in/--price-out and the "
         "bundled price table.",
     )
+    max_cost_usd: float | None = option(
+        None,
+        "Budget in USD for this command's calls: no call starts whose worst case (its input "
+        "and its output cap at the model's price) could go over it; when reached, the calls "
+        "in flight finish, everything is written and the exit status is 4. The same command "
+        "with a larger budget resumes; calls the store answers cost nothing.",
+        gt=0,
+    )
 
 
 class ClientOptions(OptionGroup):

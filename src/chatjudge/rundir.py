@@ -95,12 +95,23 @@ class RoleCostRecord(Record):
     source: str
 
 
+class BudgetRecord(Record):
+    """`--max-cost-usd`: the limit, and whether it stopped the command before the end."""
+
+    max_usd: float
+    spent_usd: float  # as the budget counts it: a reply without token counts at its worst case
+    reached: bool  # True: the command stopped there (exit 4); the same command resumes
+    done: int  # items (run) or rows/conversations (generate, simulate) finished and written
+    total: int  # ... of those the command had to do
+
+
 class Cost(Record):
     """A command's cost by role (judge; model_under_test; assistant, simulated_user)."""
 
     roles: dict[str, RoleCostRecord]
     total_usd: float | None  # None when any role's price is unknown
     unpriced: list[str]  # the roles whose price is unknown
+    budget: BudgetRecord | None = None  # with --max-cost-usd
 
 
 class Summary(Record):

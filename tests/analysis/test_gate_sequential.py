@@ -104,3 +104,48 @@ def test_sequential_refuses_bad_usage(tmp_path: Path) -> None:
 def _clear() -> Iterator[None]:
     CALLS.clear()
     yield
+
+
+def test_a_budget_stops_judging_before_a_decision_and_a_larger_one_resumes(
+    tmp_path: Path,
+) -> None:
+    """`--max-cost-usd` across batches: the gate stops at the budget, undecided (exit 4 on
+    the command line), and a larger budget goes on from the store to a decision."""
+    wins = (["C"] * 6 + ["T"] * 2 + ["B"] * 2) * 40
+    data = write_jsonl(tmp_path / "rows.jsonl", pairwise_rows(wins))
+    out = tmp_path / "seq"
+    # A callable reports no tokens: each call is charged its worst case, about $2.5 here.
+    priced = {"price_in": 1000.0, "price_out": 1000.0, "max_tokens": 1024}
+    CALLS.clear()
+    g = gate_sequential(data, "pairwise-chat-quality", counting_judge, out, batch=20,
+                        require="better", seed=3, max_cost_usd=150.0, **priced)  # fmt: skip
+    s = g.sequential
+    assert s is not None and s.stopped == "budget" and g.outcome == "inconclusive"
+    assert s.max_cost_usd == 150.0 and s.cost_usd is not None and s.cost_usd <= 150.0
+    assert 20 <= s.rows_judged <= 40 and 0 < len(CALLS) < 2 * s.rows_judged + 40
+    first = len(CALLS)
+    CALLS.clear()
+    done = gate_sequential(data, "pairwise-chat-quality", counting_judge, out, batch=20,
+                           require="better", seed=3, max_cost_usd=1e6, **priced)  # fmt: skip
+    assert done.outcome == "pass" and done.sequential.stopped == "decided"
+    assert first + len(CALLS) >= done.sequential.calls  # judged rows: none paid twice
+    assert len(CALLS) <= done.sequential.calls - s.calls + 40
+
+
+def test_cli_sequential_stops_at_its_budget_with_exit_4(tmp_path: Path) -> None:
+    wins = (["C"] * 6 + ["T"] * 2 + ["B"] * 2) * 40
+    data = write_jsonl(tmp_path / "rows.jsonl", pairwise_rows(wins))
+    out = tmp_path / "seq"
+    with StubServer() as stub:
+        result = runner.invoke(app, [
+            "gate", str(data), "-p", "pairwise-chat-quality", "--sequential", "--batch", "20",
+            "--judge", "openai/stub", "--base-url", stub.base_url, "--out", str(out),
+            "--max-cost-usd", "40", "--price-in", "1000", "--price-out", "1000",
+        ], env={"OPENAI_API_KEY": "sk-test"})  # fmt: skip
+        sent = stub.stats.requests
+    assert result.exit_code == 4, result.output
+    assert "Budget: $40.0000" in result.output and "a larger budget resumes" in result.output
+    g = read_gate(out / GATE)
+    assert g.sequential is not None and g.sequential.stopped == "budget"
+    assert g.sequential.cost_usd is not None and g.sequential.cost_usd <= 40
+    assert 0 < sent < 2 * 400

@@ -46,7 +46,7 @@ def test_a_fatal_fault_stops_new_jobs_lets_those_in_flight_finish_and_is_returne
 
     def jobs() -> Iterator[int]:
         for i in range(100):
-            fault_seen.append(pool.fatal is not None)  # the engine stops planning items on it
+            fault_seen.append(pool.stopped is not None)  # the engine stops planning items on it
             yield i
 
     async def work(i: int) -> None:
@@ -58,7 +58,7 @@ def test_a_fatal_fault_stops_new_jobs_lets_those_in_flight_finish_and_is_returne
         finished.append(i)
 
     fatal = asyncio.run(pool.run(jobs(), work))
-    assert isinstance(fatal, AuthError) and pool.fatal is fatal
+    assert isinstance(fatal, AuthError) and pool.stopped is fatal
     assert 5 in finished and 6 in finished  # in flight when job 4 failed: finished all the same
     assert max(started) <= 8 and len(started) < 100  # no job started after the fault
     assert 4 not in finished

@@ -108,7 +108,9 @@ class GateSequential(Record):
     rows_judged: int
     calls: int  # judge calls the judged rows needed
     calls_saved: int  # calls the rows left unjudged would have needed
-    stopped: Literal["decided", "exhausted"]
+    stopped: Literal["decided", "exhausted", "budget"]  # budget: --max-cost-usd, exit 4
+    max_cost_usd: float | None = None  # --max-cost-usd
+    cost_usd: float | None = None  # what this gate's judging cost (None: a price unknown)
 
 
 class Gate(Record):

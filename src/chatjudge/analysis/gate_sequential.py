@@ -28,10 +28,10 @@ from chatjudge.analysis.gate_units import (
     source_id,
 )
 from chatjudge.data import Source, validate
-from chatjudge.errors import UsageError
+from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.models import ModelSpec
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.rundir import write_json
+from chatjudge.rundir import RESULTS, write_json
 from chatjudge.stats.paired import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
 
@@ -86,13 +86,16 @@ def gate_sequential(
     judged_units = 0
     n_batches = 0
     result: tuple[Paired, dict[str, dict[str, int]], Any] | None = None
-    while judged_units < len(order):
+    spending = _Spending(options.pop("max_cost_usd", None))
+    while judged_units < len(order) and not spending.reached:
         judged_units = min(judged_units + batch, len(order))
         n_batches += 1
         ids = {i for unit in order[:judged_units] for i in unit[1]}
-        _judge(cand_rows, ids, proto, judge, target, options)
-        if base_rows is not None:
-            _judge(base_rows, ids, proto, judge, dirs["baseline"], options)
+        spending.judge(cand_rows, ids, proto, judge, target, options)
+        if base_rows is not None and not spending.reached:
+            spending.judge(base_rows, ids, proto, judge, dirs["baseline"], options)
+        if not (target / RESULTS).is_file():  # the budget stopped it before any result
+            break
         cand = read_rows(target, proto, name, None)
         base = None if pairwise else read_rows(dirs["baseline"], proto, name, None)
         paired, counts = pair(cand, base, cluster)
@@ -100,10 +103,15 @@ def gate_sequential(
         result = (paired, counts, cs)
         if cs is not None and decide(cs.ci95, margin, require) != "inconclusive":
             break
-    assert result is not None
-    paired, counts, cs = result
-    if cs is None:
+    if result is None or result[2] is None:
+        if spending.reached:
+            raise BudgetReachedError(
+                f"--max-cost-usd {spending.limit:g} was reached before the gate could "
+                "decide anything: raise it to go on (what was judged is kept)",
+                summary={},
+            )
         raise UsageError("every row failed: nothing to gate on (see the run's results)")
+    paired, counts, cs = result
     runs = {k: str(v) for k, v in dirs.items()}
     gate = assemble(paired, counts, cs, settings, mismatches=[], runs=runs, project=False)
     per_row = _calls_per_row(proto, judge, options) * (1 if pairwise else 2)
@@ -116,7 +124,15 @@ def gate_sequential(
         rows_judged=rows_judged,
         calls=rows_judged * per_row,
         calls_saved=(len(cand_rows) - rows_judged) * per_row,
-        stopped="decided" if gate.outcome != "inconclusive" else "exhausted",
+        stopped=(
+            "decided"
+            if gate.outcome != "inconclusive"
+            else "budget"
+            if spending.reached
+            else "exhausted"
+        ),
+        max_cost_usd=spending.limit,
+        cost_usd=spending.spent,
     )
     write_json(target / GATE, gate)
     from chatjudge.report import write_report
@@ -155,17 +171,47 @@ def _units(
     return [(names[k], units[names[k]]) for k in shuffled]
 
 
-def _judge(
-    rows: list[dict[str, Any]],
-    ids: set[str],
-    proto: Protocol,
-    judge: ModelSpec | Sequence[ModelSpec],
-    out: Path,
-    options: dict[str, Any],
-) -> None:
-    """Judge the rows of `ids` into `out`: the store answers those judged before."""
-    chosen = [r for r in rows if r["id"] in ids]
-    chatjudge.api.evaluate(chosen, proto, judge, out, report=False, **options)
+class _Spending:
+    """`--max-cost-usd` across the gate's batches: each batch may spend what is left, and
+    the gate stops judging once a batch reaches it."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.limit = limit
+        self.spent: float | None = 0.0
+        self.reached = False
+
+    def judge(
+        self,
+        rows: list[dict[str, Any]],
+        ids: set[str],
+        proto: Protocol,
+        judge: ModelSpec | Sequence[ModelSpec],
+        out: Path,
+        options: dict[str, Any],
+    ) -> None:
+        """Judge the rows of `ids` into `out`: the store answers those judged before."""
+        chosen = [r for r in rows if r["id"] in ids]
+        budget: dict[str, Any] = {}
+        if self.limit is not None:
+            left = self.limit - (self.spent or 0.0)
+            if left <= 0:
+                self.reached = True
+                return
+            budget["max_cost_usd"] = left
+        try:
+            summary = chatjudge.api.evaluate(
+                chosen, proto, judge, out, report=False, **options, **budget
+            ).summary
+        except BudgetReachedError as exc:
+            self.reached = True
+            summary = exc.summary
+        cost = summary.get("cost") or {}
+        if self.limit is not None:  # the budget's own count: replies without usage at worst
+            self.spent = (self.spent or 0.0) + cost["budget"]["spent_usd"]
+        elif cost.get("total_usd") is None or self.spent is None:
+            self.spent = None
+        else:
+            self.spent += cost["total_usd"]
 
 
 def _sequence(

@@ -84,6 +84,14 @@ def notes(g: Gate) -> list[str]:
             f"Sequential: {s.rows_judged:,} of {s.rows_total:,} rows judged in {s.batches} "
             f"batch(es) of {s.batch}, {s.stopped}; {s.calls_saved:,} judge calls saved."
         )
+        if s.max_cost_usd is not None:
+            spent = "unknown" if s.cost_usd is None else f"${s.cost_usd:,.4f}"
+            stop = (
+                " It stopped there, before a decision: a larger budget resumes it."
+                if s.stopped == "budget"
+                else ""
+            )
+            lines.append(f"Budget: ${s.max_cost_usd:,.4f}, {spent} spent.{stop}")
     return lines
 
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import time
 
+from chatjudge.calls.budget import Meter
 from chatjudge.calls.policy import CallPolicy
 from chatjudge.models import Model
 from chatjudge.secrets import mask
@@ -19,17 +20,35 @@ from chatjudge.types import ModelRequest, Reply
 
 
 class Caller:
-    def __init__(self, model: Model, policy: CallPolicy, concurrency: int) -> None:
+    def __init__(
+        self, model: Model, policy: CallPolicy, concurrency: int, meter: Meter | None = None
+    ) -> None:
         """`concurrency`: the run's calls in flight; a model capping its own below that
-        (a local worker pool) gets a semaphore, otherwise the run's workers are the bound."""
+        (a local worker pool) gets a semaphore, otherwise the run's workers are the bound.
+        `meter`: the command's budget at this model's price (`--max-cost-usd`)."""
         self.model = model
         self.policy = policy
+        self.meter = meter
         cap = model.max_concurrency
         self._limit = asyncio.Semaphore(cap) if cap and cap < concurrency else None
 
     async def send(self, request: ModelRequest) -> tuple[Reply, float]:
         """One call under the policy: the reply, and the latency of the attempt that gave it
-        (not the queueing or the back-off before it). Raises the last `ModelError`."""
+        (not the queueing or the back-off before it). Raises the last `ModelError`, or
+        `BudgetReached` when the budget refuses the call (nothing is sent)."""
+        meter = self.meter
+        if meter is None:
+            return await self._send(request)
+        worst = meter.admit(request)
+        try:
+            reply, latency = await self._send(request)
+        except BaseException:
+            meter.settle(worst, None)
+            raise
+        meter.settle(worst, reply)
+        return reply, latency
+
+    async def _send(self, request: ModelRequest) -> tuple[Reply, float]:
         started = 0.0
 
         async def attempt() -> Reply:
@@ -42,3 +61,4 @@ class Caller:
             reply = await self.policy.call(attempt, tokens=tokens)
         reply.text = mask(reply.text)  # a reply may echo a key: none reaches the store
         return reply, time.monotonic() - started
+

@@ -12,6 +12,7 @@ from __future__ import annotations
 from chatjudge.calls.keys import LegacyKeyMaker
 from chatjudge.calls.usage import Usage
 from chatjudge.store import Store, StoredReply
+from chatjudge.store.reader import StoreReader
 from chatjudge.types import Reply
 
 
@@ -20,8 +21,9 @@ class Ledger:
 
     __slots__ = ("by_model", "legacy", "lookup", "store", "usage")
 
-    def __init__(self, store: Store, *, lookup: bool) -> None:
-        """`lookup`: answer calls from the store (not with `--no-cache`)."""
+    def __init__(self, store: Store | StoreReader, *, lookup: bool) -> None:
+        """`lookup`: answer calls from the store (not with `--no-cache`); a dry run's
+        ledger reads a `StoreReader` and commits nothing."""
         self.store = store
         self.usage = Usage()
         self.by_model: dict[str, Usage] = {}  # the replies sent for, by model: its cost
@@ -45,6 +47,7 @@ class Ledger:
 
     def commit(self, key: str, model: str, reply: Reply, latency: float) -> None:
         """Keep a reply sent for: in the store at once, and in the usage."""
+        assert isinstance(self.store, Store)  # a dry run sends nothing, so commits nothing
         self.store.put(key, model, reply, latency)
         self.usage.add(reply)
         self.by_model.setdefault(model, Usage()).add(reply)

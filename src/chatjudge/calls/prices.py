@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 
 from chatjudge.calls.usage import Usage
 from chatjudge.errors import UsageError
-from chatjudge.rundir import Cost, RoleCostRecord
+from chatjudge.rundir import BudgetRecord, Cost, RoleCostRecord
 
 if TYPE_CHECKING:
     from chatjudge.models.base import Model
@@ -123,11 +123,14 @@ def role_cost(prices: Mapping[str, Price], usage: Mapping[str, Usage]) -> RoleCo
     return RoleCostRecord(usd=usd, priced=usd is not None, source=", ".join(sources))
 
 
-def command_cost(roles: Mapping[str, RoleCostRecord]) -> Cost:
-    """The whole command's cost: unknown when any role's is, naming those roles."""
+def command_cost(
+    roles: Mapping[str, RoleCostRecord], budget: BudgetRecord | None = None
+) -> Cost:
+    """The whole command's cost: unknown when any role's is, naming those roles; with
+    `--max-cost-usd`, its `budget` and how far the command got."""
     unpriced = [name for name, role in roles.items() if role.usd is None]
     total = None if unpriced else round(sum(r.usd or 0.0 for r in roles.values()), 6)
-    return Cost(roles=dict(roles), total_usd=total, unpriced=unpriced)
+    return Cost(roles=dict(roles), total_usd=total, unpriced=unpriced, budget=budget)
 
 
 def _official(model: Model, hosts: set[str]) -> bool:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from chatjudge.cli.common import ColumnOpt, HumanOpt, fail, out, show_warnings
-from chatjudge.errors import ChatJudgeError, UsageError
+from chatjudge.errors import BudgetReachedError, ChatJudgeError, UsageError
 
 
 def gate(
@@ -101,6 +101,23 @@ def gate(
     samples: Annotated[
         int, typer.Option(help="--sequential: judge calls per row and order.", min=1)
     ] = 1,
+    max_cost_usd: Annotated[
+        float | None,
+        typer.Option(
+            help="--sequential: budget in USD for the judging; reached before a decision, "
+            "exit 4 (the same command with a larger budget resumes).",
+            min=0,
+        ),
+    ] = None,
+    price_in: Annotated[
+        float | None, typer.Option(help="--sequential: USD per million input tokens.", min=0)
+    ] = None,
+    price_out: Annotated[
+        float | None, typer.Option(help="--sequential: USD per million output tokens.", min=0)
+    ] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help="--sequential: prices per model, a TOML file.")
+    ] = None,
     control: Annotated[
         str | None,
         typer.Option(
@@ -118,8 +135,8 @@ def gate(
 
     One pairwise run (the candidate's preference rate minus 1/2), or --baseline DIR
     --candidate DIR (two runs of one protocol on the same rows). Exit status: 0 pass,
-    1 fail, 3 inconclusive, 2 bad usage or invalid input. Failed or unpaired rows are
-    counted and shown, never an exit code.
+    1 fail, 3 inconclusive, 2 bad usage or invalid input, 4 --max-cost-usd reached
+    before a decision. Failed or unpaired rows are counted and shown, never an exit code.
     """
     from chatjudge.analysis.gate import EXIT_CODES
     from chatjudge.analysis.gate import gate as run_gate
@@ -149,6 +166,10 @@ def gate(
             if control or human:
                 raise UsageError("--control and --human apply to a gate on finished runs")
             options: dict[str, Any] = {"concurrency": concurrency, "samples": samples}
+            pricing = {"max_cost_usd": max_cost_usd, "price_in": price_in, "price_out": price_out}
+            options.update({k: v for k, v in pricing.items() if v is not None})
+            if prices is not None:
+                options["prices"] = prices
             if base_url:
                 options["base_url"] = tuple(base_url)
             result = gate_sequential(
@@ -184,6 +205,8 @@ def gate(
                 human_score=score,
                 **common,
             )
+    except BudgetReachedError as exc:
+        raise fail(str(exc), 4) from None
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None
     out.print(table(result))
@@ -191,5 +214,7 @@ def gate(
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     if markdown is not None:
         markdown.write_text(gate_markdown(result), encoding="utf-8")
+    if result.sequential is not None and result.sequential.stopped == "budget":
+        raise typer.Exit(4)  # the budget was reached before a decision
     raise typer.Exit(EXIT_CODES[result.outcome])
 

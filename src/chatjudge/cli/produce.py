@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 import typer
 
 from chatjudge.cli.common import (
+    DryRunOpt,
     MapOpt,
     QuietOpt,
     collect_less_often,
     column_map,
+    dry_run_config,
     err,
     exit_status,
     fail,
@@ -29,6 +31,7 @@ from chatjudge.errors import ChatJudgeError
 from chatjudge.models.registry import provider_list
 
 if TYPE_CHECKING:
+    from chatjudge.calls.estimate import CostEstimate
     from chatjudge.options import RunConfig
     from chatjudge.produce.generation import Generation
     from chatjudge.produce.simulation import Simulation
@@ -41,6 +44,8 @@ class _Job(Protocol):
     output: Produced
 
     def run(self) -> Coroutine[Any, Any, dict[str, Any]]: ...
+
+    def estimate(self) -> Coroutine[Any, Any, CostEstimate]: ...
 
 
 Job = TypeVar("Job", bound=_Job)
@@ -76,6 +81,7 @@ def generate(
     out_path: OutOpt = None,
     map_: MapOpt = None,
     quiet: QuietOpt = False,
+    dry_run: DryRunOpt = False,
     **options: Any,
 ) -> None:
     """Fill RESPONSE (or the baseline's) with a model's reply to every row's history and
@@ -93,7 +99,7 @@ def generate(
             f"{job.model.name} -> {job.output.rows}"
         )
 
-    _produce("generate", data, options, quiet, build, describe)
+    _produce("generate", data, options, quiet, dry_run, build, describe)
 
 
 @with_options("simulate")
@@ -114,6 +120,7 @@ def simulate(
     out_path: OutOpt = None,
     map_: MapOpt = None,
     quiet: QuietOpt = False,
+    dry_run: DryRunOpt = False,
     **options: Any,
 ) -> None:
     """Let a simulated user, whose hidden goal is each row's question, talk with the
@@ -131,7 +138,7 @@ def simulate(
             f"{data}: assistant {job.assistant.name}, user {job.user.name} -> {job.output.rows}"
         )
 
-    _produce("simulate", data, options, quiet, build, describe)
+    _produce("simulate", data, options, quiet, dry_run, build, describe)
 
 
 def _produce(
@@ -139,12 +146,14 @@ def _produce(
     data: Path,
     options: dict[str, Any],
     quiet: bool,
+    dry_run: bool,
     build: Callable[[RunConfig], Job],
     describe: Callable[[Job, RunConfig], str],
 ) -> None:
     """Set the job up (exit 2 before any call on a problem), run it, print its summary; exit 1
-    if a row failed or was skipped, as `run` does."""
-    from chatjudge.errors import FatalModelError
+    if a row failed or was skipped, as `run` does; 4 at `--max-cost-usd`. `--dry-run`
+    prints what it would send instead, and exits 0."""
+    from chatjudge.errors import BudgetReachedError, FatalModelError
     from chatjudge.options import RunConfig
     from chatjudge.report import produced_table
     from chatjudge.sync import run_sync
@@ -154,12 +163,23 @@ def _produce(
         config = RunConfig.from_options(
             option_values(options, command), command=command, progress=not quiet
         )
-        job = build(config)
+        job = build(dry_run_config(config) if dry_run else config)
+    if dry_run:
+        from chatjudge.report.terminal import estimate_table
+
+        with refused_before_sending(data, "a model"):
+            estimate = run_sync(job.estimate())
+        out.print(estimate_table(estimate))
+        raise typer.Exit(0)
     err.print(describe(job, config), highlight=False)
     output = job.output
     collect_less_often()
     try:
         summary = run_sync(job.run())
+    except BudgetReachedError as exc:  # everything is written, then exit 4
+        out.print(produced_table(exc.summary))
+        err.print(f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False)
+        raise fail(str(exc), 4) from None
     except FatalModelError as exc:
         raise fail(
             f"{exc}\n{exc.finished} finished row(s) are in {output.rows}, every call in "

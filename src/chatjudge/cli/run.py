@@ -10,12 +10,14 @@ import typer
 
 from chatjudge.cli.common import (
     ColumnOpt,
+    DryRunOpt,
     HumanOpt,
     MapOpt,
     ProtocolOpt,
     QuietOpt,
     collect_less_often,
     column_map,
+    dry_run_config,
     err,
     exit_status,
     fail,
@@ -57,16 +59,19 @@ def run(
     ] = None,
     map_: MapOpt = None,
     quiet: QuietOpt = False,
+    dry_run: DryRunOpt = False,
     **options: Any,
 ) -> None:
     """Judge every item of DATA and write results.jsonl, summary.json and report.html."""
     from chatjudge.api import build_engine, run_sync
-    from chatjudge.errors import FatalModelError
+    from chatjudge.errors import BudgetReachedError, FatalModelError
     from chatjudge.options import RunConfig
 
     show_warnings()
     with refused_before_sending(data, "a judge"):
         config = RunConfig.from_options(option_values(options, "run"), progress=not quiet)
+        if dry_run:
+            config = dry_run_config(config)
         engine = build_engine(
             data,
             protocol,
@@ -75,6 +80,13 @@ def run(
             column_map=column_map(map_),
             config=config,
         )
+    if dry_run:
+        from chatjudge.report.terminal import estimate_table
+
+        with refused_before_sending(data, "a judge"):
+            estimate = engine.estimate()
+        out.print(estimate_table(estimate))
+        raise typer.Exit(0)
     err.print(
         f"judging {engine.n_rows} item(s) of {data} with {protocol} "
         f"({', '.join(m.name for m in engine.models)}) -> {engine.out_dir}",
@@ -86,6 +98,11 @@ def run(
     collect_less_often()
     try:
         outcome = run_sync(engine, on_item=builder.add)
+    except BudgetReachedError as exc:  # everything is written: the page too, then exit 4
+        page = builder.finish(exc.summary)
+        out.print(summary_table(exc.summary))
+        print_paths(engine.out_dir, page)
+        raise fail(str(exc), 4) from None
     except FatalModelError as exc:
         builder.close()
         # 1: items were judged before the stop (all kept); 2: it stopped before any was.

@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from chatjudge import secrets
+from chatjudge.models.tokens import Tokenizer
 from chatjudge.types import ModelRequest, Reply
 
 if TYPE_CHECKING:  # options.py imports this package for its help texts
@@ -53,6 +54,10 @@ class Model(ABC):
     def identity(self) -> dict[str, Any]:
         """What identifies this model's outputs in the cache key (never a secret)."""
         return {"provider": self.provider, "model": self.model}
+
+    def tokenizer(self) -> Tokenizer:
+        """How `--dry-run` counts this model's input tokens (default: an approximation)."""
+        return Tokenizer()
 
     def credentials_found(self) -> bool:
         """Whether the credentials `needs_key` asks for are there (default: the key variable)."""

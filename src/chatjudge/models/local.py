@@ -19,6 +19,7 @@ from chatjudge.errors import UsageError
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.llama_pool import LlamaPool
 from chatjudge.models.sdk import require
+from chatjudge.models.tokens import LlamaVocab, Tokenizer
 from chatjudge.options import ClientOptions
 from chatjudge.types import ModelRequest, Reply
 
@@ -80,6 +81,9 @@ class LocalModel(Model):
         # sharing the longest prefix with its cached prompt; a few are enough to choose from.
         self.max_concurrency = 2 * self.workers
         self.pool = LlamaPool(self.path, workers=self.workers, threads=self.threads, n_ctx=N_CTX)
+
+    def tokenizer(self) -> Tokenizer:
+        return LlamaVocab(self.path)
 
     def identity(self) -> dict[str, Any]:
         """File name and size, never the absolute path, so caches travel between machines."""

@@ -33,6 +33,7 @@ from chatjudge.errors import (
 )
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.headers import retry_after
+from chatjudge.models.tokens import Tokenizer, tiktoken_for
 from chatjudge.options import ClientOptions
 from chatjudge.types import GenerationSettings, ModelRequest, OutputSchema, Reply, with_instruction
 
@@ -69,6 +70,9 @@ class OpenAIModel(Model):
         self._session: aiohttp.ClientSession | None = None
         self.mode = 0  # index into MODES; moves on when a server refuses a response_format
         self._heads: dict[tuple[str, GenerationSettings, str | None], bytes] = {}
+
+    def tokenizer(self) -> Tokenizer:
+        return tiktoken_for(self.model)
 
     def identity(self) -> dict[str, Any]:
         return {"provider": self.provider, "model": self.model, "base_urls": sorted(self.base_urls)}

@@ -14,7 +14,7 @@ from typing import IO, Any, TypeVar
 
 from chatjudge import jsoncodec
 from chatjudge.calls import Pool, RunProgress
-from chatjudge.errors import FatalModelError
+from chatjudge.errors import BudgetReached, FatalModelError
 
 Job = TypeVar("Job")
 
@@ -46,12 +46,14 @@ async def drive(
     writer: OrderedWriter,
     progress: RunProgress,
     concurrency: int,
-) -> None:
+) -> BudgetReached | None:
     """Run `work` on every job, `concurrency` at a time, writing each row by its index.
 
     `work` returns the row and whether it failed. A fatal `ModelError` (rejected
     credentials, a crashed local model) stops handing out jobs and is raised as
-    `FatalModelError` once the jobs in flight have finished.
+    `FatalModelError` once the jobs in flight have finished; the budget stops them the
+    same way and is returned (the rows it cut short are not written: the same command
+    resumes them from the store).
     """
 
     async def one(indexed: tuple[int, Job]) -> None:
@@ -61,7 +63,9 @@ async def drive(
         progress.advance(failed=failed, tokens=0)
 
     pool: Pool[tuple[int, Job]] = Pool(concurrency)
-    fatal = await pool.run(jobs, one)
-    if fatal is not None:
+    stopped = await pool.run(jobs, one)
+    if stopped is not None:
         writer.flush_waiting()
-        raise FatalModelError(f"stopped: {fatal}", finished=writer.written) from fatal
+    if isinstance(stopped, BudgetReached) or stopped is None:
+        return stopped
+    raise FatalModelError(f"stopped: {stopped}", finished=writer.written) from stopped

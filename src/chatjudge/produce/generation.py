@@ -12,14 +12,17 @@ refuses it instead of judging a reply that does not exist.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
+from chatjudge.calls.budget import budget_for, meter_for
+from chatjudge.calls.estimate import CostEstimate, DryCaller, WouldSend, finish, role_estimate
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.errors import ModelError, UsageError
+from chatjudge.errors import BudgetReachedError, ModelError, UsageError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -29,6 +32,7 @@ from chatjudge.produce.roles import Role
 from chatjudge.rundir import FORMAT, GenerationSummary, Produced, write_json
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
+from chatjudge.store.reader import StoreReader
 from chatjudge.types import Message
 
 FIELDS = (
@@ -61,14 +65,49 @@ class Generation:
     config: RunConfig
     output: Produced
 
+    async def estimate(self) -> CostEstimate:
+        """`--dry-run`: the calls this generation would send (after what the store holds)
+        and what they could cost; nothing is sent and nothing is written."""
+        config = self.config
+        name = self.model.name
+        prices = prices_of([self.model], config.pricing)
+        reader = StoreReader(self.output.store)
+        try:
+            role = Role(
+                DryCaller(self.model, CallPolicy.of(config), config.run.concurrency),
+                Ledger(reader, lookup=not config.run.no_cache),
+                config.generation.settings(),
+            )
+            account = role_estimate(
+                "model_under_test", self.model, prices[name], reader.mean_output_tokens(name)
+            )
+            for item in self._items():
+                try:
+                    await role.call(request_messages(item), 0)
+                except WouldSend as would:
+                    tokens = account.count(would.request.messages)
+                    cap = would.request.settings.max_tokens
+                    account.add((1, 1), (tokens, tokens), (cap, cap))
+            account.answered_by_store = role.usage.cached_calls
+        finally:
+            reader.close()
+        return finish("generate", self.validation.n_rows, [account], prices)
+
+    def _items(self) -> Iterator[Item]:
+        return iter_items(
+            self.source, FIELDS, limit=self.config.run.limit, skip=self.validation.skipped_rows
+        )
+
     async def run(self) -> dict[str, Any]:
         """Answer every row and write the output and its summary; returns the summary."""
         config = self.config
         prices = prices_of([self.model], config.pricing)  # once, before anything is sent
+        budget = budget_for(config.pricing.max_cost_usd, prices)
         self.output.rows.parent.mkdir(parents=True, exist_ok=True)
         store = Store(self.output.store)
+        meter = meter_for(budget, self.model, prices[self.model.name])
         role = Role(
-            Caller(self.model, CallPolicy.of(config), config.run.concurrency),
+            Caller(self.model, CallPolicy.of(config), config.run.concurrency, meter),
             Ledger(store, lookup=not config.run.no_cache),
             config.generation.settings(),
         )
@@ -95,14 +134,12 @@ class Generation:
             row.update({self.field: text, "status": "ok", "error": None, "usage": usage})
             return row, False
 
-        items = iter_items(
-            self.source, FIELDS, limit=config.run.limit, skip=self.validation.skipped_rows
-        )
+        items = self._items()
         progress = RunProgress(self.validation.n_rows, enabled=config.progress, label="generating")
         try:
             with self.output.rows.open("wb") as out, progress:
                 writer = OrderedWriter(out)
-                await drive(
+                stopped = await drive(
                     ((item.index, item) for item in items),
                     answer,
                     writer,
@@ -118,14 +155,18 @@ class Generation:
             skipped.update(
                 n_skipped=len(self.validation.skipped_rows), skipped=self.validation.skipped()
             )
-        cost = command_cost({"model_under_test": role_cost(prices, role.ledger.by_model)})
+        n_done = writer.written
+        cost = command_cost(
+            {"model_under_test": role_cost(prices, role.ledger.by_model)},
+            budget.record(n_done, self.validation.n_rows) if budget else None,
+        )
         summary = GenerationSummary(
             format=FORMAT,
             kind="generation",
             model=self.model.name,
             field=self.field,
             n_rows=self.validation.n_rows,
-            n_ok=self.validation.n_rows - n_failed,
+            n_ok=n_done - n_failed,
             n_failed=n_failed,
             failures=failures,
             metrics={
@@ -140,4 +181,11 @@ class Generation:
             chatjudge_version=__version__,
             **skipped,
         )
-        return write_json(self.output.summary, summary, only_set=True)
+        written = write_json(self.output.summary, summary, only_set=True)
+        if stopped is not None:
+            raise BudgetReachedError(
+                f"{stopped}: {n_done} of {self.validation.n_rows} row(s) answered and written; "
+                "the same command with a larger --max-cost-usd resumes, paying only for the rest",
+                summary=written,
+            )
+        return written

@@ -52,6 +52,18 @@ class Role:
 
     async def call(self, messages: list[Message], sample: int, attempt: int = 0) -> Reply:
         """The reply to `messages`, from the store when it holds it; raises `ModelError`."""
+        key, request = self.prepare(messages, sample, attempt)
+        stored = self.ledger.find(key)
+        if stored is not None:
+            return Reply(stored.raw, stored.input_tokens, stored.output_tokens)
+        reply, latency = await self.caller.send(request)
+        self.ledger.commit(key, self.name, reply, latency)
+        return reply
+
+    def prepare(
+        self, messages: list[Message], sample: int, attempt: int = 0
+    ) -> tuple[str, ModelRequest]:
+        """The store key and the request of a call, as `call` sends it."""
         settings = self.settings_for(sample, attempt)
         if self.schema is not None and not self.model.supports_schema:
             messages = with_instruction(messages, self.schema.instruction)
@@ -60,9 +72,4 @@ class Role:
             schema = self.schema.schema if self.schema else None
             keys = self._keys[settings] = KeyMaker(self.model.identity(), settings.as_key(), schema)
         key = keys.key(messages, sample + 1_000_003 * attempt)
-        stored = self.ledger.find(key)
-        if stored is not None:
-            return Reply(stored.raw, stored.input_tokens, stored.output_tokens)
-        reply, latency = await self.caller.send(ModelRequest(messages, settings, self.schema))
-        self.ledger.commit(key, self.name, reply, latency)
-        return reply
+        return key, ModelRequest(messages, settings, self.schema)

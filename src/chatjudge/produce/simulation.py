@@ -18,14 +18,24 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
+from chatjudge.calls.budget import Meter, budget_for, meter_for
+from chatjudge.calls.estimate import (
+    CostEstimate,
+    DryCaller,
+    RoleEstimate,
+    WouldSend,
+    finish,
+    role_estimate,
+)
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.errors import ModelError
+from chatjudge.errors import BudgetReachedError, ModelError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -36,6 +46,7 @@ from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_i
 from chatjudge.rundir import FORMAT, Produced, SimulationSummary, write_json
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
+from chatjudge.store.reader import StoreReader
 from chatjudge.types import GenerationSettings, Message
 
 FIELDS = (
@@ -67,27 +78,114 @@ class Simulation:
     config: RunConfig
     output: Produced
 
+    async def estimate(self) -> CostEstimate:
+        """`--dry-run`: the calls these conversations would send and what they could cost,
+        from 1 to `--max-turns` turns; nothing is sent and nothing is written. A conversation
+        the store holds whole costs nothing; one it does not is counted from its start."""
+        config, sim = self.config, self.config.simulation
+        prices = prices_of([self.assistant, self.user], config.pricing)
+        reader = StoreReader(self.output.store)
+        lookup = not config.run.no_cache
+        policy = CallPolicy.of(config)
+        try:
+            assistant = Role(
+                DryCaller(self.assistant, policy, 1),
+                Ledger(reader, lookup=lookup),
+                config.generation.settings(),
+            )
+            user = SimulatedUser(
+                Role(DryCaller(self.user, policy, 1), Ledger(reader, lookup=lookup),
+                     self._user_settings(), SCHEMA),
+                load_instructions(sim.user_prompt),
+            )  # fmt: skip
+            accounts = [
+                role_estimate(role, m, prices[m.name], reader.mean_output_tokens(m.name))
+                for role, m in (("assistant", self.assistant), ("simulated_user", self.user))
+            ]
+            talk = _Talk(assistant, user, sim.max_turns, config.run.samples, [])
+            for item in self._items():
+                for k in range(config.run.samples):
+                    try:
+                        await talk.converse((item, k))
+                    except WouldSend:
+                        self._count_conversation(item, k, user, *accounts)
+            accounts[0].answered_by_store = assistant.usage.cached_calls
+            accounts[1].answered_by_store = user.role.usage.cached_calls
+        finally:
+            reader.close()
+        return finish("simulate", self.validation.n_rows, accounts, prices)
+
+    def _count_conversation(
+        self,
+        item: Item,
+        sample: int,
+        user: SimulatedUser,
+        assistant_account: RoleEstimate,
+        user_account: RoleEstimate,
+    ) -> None:
+        """One conversation's calls, from 1 turn (the user opens, the assistant answers,
+        the user closes) to `--max-turns` turns with every message at its cap; the user's
+        first call is counted exactly, later ones as it plus the transcript so far."""
+        fields = item.fields
+        history = as_messages(fields["chat_history"], label="Earlier conversation")
+        opening = user.messages(str(fields["question"]), fields.get("user_context"), history, [])
+        base_u = user_account.count(user.role.prepare(opening, sample)[1].messages)
+        base_a = assistant_account.count([*history, {"role": "user", "content": ""}])
+        turns, cap_a = self.config.simulation.max_turns, self.config.generation.max_tokens
+        cap_u = self.config.simulation.user_max_tokens
+        mean_u = user_account.mean_stored_output or 0.0
+        mean_a = assistant_account.mean_stored_output or 0.0
+        closes = turns > 1  # after one reply the user is asked again, and may close
+        growth = turns * (turns - 1) // 2
+        user_account.add(
+            (1 + closes, turns),
+            (
+                base_u + closes * round(base_u + mean_u + mean_a),
+                turns * base_u + (cap_u + cap_a) * growth,
+            ),
+            ((1 + closes) * cap_u, turns * cap_u),
+        )
+        assistant_account.add(
+            (1, turns),
+            (round(base_a + mean_u), turns * base_a + cap_u * (growth + turns) + cap_a * growth),
+            (cap_a, turns * cap_a),
+        )
+
+    def _user_settings(self) -> GenerationSettings:
+        sim = self.config.simulation
+        return GenerationSettings(
+            sim.user_temperature, sim.user_max_tokens, self.config.generation.seed
+        )
+
+    def _items(self) -> Iterator[Item]:
+        return iter_items(
+            self.source, FIELDS, limit=self.config.run.limit, skip=self.validation.skipped_rows
+        )
+
     async def run(self) -> dict[str, Any]:
         """Simulate every conversation, write them and their summary; returns the summary."""
         config, sim = self.config, self.config.simulation
         prices = prices_of([self.assistant, self.user], config.pricing)  # once, before sending
+        budget = budget_for(config.pricing.max_cost_usd, prices)
+
+        def meter(model: Model) -> Meter | None:
+            return meter_for(budget, model, prices[model.name])
+
         self.output.rows.parent.mkdir(parents=True, exist_ok=True)
         store = Store(self.output.store)
         lookup = not config.run.no_cache
         concurrency = config.run.concurrency
         assistant = Role(
-            Caller(self.assistant, CallPolicy.of(config), concurrency),
+            Caller(self.assistant, CallPolicy.of(config), concurrency, meter(self.assistant)),
             Ledger(store, lookup=lookup),
             config.generation.settings(),
         )
-        user_settings = GenerationSettings(
-            sim.user_temperature, sim.user_max_tokens, config.generation.seed
-        )
+        user_settings = self._user_settings()
         user_model = self.user
         if user_model is self.assistant:  # one model in both roles: one caller, one cap
             user_caller = assistant.caller
         else:
-            user_caller = Caller(user_model, CallPolicy.of(config), concurrency)
+            user_caller = Caller(user_model, CallPolicy.of(config), concurrency, meter(user_model))
         user = SimulatedUser(
             Role(user_caller, Ledger(store, lookup=lookup), user_settings, SCHEMA),
             load_instructions(sim.user_prompt),
@@ -95,15 +193,14 @@ class Simulation:
         samples = config.run.samples
         records: list[dict[str, Any]] = []
         talk = _Talk(assistant, user, sim.max_turns, samples, records)
-        items = iter_items(
-            self.source, FIELDS, limit=config.run.limit, skip=self.validation.skipped_rows
-        )
+        items = self._items()
         jobs = ((item.index * samples + k, (item, k)) for item in items for k in range(samples))
         total = self.validation.n_rows * samples
         progress = RunProgress(total, enabled=config.progress, label="simulating")
         try:
             with self.output.rows.open("wb") as out, progress:
-                await drive(jobs, talk.converse, OrderedWriter(out), progress, concurrency)
+                writer = OrderedWriter(out)
+                stopped = await drive(jobs, talk.converse, writer, progress, concurrency)
         finally:
             store.close()
             await self.assistant.aclose()
@@ -122,7 +219,8 @@ class Simulation:
                 "simulated_user": role_cost(
                     {self.user.name: prices[self.user.name]}, user.role.ledger.by_model
                 ),
-            }
+            },
+            budget.record(writer.written, total) if budget else None,
         )
         summary = SimulationSummary(
             **summarize(records, samples),
@@ -141,7 +239,14 @@ class Simulation:
             chatjudge_version=__version__,
             **skipped,
         )
-        return write_json(self.output.summary, summary, only_set=True)
+        written = write_json(self.output.summary, summary, only_set=True)
+        if stopped is not None:
+            raise BudgetReachedError(
+                f"{stopped}: {writer.written} of {total} conversation(s) finished and written; "
+                "the same command with a larger --max-cost-usd resumes, paying only for the rest",
+                summary=written,
+            )
+        return written
 
 
 @dataclass

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from chatjudge.report.format import (
     format_ci,
@@ -15,6 +17,9 @@ from chatjudge.report.format import (
     metric_label,
 )
 from chatjudge.report.sections import AGREEMENT_KEY
+
+if TYPE_CHECKING:
+    from chatjudge.calls.estimate import CostEstimate
 
 CORRECTED = ("length_controlled_preference", "style_controlled_preference")
 
@@ -94,7 +99,44 @@ def cost_rows(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
     unpriced = cost.get("unpriced") or []
     note = "no price for " + ", ".join(unpriced) if unpriced else ""
     rows.append(("cost · total", _usd(cost.get("total_usd")), note))
+    budget = cost.get("budget")
+    if isinstance(budget, dict):
+        got = f"{budget.get('done')} of {budget.get('total')} done"
+        state = f"reached: stopped, {got}" if budget.get("reached") else f"not reached, {got}"
+        rows.append(("budget", _usd(budget.get("max_usd")), state))
     return rows
+
+
+def estimate_table(estimate: CostEstimate) -> Group:
+    """`--dry-run`'s account: per role and model, the calls it would send, their tokens and
+    the cost as a range (low: output at the store's mean reply; high: at the caps)."""
+    table = Table(title=f"dry run of {estimate.command}: nothing was sent", title_justify="left")
+    for column in ("role · model", "calls", "in store", "input tokens", "output cap", "cost"):
+        table.add_column(column, justify="left" if column == "role · model" else "right")
+    for r in estimate.roles:
+        table.add_row(
+            escape(f"{r.role} · {r.model}"),
+            _span(r.calls),
+            f"{r.answered_by_store:,}",
+            _span(r.input_tokens) + ("" if r.exact else " ~"),
+            _span(r.output_cap_tokens),
+            "unknown" if r.cost_usd is None else _usd_span(r.cost_usd),
+        )
+    table.add_section()
+    total = estimate.total_usd
+    table.add_row("total", "", "", "", "", "unknown" if total is None else _usd_span(total))
+    notes = estimate.notes + [f"no price for {u}" for u in estimate.unpriced]
+    return Group(table, *(Text(f"note: {note}") for note in notes))
+
+
+def _span(values: tuple[int, int]) -> str:
+    low, high = values
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+
+
+def _usd_span(values: tuple[float, float]) -> str:
+    low, high = values
+    return _usd(low) if low == high else f"{_usd(low)} - {_usd(high)}"
 
 
 def _add_cost(table: Table, summary: dict[str, Any]) -> None:

@@ -23,18 +23,28 @@ from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, Pool, RunProgress
+from chatjudge.calls.budget import budget_for, meter_for
+from chatjudge.calls.estimate import CostEstimate, RoleEstimate, finish, role_estimate
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
-from chatjudge.data import Source, Validation, iter_items
-from chatjudge.errors import FatalModelError
+from chatjudge.data import Item, Source, Validation, iter_items
+from chatjudge.errors import BudgetReached, BudgetReachedError, FatalModelError, ModelError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.protocols.spec import Protocol
-from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY, RunInfo, write_json
+from chatjudge.rundir import (
+    RESULTS,
+    RUN_INFO,
+    STORE,
+    SUMMARY,
+    RunInfo,
+    write_json,
+)
 from chatjudge.runner.execute import execute
 from chatjudge.runner.fold import Folder, OnItem
 from chatjudge.runner.plan import Call, JudgeLane, Planner
 from chatjudge.runner.summary import SummaryBuilder
 from chatjudge.store import Store
+from chatjudge.store.reader import StoreReader
 
 
 @dataclass
@@ -69,9 +79,15 @@ class Engine:
         """Judge every item; `on_item` sees each results record as it is written."""
         config = self.config
         prices = prices_of(self.models, config.pricing)  # once, before anything is sent
+        budget = budget_for(config.pricing.max_cost_usd, prices)
         lanes = [
             JudgeLane(
-                Caller(m, CallPolicy.of(config), config.run.concurrency),
+                Caller(
+                    m,
+                    CallPolicy.of(config),
+                    config.run.concurrency,
+                    meter_for(budget, m, prices[m.name]),
+                ),
                 self.protocol,
                 config.generation,
                 config.run.samples,
@@ -94,15 +110,20 @@ class Engine:
                 folder = Folder(self.protocol, names, summary, progress, out, on_item)
                 run = _Run(self.protocol, config.retries.parse_retries, ledger, folder)
                 pool: Pool[Call] = Pool(config.run.concurrency)
-                fatal = await pool.run(self._calls(planner, folder, pool), run.one)
-            if fatal is not None:
-                raise FatalModelError(f"run stopped: {fatal}", finished=folder.finished) from fatal
+                stopped = await pool.run(self._calls(planner, folder, pool), run.one)
+            if isinstance(stopped, ModelError):
+                raise FatalModelError(
+                    f"run stopped: {stopped}", finished=folder.finished
+                ) from stopped
         finally:
             if store is not None:
                 store.close()
             for model in self.models:
                 await model.aclose()
-        judging = command_cost({"judge": role_cost(prices, ledger.by_model)})
+        judging = command_cost(
+            {"judge": role_cost(prices, ledger.by_model)},
+            budget.record(folder.finished, self.n_rows) if budget else None,
+        )
         built = summary.build(
             ledger.usage.as_dict(),
             judging,
@@ -110,19 +131,65 @@ class Engine:
             self.validation.skipped(),
         )
         written = write_json(self.out_dir / SUMMARY, built, only_set=True)
+        if isinstance(stopped, BudgetReached):
+            raise BudgetReachedError(
+                f"{stopped}: {folder.finished} of {self.n_rows} item(s) judged and written; "
+                "the same command with a larger --max-cost-usd resumes, paying only for the rest",
+                summary=written,
+            )
         return RunOutcome(self.out_dir, written)
 
-    def _calls(self, planner: Planner, folder: Folder, pool: Pool[Call]) -> Iterator[Call]:
-        """The calls to send, item by item. An item the store answers whole is finished
-        here at once; every worker pulls from this one generator."""
-        for item in iter_items(
+    def estimate(self) -> CostEstimate:
+        """`--dry-run`: the calls this run would send (after what the store holds) and what
+        they could cost; nothing is sent and nothing is written."""
+        config = self.config
+        prices = prices_of(self.models, config.pricing)
+        reader = StoreReader(self.out_dir / STORE)
+        try:
+            ledger = Ledger(reader, lookup=not (config.run.no_cache or reader.empty))
+            lanes = [
+                JudgeLane(
+                    Caller(m, CallPolicy.of(config), config.run.concurrency),
+                    self.protocol,
+                    config.generation,
+                    config.run.samples,
+                )
+                for m in self.models
+            ]
+            planner = Planner(self.protocol, lanes, self.orders, ledger)
+            roles: dict[str, RoleEstimate] = {
+                lane.name: role_estimate(
+                    "judge", lane.model, prices[lane.name], reader.mean_output_tokens(lane.name)
+                )
+                for lane in lanes
+            }
+            for item in self._items():
+                state, missing = planner.plan(item)
+                for outcome in state.calls:
+                    roles[outcome.judge].answered_by_store += outcome.cached
+                for call in missing:
+                    account = roles[call.lane.name]
+                    tokens = account.count(call.request.messages)
+                    cap = call.request.settings.max_tokens
+                    account.add((1, 1), (tokens, tokens), (cap, cap))
+        finally:
+            reader.close()
+        return finish("run", self.n_rows, list(roles.values()), prices)
+
+    def _items(self) -> Iterator[Item]:
+        return iter_items(
             self.source,
             self.protocol.fields,
             limit=self.config.run.limit,
             include_system=self.config.run.include_system,
             skip=self.validation.skipped_rows,
-        ):
-            if pool.fatal is not None:
+        )
+
+    def _calls(self, planner: Planner, folder: Folder, pool: Pool[Call]) -> Iterator[Call]:
+        """The calls to send, item by item. An item the store answers whole is finished
+        here at once; every worker pulls from this one generator."""
+        for item in self._items():
+            if pool.stopped is not None:
                 return
             state, missing = planner.plan(item)
             if not missing:

@@ -1,0 +1,264 @@
+"""Cost through the real command line: `--max-cost-usd` stops before going over and a
+larger budget resumes to the results of an unbudgeted run; `--dry-run` sends nothing and
+counts the calls the real run sends; cost per role in `simulate`. A stand-in server counts
+the requests."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+import chatjudge
+from tests.runner.conftest import pointwise_rows, write_jsonl
+from tests.support.cli import run_cli
+from tests.support.stub_openai import StubServer
+
+PRICES = ("--price-in", "100", "--price-out", "200")  # USD per million: visible sums
+
+
+def judge(stub: StubServer, data: Path, out: Path, *extra: str):
+    return run_cli(
+        "run", str(data), "-p", "interactivity-accuracy", "-j", "openai/stub",
+        "--base-url", stub.base_url, "--out", str(out), "--concurrency", "4",
+        "--retry-wait", "0.01", *PRICES, *extra, COLUMNS="200",
+    )  # fmt: skip
+
+
+def summary(run_dir: Path) -> dict:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def verdicts(run_dir: Path) -> dict[str, dict]:
+    lines = (run_dir / "results.jsonl").read_text().splitlines()
+    return {r["id"]: r["scores"] for r in map(json.loads, lines)}
+
+
+def dry_run_calls(stdout: str) -> list[str]:
+    """The `calls` cell of each role's row of the dry run's table."""
+    rows = [line for line in stdout.splitlines() if "openai/" in line and "│" in line]
+    return [line.split("│")[2].strip() for line in rows]
+
+
+def test_a_budget_stops_before_going_over_and_a_larger_one_resumes_to_the_same_results(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(24))
+    assert judge(stub, data, tmp_path / "free").returncode == 0
+    full_cost = summary(tmp_path / "free")["cost"]["total_usd"]
+    full_requests = stub.stats.requests
+    assert full_requests == 24 and full_cost > 0
+    stub.stats.reset()
+
+    limit = round(full_cost / 2, 4)
+    stopped = judge(stub, data, tmp_path / "run", "--max-cost-usd", str(limit))
+    assert stopped.returncode == 4, stopped.stderr
+    assert "budget" in stopped.stderr and "resumes" in stopped.stderr
+    cut = summary(tmp_path / "run")
+    assert cut["cost"]["total_usd"] <= limit  # never over
+    assert cut["cost"]["budget"] == {
+        "max_usd": limit, "spent_usd": cut["cost"]["total_usd"], "reached": True,
+        "done": cut["n_items"], "total": 24,
+    }  # fmt: skip
+    assert 0 < cut["n_items"] < 24 and stub.stats.requests < full_requests
+    assert (tmp_path / "run" / "report.html").is_file()  # everything is written
+    paid_first = stub.stats.requests
+    stub.stats.reset()
+
+    resumed = judge(stub, data, tmp_path / "run", "--max-cost-usd", str(10 * full_cost))
+    assert resumed.returncode == 0, resumed.stderr
+    assert paid_first + stub.stats.requests == full_requests  # nothing paid twice
+    assert verdicts(tmp_path / "run") == verdicts(tmp_path / "free")
+    after = summary(tmp_path / "run")["cost"]
+    assert after["budget"]["reached"] is False and after["budget"]["done"] == 24
+    assert cut["cost"]["total_usd"] + after["total_usd"] == pytest.approx(full_cost, abs=1e-5)
+
+
+def test_generate_and_simulate_stop_at_their_budget_with_what_finished_written(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    prompts = write_jsonl(tmp_path / "p.jsonl", [
+        {"id": f"p{i}", "prompt": f"Question {i}: say hi"} for i in range(30)
+    ])  # fmt: skip
+    common = ("--retry-wait", "0.01", "--concurrency", "2", *PRICES, "--max-tokens", "50")
+    generate = ("generate", str(prompts), "-m", "openai/stub", "--base-url", stub.base_url,
+                *common)  # fmt: skip
+    assert run_cli(*generate, "--out", str(tmp_path / "all.jsonl")).returncode == 0
+    full = json.loads((tmp_path / "all.summary.json").read_text())["cost"]["total_usd"]
+    limit = round(full / 2, 4)
+    budget = ("--max-cost-usd", str(limit))
+    generated = run_cli(*generate, "--out", str(tmp_path / "gen.jsonl"), *budget)
+    assert generated.returncode == 4, generated.stderr
+    rows = (tmp_path / "gen.jsonl").read_text().splitlines()
+    gen_summary = json.loads((tmp_path / "gen.summary.json").read_text())
+    assert gen_summary["cost"]["total_usd"] <= limit
+    assert 0 < len(rows) == gen_summary["cost"]["budget"]["done"] < 30
+    assert all(json.loads(r)["status"] == "ok" for r in rows)  # cut rows are not failures
+
+    questions = write_jsonl(tmp_path / "q.jsonl", [
+        {"id": f"q{i}", "question": f"Question {i}: what is 2+{i}?", "answer": str(2 + i)}
+        for i in range(12)
+    ])  # fmt: skip
+    stub.configure(user_ends_after=2)
+    simulate = ("simulate", str(questions), "-a", "openai/stub", "--assistant-base-url",
+                stub.base_url, "--max-turns", "3", "--user-max-tokens", "50", *common)  # fmt: skip
+    assert run_cli(*simulate, "--out", str(tmp_path / "all-sim.jsonl")).returncode == 0
+    full = json.loads((tmp_path / "all-sim.summary.json").read_text())["cost"]["total_usd"]
+    limit = round(full / 2, 4)
+    budget = ("--max-cost-usd", str(limit))
+    simulated = run_cli(*simulate, "--out", str(tmp_path / "sim.jsonl"), *budget)
+    assert simulated.returncode == 4, simulated.stderr
+    sim_summary = json.loads((tmp_path / "sim.summary.json").read_text())
+    cost = sim_summary["cost"]
+    assert cost["total_usd"] <= limit and set(cost["roles"]) == {"assistant", "simulated_user"}
+    finished = [json.loads(r) for r in (tmp_path / "sim.jsonl").read_text().splitlines()]
+    assert 0 < len(finished) == cost["budget"]["done"] < 12
+    assert all(r["status"] == "ok" and r["ended"] == "user" for r in finished)
+
+
+def test_cost_per_role_in_simulate_adds_up_at_each_models_price(tmp_path: Path) -> None:
+    """Two models, two prices (a --prices file): each role is priced at its own model's
+    price from its own tokens, and the total is their sum."""
+    with StubServer(latency=0.002) as assistant, StubServer(latency=0.002) as user:
+        user.configure(user_ends_after=2)
+        questions = write_jsonl(tmp_path / "q.jsonl", [
+            {"id": f"q{i}", "question": f"What is 3+{i}?", "answer": str(3 + i)} for i in range(5)
+        ])  # fmt: skip
+        prices = tmp_path / "prices.toml"
+        prices.write_text(
+            '[models."openai/assistant"]\ninput = 2.0\noutput = 8.0\n'
+            '[models."openai/user"]\ninput = 0.5\noutput = 1.0\n'
+        )
+        done = run_cli(
+            "simulate", str(questions), "-a", "openai/assistant", "-u", "openai/user",
+            "--assistant-base-url", assistant.base_url, "--user-base-url", user.base_url,
+            "--max-turns", "4", "--prices", str(prices), "--out", str(tmp_path / "s.jsonl"),
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    s = json.loads((tmp_path / "s.summary.json").read_text())
+    expected = {
+        "assistant": (s["usage"]["assistant"], 2.0, 8.0),
+        "simulated_user": (s["usage"]["user"], 0.5, 1.0),
+    }
+    for role, (usage, p_in, p_out) in expected.items():
+        usd = (usage["input_tokens"] * p_in + usage["output_tokens"] * p_out) / 1e6
+        assert s["cost"]["roles"][role]["usd"] == pytest.approx(usd, abs=1e-6)
+        assert s["cost"]["roles"][role]["source"] == f"--prices {prices}"
+    assert s["cost"]["total_usd"] == pytest.approx(
+        sum(r["usd"] for r in s["cost"]["roles"].values()), abs=1e-6
+    )
+    assert "cost · assistant" in done.stdout and "cost · simulated_user" in done.stdout
+
+
+def test_a_budget_with_an_unknown_price_is_exit_2_before_anything_is_sent(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(3))
+    done = run_cli(
+        "run", str(data), "-p", "interactivity-accuracy", "-j", "openai/stub",
+        "--base-url", stub.base_url, "--out", str(tmp_path / "run"), "--max-cost-usd", "1",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "price of openai/stub is unknown" in done.stderr and "--price-in" in done.stderr
+    assert stub.stats.requests == 0
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+
+
+def test_a_dry_run_sends_nothing_and_counts_what_the_real_run_sends(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """Before anything, after a run cut by its budget, and for generate: the dry run's
+    count of calls is the real run's count of requests; nothing is sent, nothing written."""
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(10))
+    out = tmp_path / "run"
+    dry = judge(stub, data, out, "--dry-run", "--samples", "2")
+    assert dry.returncode == 0, dry.stderr
+    assert dry_run_calls(dry.stdout) == ["20"] and stub.stats.requests == 0
+    assert not out.exists() or not any(out.iterdir())  # nothing written
+    judge(stub, data, out, "--samples", "2", "--max-cost-usd", "1.5")
+    sent = stub.stats.requests
+    assert 0 < sent < 20
+    stub.stats.reset()
+    again = judge(stub, data, out, "--dry-run", "--samples", "2")
+    assert dry_run_calls(again.stdout) == [str(20 - sent)] and stub.stats.requests == 0
+    judge(stub, data, out, "--samples", "2")
+    assert stub.stats.requests == 20 - sent
+
+    prompts = write_jsonl(tmp_path / "p.jsonl", [
+        {"id": f"p{i}", "prompt": f"Question {i}: say hi"} for i in range(7)
+    ])  # fmt: skip
+    gen = ("generate", str(prompts), "-m", "openai/stub", "--base-url", stub.base_url,
+           "--out", str(tmp_path / "g.jsonl"), *PRICES)  # fmt: skip
+    stub.stats.reset()
+    dry = run_cli(*gen, "--dry-run", COLUMNS="200")
+    assert dry.returncode == 0 and dry_run_calls(dry.stdout) == ["7"]
+    assert stub.stats.requests == 0 and not (tmp_path / "g.jsonl").exists()
+    assert run_cli(*gen).returncode == 0 and stub.stats.requests == 7
+    assert dry_run_calls(run_cli(*gen, "--dry-run", COLUMNS="200").stdout) == ["0"]
+
+
+def test_a_dry_run_of_simulate_gives_the_range_from_one_turn_to_the_cap(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    questions = write_jsonl(tmp_path / "q.jsonl", [
+        {"id": f"q{i}", "question": f"What is 5+{i}?", "answer": str(5 + i)} for i in range(6)
+    ])  # fmt: skip
+    args = ("simulate", str(questions), "-a", "openai/stub", "--assistant-base-url",
+            stub.base_url, "--max-turns", "4", "--out", str(tmp_path / "s.jsonl"),
+            *PRICES)  # fmt: skip
+    dry = run_cli(*args, "--dry-run", COLUMNS="200")
+    assert dry.returncode == 0, dry.stderr
+    assert dry_run_calls(dry.stdout) == ["6-24", "12-24"]  # assistant, simulated user
+    assert stub.stats.requests == 0
+    stub.configure(user_ends_after=2)
+    assert run_cli(*args).returncode == 0
+    assert 6 + 12 <= stub.stats.requests <= 24 + 24
+    assert dry_run_calls(run_cli(*args, "--dry-run", COLUMNS="200").stdout) == ["0", "0"]
+
+
+def test_a_dry_run_counts_openai_tokens_with_the_shipped_encoding_offline(
+    tmp_path: Path,
+) -> None:
+    """gpt-4o's tokens by tiktoken's o200k_base, read from the files chatjudge ships: with
+    every connection refused (a proxy on a closed port) and tiktoken's own cache elsewhere."""
+    import tiktoken  # noqa: F401 - the test needs it installed
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(3))
+    done = run_cli(
+        "run", str(data), "-p", "interactivity-accuracy", "-j", "openai/gpt-4o",
+        "--out", str(tmp_path / "run"), "--dry-run", key="sk-unused-in-a-dry-run",
+        HTTPS_PROXY=f"http://127.0.0.1:{port}", HTTP_PROXY=f"http://127.0.0.1:{port}",
+        TIKTOKEN_CACHE_DIR=str(tmp_path / "empty-cache"), COLUMNS="200",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "tiktoken o200k_base" not in done.stdout  # exact: no approximation note
+    assert "approximation" not in done.stdout
+    assert dry_run_calls(done.stdout) == ["3"]
+    assert "genai-prices" not in done.stderr
+    assert not (tmp_path / "empty-cache").exists() or not any((tmp_path / "empty-cache").iterdir())
+
+
+def test_a_dry_run_counts_the_local_judges_input_tokens_exactly(tmp_path: Path) -> None:
+    """The GGUF model's own vocabulary and chat template: the dry run's input tokens are
+    the ones llama.cpp reports for the same calls."""
+    from chatjudge.api import build_engine
+    from chatjudge.options import RunConfig
+
+    examples = Path(__file__).resolve().parents[1] / "examples" / "pairwise_chat_quality.jsonl"
+    config = RunConfig.from_options({"limit": 2, "max_tokens": 64}, progress=False)
+    engine = build_engine(examples, "pairwise-chat-quality", ["local"], tmp_path / "r",
+                          column_map=None, config=config)  # fmt: skip
+    estimate = engine.estimate()
+    (judge_account,) = estimate.roles
+    assert judge_account.exact and judge_account.tokenizer.startswith("llama.cpp vocabulary")
+    assert judge_account.calls == (4, 4)  # 2 rows, both orders
+    assert estimate.total_usd == (0.0, 0.0)  # local: free
+    done = chatjudge.evaluate(examples, "pairwise-chat-quality", "local", tmp_path / "r",
+                              limit=2, max_tokens=64, report=False)  # fmt: skip
+    assert judge_account.input_tokens[0] == done.summary["usage"]["input_tokens"]
