@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-STUB = ROOT / "tests" / "support" / "stub_openai.py"
+STUB = "tests.support.stub_openai"
 PROTOCOL = "interactivity-accuracy"
 
 
@@ -184,8 +184,9 @@ class StubProcess:
 
     def __init__(self, latency: float, python: str) -> None:
         self.process = subprocess.Popen(
-            [python, str(STUB), "--port", "0", "--latency", str(latency)],
+            [python, "-m", STUB, "--port", "0", "--latency", str(latency)],
             stdout=subprocess.PIPE,
+            cwd=ROOT,  # the stand-in is the test suite's own module
         )
         assert self.process.stdout is not None
         ready, _, _ = select.select([self.process.stdout], [], [], 30)

@@ -15,15 +15,15 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.support.stub_openai import (
+from tests.support.stub_openai import StubServer
+from tests.support.stub_replies import (
     INTERACTIVITY_ACCURACY_SCHEMA,
     PAIRWISE_SCHEMA,
-    StubServer,
     expected_reply,
     prompt_hash,
 )
 
-STUB_SCRIPT = Path(__file__).resolve().parent / "support" / "stub_openai.py"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def chat_body(prompt: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -244,8 +244,9 @@ def test_thread_mode_serves_blocking_callers():
 
 def test_process_mode_prints_its_url_and_serves():
     process = subprocess.Popen(
-        [sys.executable, str(STUB_SCRIPT), "--port", "0", "--latency", "0.01"],
+        [sys.executable, "-m", "tests.support.stub_openai", "--port", "0", "--latency", "0.01"],
         stdout=subprocess.PIPE,
+        cwd=ROOT,
         text=True,
     )
     try:

@@ -39,8 +39,9 @@ from chatjudge.types import GenerationSettings, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
 from tests.models.conftest import ANTHROPIC_KEY, GOOGLE_KEY, OPENAI_KEY, Closing, closed_port
 from tests.support.stub_anthropic import AnthropicStub
+from tests.support.stub_faults import FAULT_MESSAGES
 from tests.support.stub_google import GoogleStub
-from tests.support.stub_openai import FAULT_MESSAGES, StubServer
+from tests.support.stub_openai import StubServer
 
 PROTOCOL = get_protocol("interactivity-accuracy")
 SCHEMA = OutputSchema(

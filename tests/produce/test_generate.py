@@ -23,7 +23,8 @@ from chatjudge.errors import (
 from chatjudge.types import Reply
 from tests.support.cli import run_cli
 from tests.support.golden_judge import verdict
-from tests.support.stub_openai import StubServer, expected_reply
+from tests.support.stub_openai import StubServer
+from tests.support.stub_replies import expected_reply
 
 FAST = {"retry_wait": 0.01, "max_retries": 1}  # a permanent fault costs one quick retry
 WORDS = ("kettle", "orbit", "saffron", "lantern", "quartz", "meadow", "violin", "harbor", "ember")

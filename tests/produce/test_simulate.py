@@ -18,7 +18,8 @@ import chatjudge
 from chatjudge.errors import DataValidationError, UsageError
 from chatjudge.produce.user import END_MARKER
 from tests.support.golden_judge import verdict
-from tests.support.stub_openai import StubServer, expected_reply
+from tests.support.stub_openai import StubServer
+from tests.support.stub_replies import expected_reply
 
 ROWS = [
     {

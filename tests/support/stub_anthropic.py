@@ -22,7 +22,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from .stub_openai import instance_of, prompt_hash
+from .stub_replies import instance_of, prompt_hash
 
 
 @dataclass

@@ -24,7 +24,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from .stub_openai import instance_of, prompt_hash
+from .stub_replies import instance_of, prompt_hash
 
 ACCESS_TOKEN = "ya29.stub-access-token"
 _PATH = re.compile(

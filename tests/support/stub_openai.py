@@ -13,9 +13,13 @@ In tests (own event loop, or a background thread for code that runs its own loop
         stub.configure(fault_rate=0.5, fault_kinds=["429"])
         assert stub.stats.max_sends == 1
 
-As a process (prints the base URL on stdout once it listens):
+As a process, from the repository's root (prints the base URL on stdout once it listens):
 
-    python tests/support/stub_openai.py --port 0 --latency 0.2 --fault-rate 0.1
+    python -m tests.support.stub_openai --port 0 --latency 0.2 --fault-rate 0.1
+
+What it answers is `stub_replies`' (shared with the Anthropic and Google stand-ins), how it
+fails is `stub_faults`', and what a test sets and reads is `stub_control`'s; this module is
+the OpenAI wire format: the routes, the completion and error bodies, the process mode.
 
 Control API: `POST /_control` with a JSON object of `StubConfig` fields to change (plus
 `"reset_stats": true`), `GET /_control` for the config, `GET /_stats` (`?prompts=1` adds the
@@ -27,373 +31,41 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hashlib
 import json
-import math
 import random
 import signal
-import socket
-import struct
 import threading
 import time
-import zlib
-from collections import Counter, deque
-from typing import Any, Literal, get_args
+from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
 
-FaultKind = Literal[
-    "429",
-    "500",
-    "503",
-    "hang",
-    "reset",
-    "malformed",
-    "truncated",
-    "400",
-    "401",
-    "403",
-    "garbled",
-    "context",
-]
-FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
-FormatType = Literal["json_schema", "json_object"]
-RetryHeader = Literal["Retry-After", "retry-after-ms"]
-# What the error-status faults say (in OpenAI's error shape); a 429 says when to retry.
-FAULT_MESSAGES = {
-    "500": "The server had an error while processing your request. Sorry about that!",
-    "503": "The engine is currently overloaded, please try again later.",
-    "400": "Invalid value for 'max_tokens': stub says this request is bad.",
-    "401": "Incorrect API key provided: sk-***stub.",
-    "403": "Project proj_stub does not have access to model stub.",
-}
-
-CONTEXT_MESSAGE = (
-    "This model's maximum context length is 4096 tokens. However, your messages resulted in "
-    "5120 tokens. Please reduce the length of the messages."
+from tests.support.stub_control import StubConfig, StubStats
+from tests.support.stub_faults import (
+    CONTEXT_MESSAGE,
+    FAULT_KINDS,
+    FAULT_MESSAGES,
+    abort_with_reset,
+    error_response,
+    pick_fault,
 )
-END_MARKER = "[[TERMINATE CHAT]]"  # chatjudge's simulated user ends a conversation with it
-
-_MASK = (1 << 64) - 1
-
-
-class StubConfig(BaseModel):
-    """Behaviour of the server; every field can be changed at runtime."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    latency: float = Field(0.0, ge=0, description="seconds before each reply (async sleep)")
-    jitter: float = Field(0.0, ge=0, description="extra random delay, uniform in [0, jitter)")
-    fault_rate: float = Field(0.0, ge=0, le=1, description="share of attempts that fault")
-    fault_kinds: tuple[FaultKind, ...] = Field(
-        ("429", "500", "503", "reset", "malformed", "truncated"),
-        description="kinds drawn from (per prompt and attempt); `hang`, the 4xx kinds and "
-        "`garbled` (a 200 whose body is no chat completion) and `context` (a 400 saying the "
-        "context window is exceeded) only when listed",
-    )
-    faulty_attempts: int | None = Field(
-        2, ge=0, description="only a prompt's first N attempts may fault (None: every attempt)"
-    )
-    permanent: dict[str, FaultKind] = Field(
-        default_factory=dict, description="prompt marker -> fault on every attempt"
-    )
-    retry_after: float = Field(0.1, ge=0, description="seconds sent in 429 Retry-After")
-    retry_after_headers: tuple[RetryHeader, ...] = Field(
-        ("Retry-After", "retry-after-ms"),
-        description="the headers a 429 carries `retry_after` in (seconds, milliseconds)",
-    )
-    hang_seconds: float = Field(3600.0, ge=0, description="delay of a `hang` before it replies")
-    reject_response_format: bool = Field(False, description="400 on any `response_format`")
-    reject_format_types: tuple[FormatType, ...] = Field(
-        (), description="400 on a `response_format` of these types (others are served)"
-    )
-    api_key: str | None = Field(None, description="require `Authorization: Bearer KEY`")
-    echo_authorization: bool = Field(
-        False, description="error messages quote the request's Authorization header, as some "
-        "proxies do"
-    )
-    record: bool = Field(False, description="keep the last 1,000 requests' headers and bodies")
-    seed: int = Field(0, description="changes which attempts fault, not the replies")
-    models: tuple[str, ...] = ("stub",)
-    user_ends_after: int | None = Field(
-        None,
-        ge=0,
-        description="simulated-user requests (a reply schema with a `response`): the response "
-        "ends with `user_appends` once the transcript holds this many assistant replies",
-    )
-    user_appends: str = Field(END_MARKER, description="what such a response ends with")
-    reasoning: str | None = Field(
-        None, description="replies without a schema start with `<think>reasoning</think>`"
-    )
-
-
-class StubStats:
-    """What the server saw. Prompts are kept as 64-bit hashes only, to stay small at 100k."""
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.requests = 0  # chat-completion requests received
-        self.replies = 0  # 200 replies carrying a valid answer
-        self.faults: Counter[str] = Counter()  # injected faults by kind
-        self.rejected: Counter[str] = Counter()  # auth, response_format, bad_request
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.first_request_at: float | None = None  # unix time: the span a client kept us busy
-        self.last_reply_at: float | None = None
-        self.sends: dict[int, int] = {}  # prompt hash -> requests
-        self.answers: dict[int, int] = {}  # prompt hash -> valid 200 replies
-        self.recorded: deque[dict[str, Any]] = deque(maxlen=1000)
-
-    def sends_of(self, prompt: str) -> int:
-        """How many requests carried this prompt (as the last user message)."""
-        return self.sends.get(prompt_hash(prompt), 0)
-
-    def answers_of(self, prompt: str) -> int:
-        """How many valid replies this prompt got."""
-        return self.answers.get(prompt_hash(prompt), 0)
-
-    @property
-    def distinct_prompts(self) -> int:
-        return len(self.sends)
-
-    @property
-    def max_sends(self) -> int:
-        return max(self.sends.values(), default=0)
-
-    @property
-    def max_answers(self) -> int:
-        return max(self.answers.values(), default=0)
-
-    @property
-    def last_request(self) -> dict[str, Any] | None:
-        return self.recorded[-1] if self.recorded else None
-
-    def as_dict(self, prompts: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "requests": self.requests,
-            "replies": self.replies,
-            "faults": dict(self.faults),
-            "rejected": dict(self.rejected),
-            "in_flight": self.in_flight,
-            "max_in_flight": self.max_in_flight,
-            "first_request_at": self.first_request_at,
-            "last_reply_at": self.last_reply_at,
-            "distinct_prompts": self.distinct_prompts,
-            "max_sends": self.max_sends,
-            "max_answers": self.max_answers,
-            "resent_prompts": sum(1 for n in self.sends.values() if n > 1),
-        }
-        if prompts:
-            out["prompts"] = {
-                f"{h:016x}": {"sends": n, "answers": self.answers.get(h, 0)}
-                for h, n in self.sends.items()
-            }
-        return out
-
-
-# --- deterministic replies -------------------------------------------------------------------
-
-
-def prompt_hash(prompt: str) -> int:
-    """The 64-bit key the server counts a prompt under (hex in `/_stats?prompts=1`)."""
-    return int.from_bytes(hashlib.blake2b(prompt.encode(), digest_size=8).digest(), "big")
-
-
-def prompt_of(messages: list[Any]) -> str:
-    """The text replies and faults depend on: the last user message's content."""
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") == "user":
-            return _text(message.get("content"))
-    return "\n".join(_text(m.get("content")) for m in messages if isinstance(m, dict))
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
-
-def _mix(*parts: int) -> int:
-    """splitmix64 over the parts: cheap, well spread, stable across processes."""
-    x = 0
-    for part in parts:
-        x = ((x ^ part) + 0x9E3779B97F4A7C15) & _MASK
-        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
-        x ^= x >> 31
-    return x
-
-
-INTERACTIVITY_ACCURACY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "interactivity": {
-            "type": "object",
-            "properties": {
-                "thought": {"type": "string"},
-                "score": {"type": "integer", "enum": [1, 2, 3]},
-            },
-            "required": ["thought", "score"],
-        },
-        "accuracy": {
-            "type": "object",
-            "properties": {
-                "thought": {"type": "string"},
-                "score": {"type": "integer", "enum": [0, 1]},
-            },
-            "required": ["thought", "score"],
-        },
-    },
-    "required": ["interactivity", "accuracy"],
-}
-
-PAIRWISE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "explanation": {"type": "string"},
-        "pairwise_choice": {"type": "string", "enum": ["A", "SAME", "B"]},
-    },
-    "required": ["explanation", "pairwise_choice"],
-}
-
-_PHRASES = (
-    "The assistant asks a clarifying question before answering",
-    "The final answer matches the reference",
-    "The response stays on the user's request and is easy to follow",
-    "The assistant answers directly without checking what the user needs",
-    "Both turns are coherent and grounded in the conversation",
+from tests.support.stub_replies import (
+    expected_reply,
+    prompt_hash,
+    prompt_of,
+    schema_of,
+    simulated_user_reply,
+    text_of,
+    with_goal,
 )
-
-
-def schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The JSON schema a request asks the reply to follow, if any (OpenAI, llama-cpp-python's
-    `json_object` with a `schema`, or vLLM style)."""
-    fmt = body.get("response_format")
-    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-        spec = fmt.get("json_schema") or {}
-        schema = spec.get("schema")
-        if isinstance(schema, dict):
-            return schema
-    if isinstance(fmt, dict) and fmt.get("type") == "json_object":
-        schema = fmt.get("schema")
-        if isinstance(schema, dict):
-            return schema
-    guided = body.get("guided_json")
-    return guided if isinstance(guided, dict) else None
-
-
-def expected_reply(
-    prompt: str, schema: dict[str, Any] | None = None, *, key: int | None = None
-) -> str:
-    """The content the server answers `prompt` with, given the request's schema (or none).
-
-    With a schema: a deterministic valid instance of it. Without: the pairwise or
-    interactivity-accuracy verdict when the prompt reads like one, else a line of text.
-    `key` is `prompt_hash(prompt)` when the caller has it already.
-    """
-    seed = prompt_hash(prompt) if key is None else key
-    if schema is None:
-        if "Response B" in prompt:
-            schema = PAIRWISE_SCHEMA
-        elif "Interactivity" in prompt:
-            schema = INTERACTIVITY_ACCURACY_SCHEMA
-        else:
-            return f"Stub reply {seed:016x}."
-    return json.dumps(instance_of(schema, seed))
-
-
-def _with_goal(content: str, messages: list[Any]) -> str:
-    """A simulated user's response tagged with its instructions (which hold its goal): two
-    users with different goals never say the same words, as real ones would not, so their
-    assistants' calls never share a cache key by chance."""
-    system = "".join(_text(m.get("content")) for m in messages
-                     if isinstance(m, dict) and m.get("role") == "system")  # fmt: skip
-    turn = json.loads(content)
-    turn["response"] = f"{turn['response']} (goal {prompt_hash(system) % 10_000:04d})"
-    return json.dumps(turn)
-
-
-def _simulated_user(content: str, prompt: str, ends_after: int, appends: str) -> str:
-    """A simulated user's turn that says `appends` (by default the end marker) once the
-    transcript (chatjudge's `**role**: content` lines) holds `ends_after` assistant replies."""
-    if prompt.count("**assistant**:") < ends_after:
-        return content
-    turn = json.loads(content)
-    turn["response"] = f"{turn['response']} Thanks, that settles it. {appends}"
-    return json.dumps(turn)
-
-
-def instance_of(schema: dict[str, Any], seed: int, name: str = "", root: Any = None) -> Any:
-    """A small valid instance of a JSON schema, chosen by `seed` (enums, ranges, strings)."""
-    root = schema if root is None else root
-    key = _mix(seed, zlib.crc32(name.encode()))
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target = root
-        for part in ref[2:].split("/"):
-            target = target[part]
-        return instance_of(target, seed, name, root)
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return schema["enum"][key % len(schema["enum"])]
-    for combinator in ("anyOf", "oneOf", "allOf"):
-        if schema.get(combinator):
-            return instance_of(schema[combinator][0], seed, name, root)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind == "object" or "properties" in schema:
-        props = schema.get("properties", {})
-        return {k: instance_of(v, seed, f"{name}.{k}", root) for k, v in props.items()}
-    if kind == "array":
-        count = max(int(schema.get("minItems", 1)), 1)
-        if "maxItems" in schema:
-            count = min(count, int(schema["maxItems"]))
-        return [
-            instance_of(schema.get("items", {}), seed, f"{name}[{i}]", root) for i in range(count)
-        ]
-    if kind in ("integer", "number"):
-        lo = schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1)
-        hi = schema.get("maximum", schema.get("exclusiveMaximum", lo + 11) - 1)
-        lo, hi = math.ceil(lo), math.floor(hi)
-        return lo + key % (hi - lo + 1) if hi >= lo else lo
-    if kind == "boolean":
-        return bool(key & 1)
-    if kind == "null":
-        return None
-    text = f"{_PHRASES[key % len(_PHRASES)]} (stub {key & 0xFFFF:04x})."
-    if "maxLength" in schema:
-        text = text[: int(schema["maxLength"])]
-    return text.ljust(int(schema.get("minLength", 0)), "x")
-
 
 # --- wire format -----------------------------------------------------------------------------
-
-
-def _error(
-    status: int,
-    message: str,
-    kind: str,
-    *,
-    code: str | None = None,
-    param: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> web.Response:
-    """An error in OpenAI's shape: {"error": {"message", "type", "param", "code"}}."""
-    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
-    return web.json_response(body, status=status, headers=headers)
 
 
 def _completion(
     body: dict[str, Any], messages: list[Any], content: str, finish: str, serial: int
 ) -> web.Response:
-    prompt_chars = sum(len(_text(m.get("content"))) for m in messages if isinstance(m, dict))
+    prompt_chars = sum(len(text_of(m.get("content"))) for m in messages if isinstance(m, dict))
     prompt_tokens = max(1, prompt_chars // 4)
     completion_tokens = max(1, len(content) // 4)
     return web.json_response(
@@ -417,18 +89,6 @@ def _completion(
             },
         }
     )
-
-
-def _abort_with_reset(request: web.Request) -> None:
-    """Close the connection with a TCP RST, as a crashed proxy or server would."""
-    transport = request.transport
-    if transport is None:
-        return
-    sock = transport.get_extra_info("socket")
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    transport.abort()
 
 
 class StubServer:
@@ -531,7 +191,7 @@ class StubServer:
         auth = request.headers.get("Authorization", "")
         if not auth.startswith("Bearer ") or not auth[7:].strip():
             self.stats.rejected["auth"] += 1
-            return _error(
+            return error_response(
                 401,
                 "You didn't provide an API key. You need to provide your API key "
                 "in an Authorization header using Bearer auth.",
@@ -540,7 +200,7 @@ class StubServer:
         if auth[7:].strip() != config.api_key:
             self.stats.rejected["auth"] += 1
             shown = auth[7:].strip()
-            return _error(
+            return error_response(
                 401,
                 f"Incorrect API key provided: {shown[:3]}***{shown[-4:]}.",
                 "invalid_request_error",
@@ -571,7 +231,7 @@ class StubServer:
                 raise TypeError
         except (ValueError, KeyError, TypeError):
             stats.rejected["bad_request"] += 1
-            return _error(
+            return error_response(
                 400,
                 "'messages' is a required property and must be a non-empty array.",
                 "invalid_request_error",
@@ -599,7 +259,7 @@ class StubServer:
         ):
             stats.rejected["response_format"] += 1
             kind = fmt.get("type") if isinstance(fmt, dict) else None
-            return _error(
+            return error_response(
                 400,
                 f"response_format of type {kind!r} is not supported by this server."
                 if config.reject_format_types
@@ -607,7 +267,7 @@ class StubServer:
                 "invalid_request_error",
                 param="response_format",
             )
-        fault = self._fault(config, prompt, key, attempt)
+        fault = pick_fault(config, prompt, key, attempt)
         if fault is not None:
             stats.faults[fault] += 1
             if fault == "429":
@@ -615,7 +275,7 @@ class StubServer:
                     "Retry-After": f"{config.retry_after:g}",
                     "retry-after-ms": f"{config.retry_after * 1000:g}",
                 }
-                return _error(
+                return error_response(
                     429,
                     "Rate limit reached for requests. Please try again in "
                     f"{config.retry_after:g}s.",
@@ -624,7 +284,7 @@ class StubServer:
                     headers={h: values[h] for h in config.retry_after_headers},
                 )
             if fault == "reset":
-                _abort_with_reset(request)
+                abort_with_reset(request)
                 await asyncio.sleep(3600)  # cancelled as the connection goes (handler_cancellation)
         await self._delay(config)
         if fault in FAULT_MESSAGES:
@@ -635,9 +295,9 @@ class StubServer:
             if config.echo_authorization:
                 sent = request.headers.get("Authorization")
                 message += f" (request header: Authorization: {sent})"
-            return _error(status, message, kind, code=code)
+            return error_response(status, message, kind, code=code)
         if fault == "context":
-            return _error(
+            return error_response(
                 400, CONTEXT_MESSAGE, "invalid_request_error", code="context_length_exceeded"
             )
         if fault == "garbled":  # a proxy's page, with status 200
@@ -652,11 +312,13 @@ class StubServer:
         schema = schema_of(body)
         content = expected_reply(prompt, schema, key=key)
         if "response" in (schema or {}).get("properties", {}):
-            content = _with_goal(content, messages)
+            content = with_goal(content, messages)
         if config.user_ends_after is not None and "response" in (schema or {}).get(
             "properties", {}
         ):
-            content = _simulated_user(content, prompt, config.user_ends_after, config.user_appends)
+            content = simulated_user_reply(
+                content, prompt, config.user_ends_after, config.user_appends
+            )
         elif config.reasoning is not None and schema is None:
             content = f"<think>{config.reasoning}</think>{content}"
         if fault == "malformed":
@@ -668,19 +330,6 @@ class StubServer:
         stats.replies += 1
         stats.answers[key] = stats.answers.get(key, 0) + 1
         return _completion(body, messages, content, "stop", self._serial)
-
-    @staticmethod
-    def _fault(config: StubConfig, prompt: str, key: int, attempt: int) -> str | None:
-        for marker, kind in config.permanent.items():
-            if marker in prompt:
-                return kind
-        if config.fault_rate <= 0 or not config.fault_kinds:
-            return None
-        if config.faulty_attempts is not None and attempt >= config.faulty_attempts:
-            return None
-        if _mix(config.seed, key, attempt) >= config.fault_rate * 2**64:
-            return None
-        return config.fault_kinds[_mix(config.seed, key, attempt, 1) % len(config.fault_kinds)]
 
     async def _delay(self, config: StubConfig) -> None:
         delay = config.latency + (config.jitter * random.random() if config.jitter else 0.0)
