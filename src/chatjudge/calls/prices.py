@@ -26,12 +26,6 @@ if TYPE_CHECKING:
     from chatjudge.models.base import Model
     from chatjudge.options import PricingOptions
 
-# The endpoints whose prices the table lists; any other host serves its own prices.
-_OFFICIAL_HOSTS = {
-    "openai": {"api.openai.com"},
-    "anthropic": {"api.anthropic.com"},
-    "google": {"generativelanguage.googleapis.com"},
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +94,8 @@ def price_of(
     if model.runs_locally:
         return Price(0.0, 0.0, "local")
     unknown = Price(None, None, "unknown")
-    hosts = _OFFICIAL_HOSTS.get(model.provider)
-    if hosts is None or not model.model or not _official(model, hosts):
+    hosts = model.official_hosts
+    if not hosts or not model.model or not _official(model, hosts):
         return unknown
     return _from_table(model.provider, model.model) or unknown
 
@@ -133,7 +127,7 @@ def command_cost(
     return Cost(roles=dict(roles), total_usd=total, unpriced=unpriced, budget=budget)
 
 
-def _official(model: Model, hosts: set[str]) -> bool:
+def _official(model: Model, hosts: frozenset[str]) -> bool:
     """Whether every endpoint the model is reached at is its provider's own."""
     urls: list[Any] = list(getattr(model, "base_urls", None) or [])
     single = getattr(model, "base_url", None)

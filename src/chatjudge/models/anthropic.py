@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 class AnthropicModel(Model):
     provider = "anthropic"
+    official_hosts = frozenset({"api.anthropic.com"})
     supports_schema = True
     needs_key = True
     key_env_var = "ANTHROPIC_API_KEY"

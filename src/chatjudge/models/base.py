@@ -40,6 +40,9 @@ class Model(ABC):
     # The run options this provider honours; one it cannot is an error, not ignored.
     honours: ClassVar[frozenset[str]] = GENERATION
     max_concurrency: int | None = None  # a cap the provider imposes (local worker pools)
+    # The hosts of the provider's own endpoint, whose prices the bundled price table lists
+    # (`chatjudge.calls.prices`); a model reached elsewhere serves its own prices.
+    official_hosts: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, model: str, client: ClientOptions) -> None:
         """Every provider named by a string is built this way (`get_model` does it)."""

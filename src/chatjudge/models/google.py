@@ -48,6 +48,7 @@ _SETUP = (
 
 class GoogleModel(Model):
     provider = "google"
+    official_hosts = frozenset({"generativelanguage.googleapis.com"})
     supports_schema = True
     needs_key = True
     key_env_var = "GEMINI_API_KEY"

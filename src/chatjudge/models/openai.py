@@ -44,6 +44,7 @@ MAX_PREFIXES = 64  # serialized request heads kept (settings x schema x mode)
 
 class OpenAIModel(Model):
     provider = "openai"
+    official_hosts = frozenset({"api.openai.com"})
     supports_schema = True
     key_env_var = "OPENAI_API_KEY"
     secret_env_vars = ("OPENAI_API_KEY",)
