@@ -247,14 +247,9 @@ def test_a_dry_run_counts_openai_tokens_with_the_shipped_encoding_offline(
 def test_a_dry_run_counts_the_local_judges_input_tokens_exactly(tmp_path: Path) -> None:
     """The GGUF model's own vocabulary and chat template: the dry run's input tokens are
     the ones llama.cpp reports for the same calls."""
-    from chatjudge.api import build_engine
-    from chatjudge.options import RunConfig
-
     examples = Path(__file__).resolve().parents[1] / "examples" / "pairwise_chat_quality.jsonl"
-    config = RunConfig.from_options({"limit": 2, "max_tokens": 64}, progress=False)
-    engine = build_engine(examples, "pairwise-chat-quality", ["local"], tmp_path / "r",
-                          column_map=None, config=config)  # fmt: skip
-    estimate = engine.estimate()
+    estimate = chatjudge.estimate(examples, "pairwise-chat-quality", "local", tmp_path / "r",
+                                  limit=2, max_tokens=64)  # fmt: skip
     (judge_account,) = estimate.roles
     assert judge_account.exact and judge_account.tokenizer.startswith("llama.cpp vocabulary")
     assert judge_account.calls == (4, 4)  # 2 rows, both orders

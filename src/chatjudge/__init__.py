@@ -8,13 +8,13 @@ from chatjudge.__about__ import __version__
 
 if TYPE_CHECKING:
     from chatjudge.analysis.gate import gate
-    from chatjudge.api import EvalResult, evaluate
+    from chatjudge.api import EvalResult, estimate, evaluate
     from chatjudge.produce import generate, simulate
 
 
 def __getattr__(name: str) -> Any:
     # Imported on first use, so `chatjudge --help` and light imports stay fast.
-    if name in ("evaluate", "EvalResult"):
+    if name in ("evaluate", "estimate", "EvalResult"):
         from chatjudge import api
 
         return getattr(api, name)
@@ -29,4 +29,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'chatjudge' has no attribute {name!r}")
 
 
-__all__ = ["EvalResult", "__version__", "evaluate", "gate", "generate", "simulate"]
+__all__ = ["EvalResult", "__version__", "estimate", "evaluate", "gate", "generate", "simulate"]

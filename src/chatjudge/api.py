@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge import sync
+from chatjudge.calls.estimate import CostEstimate
 from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, validate
+from chatjudge.data.shard import of
 from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.models import ModelSpec, check_options, get_model
 from chatjudge.options import RunConfig
@@ -78,7 +80,11 @@ def build_engine(
         raise UsageError("at least one judge is needed")
     # Before any judge is built: bad data costs nothing.
     validation = validate(
-        source, proto.fields, limit=config.run.limit, skip_invalid=config.run.skip_invalid
+        source,
+        proto.fields,
+        limit=config.run.limit,
+        skip_invalid=config.run.skip_invalid,
+        shard=of(config.run.shard),
     )
     models = [get_model(s, config.client, check_key=key_checked_here(config)) for s in specs]
     check_options(models, config)
@@ -149,6 +155,24 @@ def evaluate(
         raise
     builder.finish(outcome.summary)
     return EvalResult(outcome.summary, outcome.out_dir)
+
+
+def estimate(
+    data: Any,
+    protocol: str | Path | Protocol = "interactivity-accuracy",
+    judge: ModelSpec | Sequence[ModelSpec] = "local",
+    out: str | Path | None = None,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    **options: Any,
+) -> CostEstimate:
+    """What `evaluate` with the same arguments would send (after what `out`'s store holds)
+    and what it could cost, as `chatjudge run --dry-run` prints it; nothing is sent.
+    `chatjudge.produce.build_generation(...).estimate()` and `build_simulation` do the same
+    for `generate` and `simulate` (coroutines)."""
+    config = RunConfig.from_options(options, progress=False).in_process()
+    engine = build_engine(data, protocol, judge, out, column_map=column_map, config=config)
+    return engine.estimate()
 
 
 def run_sync(engine: Engine, on_item: Callable[[dict[str, Any]], None] | None = None) -> Any:

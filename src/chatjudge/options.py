@@ -239,6 +239,12 @@ class RunConfig(BaseModel):
             raise UsageError(describe(*problems))
         return cls(progress=progress, **parts)
 
+    def in_process(self) -> RunConfig:
+        """The same options with the executor of this process: a dry run sends nothing, so
+        it starts no Ray workers."""
+        run = self.run.model_copy(update={"executor": "local", "workers": None})
+        return self.model_copy(update={"run": run})
+
     def options(self, command: str = "run") -> dict[str, Any]:
         """The value of every option of `command`, by name (as the Python API takes them)."""
         allowed = COMMAND_OPTIONS[command]

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
-from chatjudge.options import RunConfig, flags_of, option_fields
+from chatjudge.options import flags_of, option_fields
 from chatjudge.secrets import mask
 
 out = Console()
@@ -115,12 +115,6 @@ def refused_before_sending(data: Path, to: str) -> Iterator[None]:
         raise fail(f"{data}: {exc}\nnothing was sent to {to}.") from None
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None
-
-
-def dry_run_config(config: RunConfig) -> RunConfig:
-    """A dry run's options: it sends nothing, so it starts no Ray workers."""
-    run = config.run.model_copy(update={"executor": "local", "workers": None})
-    return config.model_copy(update={"run": run})
 
 
 def show_warnings() -> None:

@@ -16,7 +16,6 @@ from chatjudge.cli.common import (
     QuietOpt,
     collect_less_often,
     column_map,
-    dry_run_config,
     err,
     exit_status,
     fail,
@@ -163,7 +162,7 @@ def _produce(
         config = RunConfig.from_options(
             option_values(options, command), command=command, progress=not quiet
         )
-        job = build(dry_run_config(config) if dry_run else config)
+        job = build(config.in_process() if dry_run else config)
     if dry_run:
         from chatjudge.report.terminal import estimate_table
 

@@ -17,7 +17,6 @@ from chatjudge.cli.common import (
     QuietOpt,
     collect_less_often,
     column_map,
-    dry_run_config,
     err,
     exit_status,
     fail,
@@ -71,7 +70,7 @@ def run(
     with refused_before_sending(data, "a judge"):
         config = RunConfig.from_options(option_values(options, "run"), progress=not quiet)
         if dry_run:
-            config = dry_run_config(config)
+            config = config.in_process()
         engine = build_engine(
             data,
             protocol,
