@@ -10,7 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_OUT ?= chatjudge-runs/demo
 
-.PHONY: demo demo-simulate test lint bench clean
+.PHONY: demo demo-simulate demo-traces test lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,18 @@ demo-simulate: $(VENV)/.demo-installed
 		--max-turns 2 --max-tokens 128 --user-max-tokens 160 --out $(DEMO_OUT)/simulated.jsonl
 	$(BIN)/chatjudge run $(DEMO_OUT)/simulated.jsonl --protocol interactivity-accuracy \
 		--out $(DEMO_OUT)/simulated-judged
+
+# From production traces to a verdict, offline: import the bundled OpenTelemetry export, let
+# the embedded model answer each conversation's last user turn as the candidate, judge it
+# against production's reply, and gate (1 fail and 3 inconclusive are verdicts, not errors).
+demo-traces: $(VENV)/.demo-installed
+	$(BIN)/chatjudge import examples/traces/otel-genai.jsonl --keep user.tier \
+		--out $(DEMO_OUT)/traces/rows.jsonl
+	$(BIN)/chatjudge generate $(DEMO_OUT)/traces/rows.jsonl --field response --model local \
+		--max-tokens 128 --out $(DEMO_OUT)/traces/replayed.jsonl
+	$(BIN)/chatjudge run $(DEMO_OUT)/traces/replayed.jsonl -p pairwise-chat-quality \
+		--out $(DEMO_OUT)/traces/judged
+	$(BIN)/chatjudge gate $(DEMO_OUT)/traces/judged --by user.tier || { s=$$?; [ $$s = 1 ] || [ $$s = 3 ]; }
 
 test: $(VENV)/.test-installed /usr/bin/chromium
 	$(BIN)/python -m pytest

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from chatjudge.cli import analyse, gate, produce, run
+from chatjudge.cli import analyse, gate, produce, run, traces
 from chatjudge.cli.help import Command, Group
 
 app = typer.Typer(
@@ -30,6 +30,7 @@ for command in (
     analyse.agree,
 ):
     app.command(cls=Command)(command)
+app.command("import", cls=Command)(traces.import_traces)
 
 
 def main() -> None:

@@ -1,0 +1,104 @@
+"""`chatjudge import`: production traces and logs in, rows for a pairwise replay out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from chatjudge.cli.common import err, fail
+from chatjudge.errors import ChatJudgeError
+
+
+def import_traces(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="FILE",
+            help="OTLP JSON files (spans, and log records of the older GenAI event form), "
+            "chat-completions logs (.jsonl), or span tables (.parquet, .csv).",
+            show_default=False,
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The JSONL file of rows to write.")],
+    turns: Annotated[
+        str,
+        typer.Option(
+            help="last: one row per conversation, its last assistant turn; all: one row per "
+            "assistant turn."
+        ),
+    ] = "last",
+    sample: Annotated[
+        int | None,
+        typer.Option(help="Keep N conversations, drawn at random with --seed.", metavar="N"),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="The seed of --sample.")] = 0,
+    redact: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--redact",
+            metavar="REGEX",
+            help="Replace matches with [REDACTED] in everything written (repeatable), e.g. "
+            "e-mail addresses or keys.",
+        ),
+    ] = None,
+    keep: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--keep",
+            metavar="ATTR",
+            help="Copy this span attribute (or log field) into a column of its name, to "
+            "slice by with `gate --by` (repeatable).",
+        ),
+    ] = None,
+    skip_invalid: Annotated[
+        bool,
+        typer.Option(
+            "--skip-invalid",
+            help="Go on with the valid calls and list the invalid ones (file, line or span "
+            "id) on stderr, exit 1; without it, invalid input stops everything (exit 2).",
+        ),
+    ] = False,
+) -> None:
+    """Turn production traces into rows for a pairwise replay: calls grouped into
+    conversations, each row the history and user turn a production call saw and the reply
+    it gave (baseline_model_response).
+
+    Then `generate --field response --model CANDIDATE`, `run -p pairwise-chat-quality`
+    and `gate` compare a candidate model with production.
+    """
+    from chatjudge.traces import ImportOptions, TraceError, import_traces
+
+    options = ImportOptions(
+        turns=turns,  # type: ignore[arg-type]
+        sample=sample,
+        seed=seed,
+        redact=tuple(redact or ()),
+        keep=tuple(keep or ()),
+        skip_invalid=skip_invalid,
+    )
+    try:
+        done = import_traces(files, out, options)
+    except TraceError as exc:
+        raise fail(f"{exc}\nnothing was written.") from None
+    except ChatJudgeError as exc:
+        raise fail(str(exc)) from None
+    err.print(
+        f"imported {done.n_calls} call(s): {done.n_conversations} conversation(s), "
+        f"{done.n_rows} row(s) -> {out}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if done.n_failed_calls:
+        err.print(
+            f"passed over {done.n_failed_calls} call(s) that failed in production (error "
+            "status, no reply)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    for problem in done.skipped:
+        err.print(f"[bold yellow]skipped:[/] {escape(problem)}", highlight=False, soft_wrap=True)
+    if done.skipped:
+        raise typer.Exit(1)

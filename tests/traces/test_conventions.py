@@ -1,0 +1,393 @@
+"""Every convention and file kind `chatjudge import` reads, beyond the instrumentations of
+test_instrumented: the older GenAI events (on the span, and as log records in a file of
+their own), the first GenAI form, OpenLLMetry's indexed attributes, recorded conversation
+and session ids (with production truncating the history), span tables as Parquet and CSV."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from tests.support.cli import run_cli
+from tests.traces.conftest import read_rows
+from tests.traces.otlp_files import Span, assistant, genai, user, write_otlp
+
+SYSTEM = {"role": "system", "content": "Be brief."}
+
+
+def imported(tmp_path: Path, *files: Path, turns: str = "all") -> list[dict]:
+    out = tmp_path / "rows.jsonl"
+    done = run_cli("import", *map(str, files), "--out", str(out), "--turns", turns)
+    assert done.returncode == 0, done.stderr
+    return read_rows(out)
+
+
+def test_older_genai_events_as_log_records_joined_to_their_spans(tmp_path: Path) -> None:
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m-1"}
+    call = [
+        {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"q":"x"}'}}
+    ]
+    spans = [
+        Span(
+            chat,
+            0,
+            logs=[
+                ("gen_ai.system.message", {"content": "Be brief."}),
+                ("gen_ai.user.message", {"content": "Look x up."}),
+                (
+                    "gen_ai.choice",
+                    {
+                        "index": 0,
+                        "finish_reason": "tool_calls",
+                        "message": {"role": "assistant", "tool_calls": call},
+                    },
+                ),
+            ],
+        ),
+        Span(
+            chat,
+            1,
+            logs=[
+                ("gen_ai.system.message", {"content": "Be brief."}),
+                ("gen_ai.user.message", {"content": "Look x up."}),
+                ("gen_ai.assistant.message", {"tool_calls": call}),
+                ("gen_ai.tool.message", {"content": "x is 42", "id": "c1"}),
+                (
+                    "gen_ai.choice",
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": "It is 42."},
+                    },
+                ),
+            ],
+        ),
+    ]
+    spans_file, logs_file = tmp_path / "spans.jsonl", tmp_path / "logs.jsonl"
+    write_otlp(spans, spans_file, logs=logs_file)
+    [row] = imported(tmp_path, spans_file, logs_file)
+    assert row["history"] == [SYSTEM]
+    assert row["prompt"] == "Look x up."
+    assert row["baseline_model_response"] == (
+        '[tool call] lookup({"q": "x"})\n[tool result lookup] x is 42\nIt is 42.'
+    )
+    assert (row["turn"], row["tool_calls"], row["model"]) == (1, 1, "m-1")
+
+
+def test_older_genai_events_on_the_span_and_the_first_form(tmp_path: Path) -> None:
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m-1"}
+    first = [SYSTEM, user("Hi")]
+    spans = [
+        Span(
+            chat,
+            0,
+            events=[
+                ("gen_ai.content.prompt", {"gen_ai.prompt": json.dumps(first)}),
+                (
+                    "gen_ai.content.completion",
+                    {"gen_ai.completion": json.dumps([assistant("Hello!")])},
+                ),
+            ],
+        ),
+        Span(
+            chat,
+            1,
+            events=[
+                ("gen_ai.system.message", {"content": "Be brief."}),
+                ("gen_ai.user.message", {"content": "Hi"}),
+                ("gen_ai.assistant.message", {"content": "Hello!"}),
+                ("gen_ai.user.message", {"content": "Bye"}),
+                ("gen_ai.choice", {"index": 0, "message": json.dumps(assistant("Goodbye."))}),
+            ],
+        ),
+    ]
+    write_otlp(spans, tmp_path / "spans.jsonl")
+    rows = imported(tmp_path, tmp_path / "spans.jsonl")
+    assert [(r["turn"], r["prompt"], r["baseline_model_response"]) for r in rows] == [
+        (1, "Hi", "Hello!"),
+        (2, "Bye", "Goodbye."),
+    ]
+    assert len({r["conversation_id"] for r in rows}) == 1
+
+
+def test_openllmetry_indexed_attributes(tmp_path: Path) -> None:
+    attrs = {
+        "llm.request.type": "chat",
+        "gen_ai.system": "openai",
+        "gen_ai.response.model": "gpt-x",
+        "gen_ai.prompt.0.role": "system",
+        "gen_ai.prompt.0.content": "Be brief.",
+        "gen_ai.prompt.1.role": "user",
+        "gen_ai.prompt.1.content": "Hi",
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.content": "Hello!",
+    }
+    write_otlp([Span(attrs, 0)], tmp_path / "spans.jsonl")
+    [row] = imported(tmp_path, tmp_path / "spans.jsonl")
+    assert (row["history"], row["prompt"], row["baseline_model_response"], row["model"]) == (
+        [SYSTEM],
+        "Hi",
+        "Hello!",
+        "gpt-x",
+    )
+
+
+def test_recorded_conversation_ids_group_and_truncated_history_is_kept_as_seen(
+    tmp_path: Path,
+) -> None:
+    """Two conversations with identical messages told apart by gen_ai.conversation.id; the
+    system prompt in gen_ai.system_instructions; production drops the first exchange from
+    the third call's history, and the row holds exactly what that call saw."""
+    instructions = json.dumps([{"type": "text", "content": "Be brief."}])
+
+    def span(conversation: str, at: int, messages: list, reply: str) -> Span:
+        return Span(
+            genai(
+                messages,
+                reply,
+                **{
+                    "gen_ai.conversation.id": conversation,
+                    "gen_ai.system_instructions": instructions,
+                },
+            ),
+            at,
+        )
+
+    spans = [
+        span("a", 0, [user("One")], "1"),
+        span("b", 1, [user("One")], "1"),
+        span("a", 2, [user("One"), assistant("1"), user("Two")], "2"),
+        span("a", 3, [user("Two"), assistant("2"), user("Three")], "3"),  # truncated
+        span("b", 4, [user("One"), assistant("1"), user("Deux")], "2"),
+    ]
+    write_otlp(spans, tmp_path / "spans.jsonl")
+    rows = imported(tmp_path, tmp_path / "spans.jsonl")
+    got = {(r["conversation_id"], r["turn"]): r for r in rows}
+    assert sorted(got) == [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2)]
+    assert got[("a", 3)]["history"] == [SYSTEM, user("Two"), assistant("2")]
+    assert got[("b", 2)]["prompt"] == "Deux"
+    assert got[("a", 1)]["history"] == [SYSTEM]
+
+
+def test_openinference_session_ids_in_a_parquet_span_table(tmp_path: Path) -> None:
+    """A span table as Phoenix exports it: nested message lists in attribute columns."""
+
+    def message(role: str, content: str) -> dict:
+        return {"message.role": role, "message.content": content}
+
+    start = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+    table = pd.DataFrame(
+        {
+            "context.span_id": ["s1", "s2", "s3"],
+            "context.trace_id": ["t1", "t2", "t3"],
+            "span_kind": ["LLM", "LLM", "CHAIN"],
+            "start_time": [start + dt.timedelta(seconds=s) for s in (10, 0, 5)],
+            "end_time": [start + dt.timedelta(seconds=s + 1) for s in (10, 0, 5)],
+            "attributes.session.id": ["s-1", "s-1", None],
+            "attributes.llm.model_name": ["m-2", "m-2", None],
+            "attributes.llm.input_messages": [
+                [message("user", "Hi"), message("assistant", "Hello"), message("user", "More")],
+                [message("user", "Hi")],
+                None,
+            ],
+            "attributes.llm.output_messages": [
+                [message("assistant", "Sure.")],
+                [message("assistant", "Hello")],
+                None,
+            ],
+        }
+    )
+    table.to_parquet(tmp_path / "spans.parquet")
+    rows = imported(tmp_path, tmp_path / "spans.parquet")
+    assert [
+        (r["conversation_id"], r["turn"], r["prompt"], r["baseline_model_response"]) for r in rows
+    ] == [("s-1", 1, "Hi", "Hello"), ("s-1", 2, "More", "Sure.")]
+    assert rows[1]["source"] == "spans.parquet:1 span s1"
+    assert rows[1]["start_time"] == "2025-01-01T00:00:10.000Z"
+
+
+def test_genai_attributes_in_a_csv_span_table(tmp_path: Path) -> None:
+    first = genai([user("Hi")], "Hello")
+    second = genai([user("Hi"), assistant("Hello"), user("Bye")], "Ciao")
+    table = pd.DataFrame(
+        {
+            "span_id": ["a1", "a2"],
+            "start_time": ["2025-01-01T00:00:00Z", "2025-01-01T00:01:00Z"],
+            "attributes": [json.dumps(first), json.dumps(second)],
+        }
+    )
+    table.to_csv(tmp_path / "spans.csv", index=False)
+    rows = imported(tmp_path, tmp_path / "spans.csv")
+    assert [(r["turn"], r["history"], r["prompt"]) for r in rows] == [
+        (1, [], "Hi"),
+        (2, [user("Hi"), assistant("Hello")], "Bye"),
+    ]
+
+
+def test_identical_openings_are_told_apart_by_trace_then_by_waiting_longest(
+    tmp_path: Path,
+) -> None:
+    """A and B open identically. B's second call is in B's trace (the app wraps a
+    conversation in one trace), so it continues B although A has waited longer; A's second
+    call, in a trace of its own, then continues A, the only conversation left at that tip."""
+    opening = [user("Hi")]
+    spans = [
+        Span(genai(opening, "Hello"), 0),  # A
+        Span(genai(opening, "Hello"), 1),  # B
+        Span(genai([*opening, assistant("Hello"), user("B asks")], "b"), 2, parent=1),
+        Span(genai([*opening, assistant("Hello"), user("A asks")], "a"), 3),
+    ]
+    ids = write_otlp(spans, tmp_path / "spans.jsonl")
+    rows = imported(tmp_path, tmp_path / "spans.jsonl")
+    conversation = {r["source"].split(" span ")[1]: r["conversation_id"] for r in rows}
+    assert conversation[ids[2]] == conversation[ids[1]] != conversation[ids[0]]
+    assert conversation[ids[3]] == conversation[ids[0]]
+
+
+def test_the_bundled_example_export(tmp_path: Path) -> None:
+    """examples/traces/otel-genai.jsonl (recorded by examples/traces/record.py with the
+    openai-v2 instrumentation) imports into the rows the README's commands use."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "traces" / "otel-genai.jsonl"
+    out = tmp_path / "rows.jsonl"
+    done = run_cli("import", str(example), "--keep", "user.tier", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = read_rows(out)
+    assert len(rows) == 6 and {r["user.tier"] for r in rows} == {"free", "pro"}
+    assert all(r["history"][0]["role"] == "system" for r in rows)
+    weather = imported(tmp_path, example)
+    assert sum(r["tool_calls"] for r in weather) == 1
+
+
+def test_a_pretty_printed_export_and_a_json_array_log(tmp_path: Path) -> None:
+    """One OTLP object written over many lines (as `json.dump(..., indent=2)` does), and a
+    log kept as one JSON array of records."""
+    write_otlp([Span(genai([user("Hi")], "Hello"), 0)], tmp_path / "one.jsonl")
+    record = json.loads((tmp_path / "one.jsonl").read_text())
+    (tmp_path / "pretty.json").write_text(json.dumps(record, indent=2))
+    [row] = imported(tmp_path, tmp_path / "pretty.json")
+    assert (row["prompt"], row["source"].split(" span ")[0]) == ("Hi", "pretty.json:1")
+    calls = [
+        {"messages": [user("Hi")], "choices": [{"message": assistant("Hello")}], "created": 1},
+        {
+            "messages": [user("Hi"), assistant("Hello"), user("Bye")],
+            "choices": [{"message": assistant("Ciao")}],
+            "created": 2,
+        },
+    ]
+    (tmp_path / "log.json").write_text(json.dumps(calls, indent=1))
+    [last] = imported(tmp_path, tmp_path / "log.json", turns="last")
+    assert (last["turn"], last["prompt"], last["baseline_model_response"]) == (2, "Bye", "Ciao")
+
+
+def test_a_tool_step_missing_from_the_export_does_not_merge_two_turns(tmp_path: Path) -> None:
+    """The span of turn 2's first step (the one that asked for the tool) is missing: the
+    call that sends the tool result still starts turn 2, not a continuation of turn 1."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    second = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+        {"role": "user", "content": "Use f"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "42"},
+    ]
+    records = [
+        {
+            "conversation_id": "k",
+            "created": 1,
+            "messages": second[:1],
+            "choices": [{"message": assistant("Hello")}],
+        },
+        {
+            "conversation_id": "k",
+            "created": 2,
+            "messages": second,
+            "choices": [{"message": assistant("It is 42.")}],
+        },
+    ]
+    (tmp_path / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    rows = imported(tmp_path, tmp_path / "log.jsonl")
+    assert [(r["turn"], r["prompt"]) for r in rows] == [(1, "Hi"), (2, "Use f")]
+    assert rows[1]["baseline_model_response"] == (
+        "[tool call] f({})\n[tool result f] 42\nIt is 42."
+    )
+
+
+def test_events_named_by_attribute_and_ids_in_base64(tmp_path: Path) -> None:
+    """Older SDKs' Events API named a log record's event in its `event.name` attribute, and
+    protobuf's own JSON mapping writes trace and span ids in base64: both are read."""
+    import base64
+
+    span_id = bytes.fromhex("00f067aa0ba902b7")
+    trace_id = bytes.fromhex("4bf92f3577b34da6a3ce929d0e0e4736")
+    b64 = {
+        "traceId": base64.b64encode(trace_id).decode(),
+        "spanId": base64.b64encode(span_id).decode(),
+    }
+
+    def s(value: str) -> dict:
+        return {"stringValue": value}
+
+    def log(name: str, body: dict) -> dict:
+        return {
+            **b64,
+            "timeUnixNano": "1700000000000000001",
+            "attributes": [{"key": "event.name", "value": s(name)}],
+            "body": {"kvlistValue": {"values": [{"key": k, "value": v} for k, v in body.items()]}},
+        }
+
+    logs = {
+        "resourceLogs": [
+            {
+                "scopeLogs": [
+                    {
+                        "logRecords": [
+                            log("gen_ai.user.message", {"content": s("Hi")}),
+                            log(
+                                "gen_ai.choice",
+                                {
+                                    "index": {"intValue": "0"},
+                                    "message": {
+                                        "kvlistValue": {
+                                            "values": [
+                                                {"key": "role", "value": s("assistant")},
+                                                {"key": "content", "value": s("Hello")},
+                                            ]
+                                        }
+                                    },
+                                },
+                            ),
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    spans = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {
+                                **b64,
+                                "name": "chat m",
+                                "startTimeUnixNano": "1700000000000000000",
+                                "endTimeUnixNano": "1700000000500000000",
+                                "attributes": [
+                                    {"key": "gen_ai.operation.name", "value": s("chat")}
+                                ],
+                            }
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    (tmp_path / "t.jsonl").write_text(json.dumps(logs) + "\n" + json.dumps(spans) + "\n")
+    [row] = imported(tmp_path, tmp_path / "t.jsonl")
+    assert (row["prompt"], row["baseline_model_response"]) == ("Hi", "Hello")
+    assert row["source"] == "t.jsonl:2 span 00f067aa0ba902b7"
+    assert row["start_time"] == "2023-11-14T22:13:20.000Z"

@@ -1,0 +1,174 @@
+"""Bad or partial traces: exit 2 naming the file and line or span id, nothing written;
+`--skip-invalid` writes the rest, lists what it left out and exits 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run_cli
+from tests.traces.conftest import read_rows
+from tests.traces.otlp_files import Span, assistant, genai, user, write_otlp
+
+CHAT = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"}
+
+
+def refused(tmp_path: Path, *files: Path, more: tuple[str, ...] = ()) -> str:
+    out = tmp_path / "rows.jsonl"
+    done = run_cli("import", *map(str, files), "--out", str(out), *more)
+    assert done.returncode == 2, done.stderr
+    assert not out.exists()
+    assert "nothing was written" in done.stderr or "error:" in done.stderr
+    return " ".join(done.stderr.split())  # rich may wrap long lines
+
+
+def test_a_line_that_is_not_json(tmp_path: Path) -> None:
+    write_otlp([Span(genai([user("Hi")], "Hello"), 0)], tmp_path / "t.jsonl")
+    with (tmp_path / "t.jsonl").open("a") as fh:
+        fh.write('{"resourceSpans": [\n')
+    assert "t.jsonl:2: unparseable JSON" in refused(tmp_path, tmp_path / "t.jsonl")
+
+
+def test_a_span_without_messages_names_the_span_and_content_capture(tmp_path: Path) -> None:
+    [span_id] = write_otlp([Span(CHAT, 0)], tmp_path / "t.jsonl")
+    message = refused(tmp_path, tmp_path / "t.jsonl")
+    assert f"t.jsonl:1 span {span_id}: span without messages" in message
+    assert "docs/traces.md" in message
+
+
+@pytest.mark.parametrize(
+    ("attrs", "why"),
+    [
+        (
+            {**CHAT, "gen_ai.input.messages": "[{'role': 'user'", "gen_ai.output.messages": "[]"},
+            "unknown attribute layout (GenAI): gen_ai.input.messages is not JSON",
+        ),
+        (
+            {
+                **CHAT,
+                "gen_ai.input.messages": json.dumps([{"parts": []}]),
+                "gen_ai.output.messages": "[]",
+            },
+            "unknown attribute layout (GenAI): a GenAI message must be an object with a role",
+        ),
+        (
+            {
+                "openinference.span.kind": "LLM",
+                "llm.input_messages.0.role": "user",
+                "llm.input_messages.0.content": "Hi",
+                "llm.output_messages.0.role": "assistant",
+            },
+            "unknown attribute layout (OpenInference): expected message.* keys",
+        ),
+        (
+            {
+                **genai([user("Hi")], "Hello"),
+                "gen_ai.input.messages": json.dumps([{"role": "narrator", "parts": []}]),
+            },
+            "unknown attribute layout (GenAI): unknown message role 'narrator'",
+        ),
+    ],
+    ids=["not-json", "no-role", "openinference-keys", "unknown-role"],
+)
+def test_an_unknown_attribute_layout(tmp_path: Path, attrs: dict, why: str) -> None:
+    [span_id] = write_otlp([Span(attrs, 0)], tmp_path / "t.jsonl")
+    assert f"t.jsonl:1 span {span_id}: {why}" in refused(tmp_path, tmp_path / "t.jsonl")
+
+
+def test_a_conversation_whose_turns_contradict_each_other(tmp_path: Path) -> None:
+    """One session id holding two conversations: turn 2 says the assistant answered
+    otherwise than turn 1's span recorded."""
+    ids = write_otlp(
+        [
+            Span(genai([user("Hi")], "Hello", **{"gen_ai.conversation.id": "s"}), 0),
+            Span(
+                genai(
+                    [user("Hi"), assistant("Go away"), user("Why?")],
+                    "Sorry",
+                    **{"gen_ai.conversation.id": "s"},
+                ),
+                1,
+            ),
+        ],
+        tmp_path / "t.jsonl",
+    )
+    message = refused(tmp_path, tmp_path / "t.jsonl", more=("--turns", "all"))
+    assert f"span {ids[1]}: conversation 's' contradicts itself" in message
+    assert f"'Go away' to 'Hi', but t.jsonl:1 span {ids[0]} recorded 'Hello'" in message
+
+
+def test_a_file_of_another_layout_and_a_call_with_no_user_message(tmp_path: Path) -> None:
+    (tmp_path / "other.jsonl").write_text('{"question": "?", "answer": "!"}\n')
+    assert "other.jsonl:1: unknown layout" in refused(tmp_path, tmp_path / "other.jsonl")
+    log = {
+        "messages": [{"role": "system", "content": "Be brief."}],
+        "choices": [{"message": {"role": "assistant", "content": "Hi"}}],
+    }
+    (tmp_path / "log.jsonl").write_text(json.dumps(log) + "\n")
+    assert "log.jsonl:1: the call's input has no user message" in refused(
+        tmp_path, tmp_path / "log.jsonl"
+    )
+
+
+def test_a_log_record_without_a_reply_and_a_bad_time(tmp_path: Path) -> None:
+    good = {"messages": [user("Hi")], "choices": [{"message": assistant("Hello")}]}
+    lines = [good, {**good, "choices": []}, {**good, "timestamp": "yesterday"}]
+    (tmp_path / "log.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    message = refused(tmp_path, tmp_path / "log.jsonl")
+    assert "log.jsonl:2: `choices` is empty: the call has no reply" in message
+    assert "log.jsonl:3: unreadable timestamp 'yesterday'" in message
+
+
+def test_skip_invalid_writes_the_rest_and_lists_what_it_left_out(tmp_path: Path) -> None:
+    ids = write_otlp(
+        [Span(genai([user("Hi")], "Hello"), 0), Span(CHAT, 1), Span(genai([user("Yo")], "Hey"), 2)],
+        tmp_path / "t.jsonl",
+    )
+    out = tmp_path / "rows.jsonl"
+    done = run_cli("import", str(tmp_path / "t.jsonl"), "--out", str(out), "--skip-invalid")
+    assert done.returncode == 1, done.stderr
+    assert sorted(r["prompt"] for r in read_rows(out)) == ["Hi", "Yo"]
+    assert f"span {ids[1]}: span without messages" in " ".join(done.stderr.split())
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    write_otlp([Span(genai([user("Hi")], "Hello"), 0)], tmp_path / "t.jsonl")
+    trace = tmp_path / "t.jsonl"
+    assert "--redact '(' is not a regular expression" in refused(
+        tmp_path, trace, more=("--redact", "(")
+    )
+    assert "--keep prompt: the rows already have a column" in refused(
+        tmp_path, trace, more=("--keep", "prompt")
+    )
+    assert "--turns takes last or all" in refused(tmp_path, trace, more=("--turns", "first"))
+    assert "file not found" in refused(tmp_path, tmp_path / "missing.jsonl")
+
+
+def test_a_call_that_failed_in_production_is_passed_over_and_counted(tmp_path: Path) -> None:
+    """What openai-v2 records when the request fails: the input, an error status, no reply.
+    The user saw no answer, so the conversation goes on from the call before."""
+    failed = {
+        **CHAT,
+        "gen_ai.input.messages": genai([user("Hi"), assistant("Hello"), user("And?")], "")[
+            "gen_ai.input.messages"
+        ],
+        "error.type": "APIConnectionError",
+    }
+    spans = [
+        Span(genai([user("Hi")], "Hello"), 0),
+        Span(failed, 1, failed=True),
+        Span(genai([user("Hi"), assistant("Hello"), user("And?")], "And so on."), 2),
+    ]
+    write_otlp(spans, tmp_path / "t.jsonl")
+    out = tmp_path / "rows.jsonl"
+    done = run_cli("import", str(tmp_path / "t.jsonl"), "--out", str(out), "--turns", "all")
+    assert done.returncode == 0, done.stderr
+    assert "passed over 1 call(s) that failed in production" in " ".join(done.stderr.split())
+    rows = read_rows(out)
+    assert [(r["turn"], r["baseline_model_response"]) for r in rows] == [
+        (1, "Hello"),
+        (2, "And so on."),
+    ]
+    assert len({r["conversation_id"] for r in rows}) == 1

@@ -1,0 +1,51 @@
+"""From an exported trace to a verdict, as the README shows it: import, generate the
+candidate's replies, judge pairwise, gate with a slice per kept attribute; every step a
+real process, the models a stand-in OpenAI server on loopback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.cli import run_cli
+from tests.support.stub_openai import StubServer
+from tests.traces.conftest import Traced, read_rows
+
+
+def test_traces_to_a_gate_decision(traced: Traced, stub: StubServer, tmp_path: Path) -> None:
+    [trace], _ = traced("openai-v2")
+    rows, replies = tmp_path / "rows.jsonl", tmp_path / "replies.jsonl"
+    done = run_cli(
+        "import", str(trace), "--out", str(rows), "--turns", "all", "--keep", "deployment.tier"
+    )
+    assert done.returncode == 0, done.stderr
+    model = ["--base-url", stub.base_url, "--quiet"]
+    stub.configure(record=True)
+    done = run_cli(
+        "generate", str(rows), "--field", "response", "--model", "openai/candidate",
+        "--out", str(replies), *model,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    generated = read_rows(replies)
+    assert len(generated) == 7 and all(r["status"] == "ok" and r["response"] for r in generated)
+    # The candidate saw each production call's history and user turn, as chat messages.
+    asked = [r["body"]["messages"] for r in stub.stats.recorded]
+    for row in generated:
+        assert [*row["history"], {"role": "user", "content": row["prompt"]}] in asked
+    stub.configure(record=False)
+    run_dir = tmp_path / "judged"
+    done = run_cli(
+        "run", str(replies), "-p", "pairwise-chat-quality", "--judge", "openai/judge",
+        "--out", str(run_dir), *model,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = read_rows(run_dir / "results.jsonl")
+    assert {r["id"] for r in results} == {r["id"] for r in generated}
+    done = run_cli(
+        "gate", str(run_dir), "--by", "deployment.tier", "--out", str(tmp_path / "g.json")
+    )
+    assert done.returncode in (0, 1, 3), done.stderr
+    gate = json.loads((tmp_path / "g.json").read_text())
+    assert gate["n_pairs"] == 7
+    # every call came from the one deployment, whose tier the resource attribute names
+    assert [(s["value"], s["n_pairs"]) for s in gate["slices"]] == [("pro", 7)]
