@@ -63,6 +63,7 @@ FINGERPRINTED = {  # option -> (a non-default value, its fingerprint key and val
     "max_tokens": (64, "max_tokens", 64),
     "seed": (7, "seed", 7),
     "base_url": ("http://x/v1", "base_urls", ["http://x/v1"]),
+    "shard": ("1/4", "shard", "1/4"),  # only when given: 0.1's default names stay
 }
 OPTIONS = list(option_fields())
 
@@ -113,6 +114,8 @@ def test_evaluate_refuses_an_unknown_option(tmp_path: Path) -> None:
         ({"retry_wait": 0}, "retry_wait (--retry-wait)"),
         ({"temperature": -0.5}, "temperature (--temperature)"),
         ({"local_workers": 0}, "local_workers (--local-workers)"),
+        ({"shard": "4/4"}, "shard (--shard)"),
+        ({"shard": "two"}, "shard (--shard)"),
     ],
 )
 def test_a_bad_value_names_the_option_and_its_flag(options: dict[str, Any], named: str) -> None:
@@ -296,6 +299,8 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
             "--no-cache",
             "--skip-invalid",
             "--overwrite",
+            "--shard",
+            "0/1",
             OPENAI_API_KEY="dummy",
         )
         assert done.returncode == 0, done.stderr
@@ -312,6 +317,7 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
         "workers": None,
         "overwrite": True,
         "skip_invalid": True,
+        "shard": "0/1",
         "temperature": 0.5,
         "max_tokens": 256,
         "seed": 3,

@@ -11,6 +11,7 @@ from chatjudge import sync
 from chatjudge.calls.estimate import CostEstimate
 from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, validate
+from chatjudge.data.shard import of
 from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.models import ModelSpec, check_options, get_model
 from chatjudge.options import RunConfig
@@ -79,7 +80,11 @@ def build_engine(
         raise UsageError("at least one judge is needed")
     # Before any judge is built: bad data costs nothing.
     validation = validate(
-        source, proto.fields, limit=config.run.limit, skip_invalid=config.run.skip_invalid
+        source,
+        proto.fields,
+        limit=config.run.limit,
+        skip_invalid=config.run.skip_invalid,
+        shard=of(config.run.shard),
     )
     models = [get_model(s, config.client, check_key=key_checked_here(config)) for s in specs]
     check_options(models, config)

@@ -27,12 +27,17 @@ def option(
     *,
     flags: tuple[str, ...] = (),
     fingerprint: bool | str = False,
+    when_set: bool = False,
     **limits: Any,
 ) -> Any:
     """Declare one option. `flags`: the CLI's (default `--name-with-dashes`; a boolean gets
     a single flag unless given `--x/--no-x`); `fingerprint`: it changes results (a string
-    names it in the fingerprint); `limits`: pydantic's `ge`, `gt`, ..."""
+    names it in the fingerprint); `when_set`: it enters the fingerprint only when given (an
+    option added after chatjudge 0.1 keeps the default run directories that version named);
+    `limits`: pydantic's `ge`, `gt`, ..."""
     extra: dict[str, Any] = {"flags": list(flags), "fingerprint": fingerprint}
+    if when_set:
+        extra["when_set"] = True
     return Field(default, description=help, json_schema_extra=extra, **limits)
 
 
@@ -79,6 +84,22 @@ class RunOptions(OptionGroup):
         "Go on with the valid rows and list the invalid ones (row, field) in the summary "
         "(and the report), exit 1; without it, invalid data stops everything (exit 2).",
     )
+    shard: str | None = option(
+        None,
+        "I/N: take only shard I (0 to N-1) of the rows, those whose id's SHA-256 is I modulo "
+        "N, with its own output; N drivers, one per shard, then `chatjudge merge` their outputs.",
+        fingerprint=True,
+        when_set=True,
+    )
+
+    @field_validator("shard")
+    @classmethod
+    def _shard(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from chatjudge.data.shard import Shard  # the data layer, only when a shard is given
+
+        return str(Shard.parse(value))
 
 
 class GenerationOptions(OptionGroup):
@@ -262,7 +283,10 @@ class RunConfig(BaseModel):
         """The options of `command` that change results, for naming a default output."""
         out: dict[str, Any] = {}
         for name, (info, value) in self._values():
-            key = _extra(info)["fingerprint"]
+            extra = _extra(info)
+            key = extra["fingerprint"]
+            if extra.get("when_set") and value == info.get_default(call_default_factory=True):
+                continue
             if key and name in COMMAND_OPTIONS[command]:
                 out[key if isinstance(key, str) else name] = (
                     sorted(value) if isinstance(value, tuple) else value

@@ -140,6 +140,15 @@ class Summary(Record):
     skipped: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class ShardRecord(Record):
+    """`--shard I/N` of `generate` or `simulate`: which shard of which data, and where its rows
+    stand among all rows, so that `chatjudge merge` puts the shards' rows back in input order."""
+
+    shard: str  # I/N
+    data: str  # the input's name
+    indexes: list[int]  # each input row's position among all rows, in the order written
+
+
 class GenerationSummary(Record):
     """`<out>.summary.json` of `chatjudge generate`."""
 
@@ -160,6 +169,7 @@ class GenerationSummary(Record):
     chatjudge_version: str
     n_skipped: int = 0
     skipped: list[dict[str, Any]] = Field(default_factory=list)
+    shard: ShardRecord | None = None  # with --shard
 
 
 class SimulationSummary(Record):
@@ -187,6 +197,7 @@ class SimulationSummary(Record):
     chatjudge_version: str
     n_skipped: int = 0
     skipped: list[dict[str, Any]] = Field(default_factory=list)
+    shard: ShardRecord | None = None  # with --shard
 
 
 class RunInfo(Record):

@@ -17,10 +17,11 @@ with a larger budget resumes without paying twice for what it already holds.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from chatjudge import jsoncodec
 from chatjudge.calls.prices import Price
-from chatjudge.errors import BudgetReached, UsageError
+from chatjudge.errors import BudgetReached, BudgetReachedError, UsageError
 from chatjudge.models import Model
 from chatjudge.rundir import BudgetRecord
 from chatjudge.types import Message, ModelRequest, Reply
@@ -112,6 +113,18 @@ class Meter:
             return
         cost = reply.input_tokens * self.per_in + reply.output_tokens * self.per_out
         self.budget.settle(worst, cost)
+
+
+def reached_error(
+    reason: BudgetReached, done: int, total: int, what: str, summary: dict[str, Any]
+) -> BudgetReachedError:
+    """The error a command raises once it has written everything at its budget: `done` of
+    `total` `what` (items, rows, conversations) finished; `summary` as written."""
+    return BudgetReachedError(
+        f"{reason}: {done} of {total} {what} finished and written; the same command with a "
+        "larger --max-cost-usd resumes, paying only for the rest",
+        summary=summary,
+    )
 
 
 def meter_for(budget: Budget | None, model: Model, price: Price) -> Meter | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from chatjudge.cli import analyse, gate, produce, run, traces
+from chatjudge.cli import analyse, gate, merge, produce, run, traces
 from chatjudge.cli.help import Command, Group
 
 app = typer.Typer(
@@ -22,6 +22,7 @@ for command in (
     run.run,
     produce.generate,
     produce.simulate,
+    merge.merge,
     run.report,
     run.protocols,
     run.prompt,

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatjudge.data.conversation import render_messages
 from chatjudge.data.sources import Source
 from chatjudge.data.validate import row_problems
 from chatjudge.errors import DataValidationError, Problem, UsageError
 from chatjudge.fields import FieldSpec
+
+if TYPE_CHECKING:
+    from chatjudge.data.shard import Shard
 
 MAX_PROBLEMS_SHOWN = 200
 
@@ -31,7 +34,7 @@ class Item:
 class Validation:
     """What validation found: the rows to judge and, with `skip_invalid`, those left out."""
 
-    n_rows: int  # valid rows, the ones that will be judged
+    n_rows: int  # valid rows, the ones that will be judged (with a shard: its share)
     skipped_rows: frozenset[int] = frozenset()  # 1-based numbers of invalid rows left out
     problems: list[Problem] = field(default_factory=list)  # the first MAX_PROBLEMS_SHOWN
     n_problems: int = 0
@@ -47,17 +50,21 @@ def validate(
     *,
     limit: int | None = None,
     skip_invalid: bool = False,
+    shard: Shard | None = None,
 ) -> Validation:
     """Check every row (up to `limit`) before anything is sent.
 
     Raises DataValidationError listing each problem by row and field, unless `skip_invalid`:
     then invalid rows are left out and listed, and only a dataset with no valid row fails.
+    With a `shard`, every row is still checked (each of N drivers refuses the same bad
+    data), and `n_rows` counts the shard's share of the valid rows.
     """
     problems: list[Problem] = []
     total = 0
     seen: dict[str, int] = {}
     count = 0
     invalid: set[int] = set()
+    outside = 0  # valid rows of other shards
     for raw in _limited(source, limit):
         count += 1
         found = (
@@ -76,6 +83,8 @@ def validate(
         total += len(found)
         if found:
             invalid.add(raw.number)
+        elif shard is not None and not shard.holds(_id_of(raw.data, raw.number)):
+            outside += 1
         if len(problems) < MAX_PROBLEMS_SHOWN:
             problems.extend(found[: MAX_PROBLEMS_SHOWN - len(problems)])
     if count == 0:
@@ -88,7 +97,7 @@ def validate(
         )
     if total and (not skip_invalid or len(invalid) == count):
         raise DataValidationError(problems, total)
-    return Validation(count - len(invalid), frozenset(invalid), problems, total)
+    return Validation(count - len(invalid) - outside, frozenset(invalid), problems, total)
 
 
 def iter_items(
@@ -110,15 +119,20 @@ def iter_items(
         assert data is not None, "iter_items needs a validated source"
         values = {n: data.get(n) for n in names}
         text = {n: _as_text(v, include_system) for n, v in values.items()}
-        item_id = data.get("id")
         yield Item(
             index,
             raw.number,
-            str(item_id) if item_id is not None else str(raw.number),
+            _id_of(data, raw.number),
             values,
             text,
             data,
         )
+
+
+def _id_of(data: dict[str, Any], number: int) -> str:
+    """A row's id: its `id` column as text, else its row number."""
+    item_id = data.get("id")
+    return str(item_id) if item_id is not None else str(number)
 
 
 def _limited(source: Source, limit: int | None) -> Iterator[Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, validate
+from chatjudge.data.shard import of
 from chatjudge.errors import UsageError
 from chatjudge.models import ModelSpec, check_options, get_model
 from chatjudge.options import RunConfig, SimulationOptions
@@ -37,7 +38,11 @@ def build_generation(
     gen.check_target(field)
     source = Source(data, column_map)
     validation = validate(
-        source, gen.FIELDS, limit=config.run.limit, skip_invalid=config.run.skip_invalid
+        source,
+        gen.FIELDS,
+        limit=config.run.limit,
+        skip_invalid=config.run.skip_invalid,
+        shard=of(config.run.shard),
     )
     built = get_model(
         model, config.client, call_with="messages", check_key=key_checked_here(config)
@@ -67,7 +72,11 @@ def build_simulation(
     """Validate everything (data first) and assemble a simulation; nothing is sent yet."""
     source = Source(data, column_map)
     validation = validate(
-        source, sim.FIELDS, limit=config.run.limit, skip_invalid=config.run.skip_invalid
+        source,
+        sim.FIELDS,
+        limit=config.run.limit,
+        skip_invalid=config.run.skip_invalid,
+        shard=of(config.run.shard),
     )
     s = config.simulation
     load_instructions(s.user_prompt)  # a bad --user-prompt is refused before any call

@@ -12,24 +12,25 @@ refuses it instead of judging a reply that does not exist.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
-from chatjudge.calls.budget import budget_for, meter_for
+from chatjudge.calls.budget import budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import CostEstimate, DryCaller, WouldSend, finish, role_estimate
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.errors import BudgetReachedError, ModelError, UsageError
+from chatjudge.data.shard import of, share
+from chatjudge.errors import ModelError, UsageError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.conversation import as_messages, failure_cause, visible
 from chatjudge.produce.driver import OrderedWriter, drive
 from chatjudge.produce.roles import Role
-from chatjudge.rundir import FORMAT, GenerationSummary, Produced, write_json
+from chatjudge.rundir import FORMAT, GenerationSummary, Produced, ShardRecord, write_json
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
@@ -94,9 +95,11 @@ class Generation:
         return finish("generate", self.validation.n_rows, [account], prices)
 
     def _items(self) -> Iterator[Item]:
-        return iter_items(
+        """The rows to answer (with `--shard`, this shard's, keeping their indexes)."""
+        items = iter_items(
             self.source, FIELDS, limit=self.config.run.limit, skip=self.validation.skipped_rows
         )
+        return share(items, of(self.config.run.shard))
 
     async def run(self) -> dict[str, Any]:
         """Answer every row and write the output and its summary; returns the summary."""
@@ -111,7 +114,7 @@ class Generation:
             Ledger(store, lookup=not config.run.no_cache),
             config.generation.settings(),
         )
-        tokens: list[float] = []
+        tokens: dict[int, float] = {}  # by row index
         failures: dict[str, int] = {}
 
         async def answer(item: Item) -> tuple[dict[str, Any], bool]:
@@ -129,18 +132,24 @@ class Generation:
             used = Usage()
             used.add(reply)
             usage[self.field] = used.as_dict(cached=False)
-            tokens.append(float(reply.output_tokens or 0))
+            tokens[item.index] = float(reply.output_tokens or 0)
             text = visible(reply.text)  # what the model says, not the reasoning before it
             row.update({self.field: text, "status": "ok", "error": None, "usage": usage})
             return row, False
 
-        items = self._items()
+        indexes: list[int] = []  # each written row's index among all rows (for a shard)
+
+        def jobs() -> Iterator[tuple[int, Item]]:
+            for n, item in enumerate(self._items()):
+                indexes.append(item.index)
+                yield n, item
+
         progress = RunProgress(self.validation.n_rows, enabled=config.progress, label="generating")
         try:
             with self.output.rows.open("wb") as out, progress:
                 writer = OrderedWriter(out)
                 stopped = await drive(
-                    ((item.index, item) for item in items),
+                    jobs(),
                     answer,
                     writer,
                     progress,
@@ -150,10 +159,14 @@ class Generation:
             store.close()
             await self.model.aclose()
         n_failed = sum(failures.values())
-        skipped: dict[str, Any] = {}  # rows left out by --skip-invalid, when there are
+        optional: dict[str, Any] = {}  # rows --skip-invalid left out; the shard, if one
         if self.validation.skipped_rows:
-            skipped.update(
+            optional.update(
                 n_skipped=len(self.validation.skipped_rows), skipped=self.validation.skipped()
+            )
+        if config.run.shard is not None:
+            optional["shard"] = ShardRecord(
+                shard=config.run.shard, data=self.source.name, indexes=indexes
             )
         n_done = writer.written
         cost = command_cost(
@@ -169,23 +182,26 @@ class Generation:
             n_ok=n_done - n_failed,
             n_failed=n_failed,
             failures=failures,
-            metrics={
-                name: est.to_dict()
-                for name, est in bootstrap_metrics({"output_tokens": tokens}).items()
-            },
+            metrics=token_metrics(tokens),
             usage=role.usage.as_dict(),
             cost_usd=cost.total_usd,
             cost=cost,
             options=config.options("generate"),
             created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             chatjudge_version=__version__,
-            **skipped,
+            **optional,
         )
         written = write_json(self.output.summary, summary, only_set=True)
         if stopped is not None:
-            raise BudgetReachedError(
-                f"{stopped}: {n_done} of {self.validation.n_rows} row(s) answered and written; "
-                "the same command with a larger --max-cost-usd resumes, paying only for the rest",
-                summary=written,
-            )
+            raise reached_error(stopped, n_done, self.validation.n_rows, "row(s)", written)
         return written
+
+
+def token_metrics(tokens: Mapping[int, float]) -> dict[str, Any]:
+    """The replies' output tokens (by row index) with a 95% bootstrap interval, resampled in
+    input order: the interval does not depend on which reply came back first, nor on how
+    the rows were sharded."""
+    ordered = [tokens[index] for index in sorted(tokens)]
+    return {
+        name: est.to_dict() for name, est in bootstrap_metrics({"output_tokens": ordered}).items()
+    }

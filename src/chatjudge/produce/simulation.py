@@ -24,7 +24,7 @@ from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
-from chatjudge.calls.budget import Meter, budget_for, meter_for
+from chatjudge.calls.budget import Meter, budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import (
     CostEstimate,
     DryCaller,
@@ -35,7 +35,8 @@ from chatjudge.calls.estimate import (
 )
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.errors import BudgetReachedError, ModelError
+from chatjudge.data.shard import of, share
+from chatjudge.errors import ModelError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -43,7 +44,7 @@ from chatjudge.produce.conversation import as_messages, failure_cause, visible
 from chatjudge.produce.driver import OrderedWriter, drive
 from chatjudge.produce.roles import Role
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
-from chatjudge.rundir import FORMAT, Produced, SimulationSummary, write_json
+from chatjudge.rundir import FORMAT, Produced, ShardRecord, SimulationSummary, write_json
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
@@ -158,9 +159,11 @@ class Simulation:
         )
 
     def _items(self) -> Iterator[Item]:
-        return iter_items(
+        """The rows to simulate (with `--shard`, this shard's, keeping their indexes)."""
+        items = iter_items(
             self.source, FIELDS, limit=self.config.run.limit, skip=self.validation.skipped_rows
         )
+        return share(items, of(self.config.run.shard))
 
     async def run(self) -> dict[str, Any]:
         """Simulate every conversation, write them and their summary; returns the summary."""
@@ -193,23 +196,32 @@ class Simulation:
         samples = config.run.samples
         records: list[dict[str, Any]] = []
         talk = _Talk(assistant, user, sim.max_turns, samples, records)
-        items = self._items()
-        jobs = ((item.index * samples + k, (item, k)) for item in items for k in range(samples))
+        indexes: list[int] = []  # each written row's index among all rows (for a shard)
+
+        def jobs() -> Iterator[tuple[int, tuple[Item, int]]]:
+            for n, item in enumerate(self._items()):
+                indexes.append(item.index)
+                yield from ((n * samples + k, (item, k)) for k in range(samples))
+
         total = self.validation.n_rows * samples
         progress = RunProgress(total, enabled=config.progress, label="simulating")
         try:
             with self.output.rows.open("wb") as out, progress:
                 writer = OrderedWriter(out)
-                stopped = await drive(jobs, talk.converse, writer, progress, concurrency)
+                stopped = await drive(jobs(), talk.converse, writer, progress, concurrency)
         finally:
             store.close()
             await self.assistant.aclose()
             if self.user is not self.assistant:
                 await self.user.aclose()
-        skipped: dict[str, Any] = {}  # rows left out by --skip-invalid, when there are
+        optional: dict[str, Any] = {}  # rows --skip-invalid left out; the shard, if one
         if self.validation.skipped_rows:
-            skipped.update(
+            optional.update(
                 n_skipped=len(self.validation.skipped_rows), skipped=self.validation.skipped()
+            )
+        if config.run.shard is not None:
+            optional["shard"] = ShardRecord(
+                shard=config.run.shard, data=self.source.name, indexes=indexes
             )
         cost = command_cost(
             {
@@ -237,15 +249,11 @@ class Simulation:
             },
             created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             chatjudge_version=__version__,
-            **skipped,
+            **optional,
         )
         written = write_json(self.output.summary, summary, only_set=True)
         if stopped is not None:
-            raise BudgetReachedError(
-                f"{stopped}: {writer.written} of {total} conversation(s) finished and written; "
-                "the same command with a larger --max-cost-usd resumes, paying only for the rest",
-                summary=written,
-            )
+            raise reached_error(stopped, writer.written, total, "conversation(s)", written)
         return written
 
 
@@ -294,6 +302,7 @@ class _Talk:
         restates = goal.strip().lower() in first.lower()
         self.records.append(
             {
+                "order": item.index * self.samples + sample,
                 "sample": sample,
                 "ok": error is None,
                 "cause": error[0] if error else None,
@@ -323,7 +332,9 @@ class _Talk:
 def summarize(records: list[dict[str, Any]], samples: int) -> dict[str, Any]:
     """The counts and metrics of `SimulationSummary`: over finished conversations each
     metric with its 95% bootstrap interval; with several samples per row, each sample's
-    means and their spread."""
+    means and their spread. Conversations are taken in input order (`order`), so that the
+    intervals depend neither on which conversation finished first nor on sharding."""
+    records = sorted(records, key=lambda r: r["order"])
     ok = [r for r in records if r["ok"]]
     failures: dict[str, int] = {}
     for r in records:

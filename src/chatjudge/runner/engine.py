@@ -23,11 +23,12 @@ from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, Pool, RunProgress
-from chatjudge.calls.budget import budget_for, meter_for
+from chatjudge.calls.budget import budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import CostEstimate, RoleEstimate, finish, role_estimate
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.errors import BudgetReached, BudgetReachedError, FatalModelError, ModelError
+from chatjudge.data.shard import of, share
+from chatjudge.errors import BudgetReached, FatalModelError, ModelError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.protocols.spec import Protocol
@@ -132,11 +133,7 @@ class Engine:
         )
         written = write_json(self.out_dir / SUMMARY, built, only_set=True)
         if isinstance(stopped, BudgetReached):
-            raise BudgetReachedError(
-                f"{stopped}: {folder.finished} of {self.n_rows} item(s) judged and written; "
-                "the same command with a larger --max-cost-usd resumes, paying only for the rest",
-                summary=written,
-            )
+            raise reached_error(stopped, folder.finished, self.n_rows, "item(s)", written)
         return RunOutcome(self.out_dir, written)
 
     def estimate(self) -> CostEstimate:
@@ -177,13 +174,15 @@ class Engine:
         return finish("run", self.n_rows, list(roles.values()), prices)
 
     def _items(self) -> Iterator[Item]:
-        return iter_items(
+        """The items to judge (with `--shard`, this shard's, keeping their indexes)."""
+        items = iter_items(
             self.source,
             self.protocol.fields,
             limit=self.config.run.limit,
             include_system=self.config.run.include_system,
             skip=self.validation.skipped_rows,
         )
+        return share(items, of(self.config.run.shard))
 
     def _calls(self, planner: Planner, folder: Folder, pool: Pool[Call]) -> Iterator[Call]:
         """The calls to send, item by item. An item the store answers whole is finished

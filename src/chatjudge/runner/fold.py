@@ -46,15 +46,7 @@ class Folder:
         self.out.write(jsoncodec.dumps(record) + b"\n")
         if self.on_item is not None:
             self.on_item(record)
-        ok = record["status"] == "ok"
-        index = record["index"]
-        self.summary.add(
-            index, ok, record["scores"], record["consistent"], record.get("judge_scores")
-        )
-        if "simulation" in record:
-            self.summary.add_simulation(index, record["simulation"])
-        if ok:
-            self.summary.add_style(index, record["scores"], record["fields"])
+        ok = count(self.summary, record)
         usage = record["usage"]
         self.progress.advance(failed=not ok, tokens=usage["input_tokens"] + usage["output_tokens"])
         self.finished += 1
@@ -105,6 +97,19 @@ class Folder:
         )
 
 
+def count(summary: SummaryBuilder, record: dict[str, Any]) -> bool:
+    """Count a results record in the summary (as the run does, and `chatjudge merge` for
+    the records of its shards); returns whether the item was judged ok."""
+    ok: bool = record["status"] == "ok"
+    index = record["index"]
+    summary.add(index, ok, record["scores"], record["consistent"], record.get("judge_scores"))
+    if "simulation" in record:
+        summary.add_simulation(index, record["simulation"])
+    if ok:
+        summary.add_style(index, record["scores"], record["fields"])
+    return ok
+
+
 def simulation_of(row: dict[str, Any]) -> dict[str, Any] | None:
     """What `chatjudge simulate` recorded of a conversation (its turns, how it ended, the
     assistant's tokens), carried into the judged record when the row has it."""
@@ -114,4 +119,3 @@ def simulation_of(row: dict[str, Any]) -> dict[str, Any] | None:
     assistant = usage.get("assistant") if isinstance(usage, dict) else None
     tokens = assistant.get("output_tokens") if isinstance(assistant, dict) else None
     return {"turns": row["turns"], "ended": row["ended"], "assistant_tokens": tokens}
-

@@ -1,0 +1,208 @@
+"""Merging the JSONL outputs of `generate --shard` and `simulate --shard` (each with its
+store and summary beside it) into the file, store and summary one unsharded command would
+have written. Each shard's summary lists where its rows stand among all input rows
+(`shard.indexes`), which puts the rows back in input order."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from chatjudge import jsoncodec
+from chatjudge.errors import UsageError
+from chatjudge.merge.parts import (
+    check_cover,
+    check_new,
+    in_order,
+    merge_stores,
+    option_differences,
+    refuse,
+    sum_costs,
+    sum_usage,
+)
+from chatjudge.produce.generation import token_metrics
+from chatjudge.produce.simulation import summarize
+from chatjudge.rundir import (
+    FORMAT,
+    GenerationSummary,
+    Produced,
+    SimulationSummary,
+    prepare_output,
+    read_model,
+    write_json,
+)
+
+ProducedSummary = GenerationSummary | SimulationSummary
+
+
+def merge_produced(files: Sequence[Path], out: Path) -> dict[str, Any]:
+    """Join the shards' outputs `files` into `out` (with its store and summary beside it);
+    returns the summary written. Refused (UsageError) before anything is written: shards of
+    different commands, models or result-changing options, of different data, unfinished,
+    or not covering 0..N-1 once each; an `out` that exists or is a shard."""
+    shards = [Produced(Path(f)) for f in files]
+    summaries = [_read(shard) for shard in shards]
+    kinds = {s.kind for s in summaries}
+    if len(kinds) > 1:
+        kinds_of = [f"{f}: {s.kind}" for f, s in zip(files, summaries, strict=True)]
+        raise refuse("outputs of generate and of simulate", kinds_of)
+    check_cover(
+        [
+            (str(f), s.shard.shard if s.shard else None)
+            for f, s in zip(files, summaries, strict=True)
+        ]
+    )
+    first = summaries[0]
+    differences = [
+        f"{f}: {difference}"
+        for f, s in zip(files[1:], summaries[1:], strict=True)
+        for difference in _differences(first, s)
+    ]
+    if differences:
+        raise refuse(f"the shards are outputs of different configurations (against {files[0]})",
+                     differences)  # fmt: skip
+    samples = first.samples if isinstance(first, SimulationSummary) else 1
+    _check_finished(shards, summaries, samples)
+    target = Produced(out)
+    check_new(out, (out, target.store, target.summary), files)
+    prepare_output(out.parent)
+    merge_stores([shard.store for shard in shards], target.store)
+    indexes = [s.shard.indexes for s in summaries if s.shard]
+
+    def position(number: int, line_number: int, line: bytes) -> int:
+        return indexes[number][line_number // samples] * samples + line_number % samples
+
+    rows: list[tuple[int, dict[str, Any]]] = []  # (position, row) of what the summary needs
+    with out.open("wb") as written:
+        for place, line in enumerate(in_order([s.rows for s in shards], position)):
+            written.write(line)
+            rows.append((place, _needed(jsoncodec.loads(line), first)))
+    generations = [s for s in summaries if isinstance(s, GenerationSummary)]
+    simulations = [s for s in summaries if isinstance(s, SimulationSummary)]
+    summary = _generation(generations, rows) if generations else _simulation(simulations, rows)
+    return write_json(target.summary, summary, only_set=True)
+
+
+def _read(shard: Produced) -> ProducedSummary:
+    path = shard.summary
+    if not shard.rows.is_file() or not path.is_file():
+        raise UsageError(
+            f"{shard.rows} and {path} are needed: is {shard.rows} the output of a finished "
+            "`chatjudge generate` or `simulate`?"
+        )
+    kind = jsoncodec.loads(path.read_bytes()).get("kind")
+    model: type[ProducedSummary] = SimulationSummary if kind == "simulation" else GenerationSummary
+    return read_model(path, model, f"{kind or 'generate'} summary")
+
+
+def _differences(a: ProducedSummary, b: ProducedSummary) -> list[str]:
+    found = []
+    if a.shard and b.shard and a.shard.data != b.shard.data:
+        found.append(f"data: {a.shard.data} vs {b.shard.data}")
+    names = ("model", "field") if isinstance(a, GenerationSummary) else ("assistant", "user")
+    for name in names:
+        x, y = getattr(a, name), getattr(b, name)
+        if x != y:
+            found.append(f"{name}: {x} vs {y}")
+    command = "generate" if isinstance(a, GenerationSummary) else "simulate"
+    return found + option_differences(a.options, b.options, command)
+
+
+def _check_finished(
+    shards: Sequence[Produced], summaries: Sequence[ProducedSummary], samples: int
+) -> None:
+    """Every shard wrote all its rows (one stopped by its budget or killed has not: its
+    command resumes it)."""
+    problems = []
+    for shard, summary in zip(shards, summaries, strict=True):
+        expected = len(summary.shard.indexes) * samples if summary.shard else 0
+        with shard.rows.open("rb") as lines:
+            found = sum(1 for line in lines if line.strip())
+        if found != expected or expected != summary.n_rows * samples:
+            problems.append(
+                f"{shard.rows}: {found} of {summary.n_rows * samples} row(s) written; "
+                "re-run its command to finish it"
+            )
+    if problems:
+        raise refuse("unfinished shards", problems)
+
+
+def _needed(row: dict[str, Any], first: ProducedSummary) -> dict[str, Any]:
+    """What the summary takes from a row: its status and its figures."""
+    usage = row.get("usage") if isinstance(row.get("usage"), dict) else {}
+    assert isinstance(usage, dict)
+    if isinstance(first, GenerationSummary):
+        used = usage.get(first.field) or {}
+        return {"ok": row.get("status") == "ok", "output_tokens": used.get("output_tokens")}
+    return {
+        "sample": row.get("sample", 0),
+        "ok": row.get("status") == "ok",
+        "turns": row.get("turns"),
+        "assistant_tokens": (usage.get("assistant") or {}).get("output_tokens"),
+        "ended": row.get("ended"),
+        "restates": row.get("first_message_restates_question"),
+    }
+
+
+def _generation(
+    summaries: Sequence[GenerationSummary], rows: list[tuple[int, dict[str, Any]]]
+) -> GenerationSummary:
+    first = summaries[0]
+    cost = sum_costs(s.cost for s in summaries)
+    return GenerationSummary(
+        format=FORMAT,
+        kind="generation",
+        model=first.model,
+        field=first.field,
+        n_rows=sum(s.n_rows for s in summaries),
+        n_ok=sum(s.n_ok for s in summaries),
+        n_failed=sum(s.n_failed for s in summaries),
+        failures=sum_usage(s.failures for s in summaries),
+        metrics=token_metrics({i: float(r["output_tokens"] or 0) for i, r in rows if r["ok"]}),
+        usage=sum_usage(s.usage for s in summaries),
+        cost_usd=cost.total_usd if cost else None,
+        cost=cost,
+        options={**first.options, "shard": None},
+        created=_now(),
+        chatjudge_version=first.chatjudge_version,
+        **_skipped(first),
+    )
+
+
+def _simulation(
+    summaries: Sequence[SimulationSummary], rows: list[tuple[int, dict[str, Any]]]
+) -> SimulationSummary:
+    first = summaries[0]
+    records = [{**r, "order": i, "cause": None, "plain": 0} for i, r in rows]
+    counts = summarize(records, first.samples)
+    # Causes and plain replies are not in the rows: the shards' counts add up.
+    counts["failures"] = sum_usage(s.failures for s in summaries)
+    counts["plain_user_replies"] = sum(s.plain_user_replies for s in summaries)
+    roles = dict.fromkeys(role for s in summaries for role in s.usage)
+    return SimulationSummary(
+        **counts,
+        assistant=first.assistant,
+        user=first.user,
+        n_rows=sum(s.n_rows for s in summaries),
+        samples=first.samples,
+        max_turns=first.max_turns,
+        usage={role: sum_usage(s.usage.get(role, {}) for s in summaries) for role in roles},
+        cost=sum_costs(s.cost for s in summaries),
+        options={**first.options, "shard": None},
+        created=_now(),
+        chatjudge_version=first.chatjudge_version,
+        **_skipped(first),
+    )
+
+
+def _skipped(first: ProducedSummary) -> dict[str, Any]:
+    """Rows --skip-invalid left out: every shard validated every row, so the first's."""
+    if not first.n_skipped:
+        return {}
+    return {"n_skipped": first.n_skipped, "skipped": first.skipped}
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

@@ -1,0 +1,500 @@
+"""`--shard I/N` and `chatjudge merge`: N drivers, each with its share of the rows and its own
+store, merged into what one unsharded driver writes, over real HTTP to the stand-in server
+and through the CLI in real processes.
+
+"Identical" is checked field by field with the wall-clock fields removed (`WALL_CLOCK`:
+`created`, when a file was written, and `latency`, how long a call took); every other field
+of results, summaries, run.json, rows and the report's data must be equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import chatjudge
+from chatjudge.data.shard import Shard
+from chatjudge.errors import DataValidationError, UsageError
+from chatjudge.merge import merge
+from chatjudge.merge.parts import sum_costs
+from chatjudge.produce.generation import token_metrics
+from chatjudge.produce.simulation import summarize
+from chatjudge.rundir import BudgetRecord, Cost, RoleCostRecord
+from chatjudge.stats import bootstrap_metrics
+from tests.support.cli import run_cli
+from tests.support.stub_openai import StubServer
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+POINTWISE = EXAMPLES / "interactivity_accuracy.jsonl"  # 15 rows
+PAIRWISE = EXAMPLES / "pairwise_chat_quality.jsonl"  # 16 rows, with history and prompt
+QUESTIONS = EXAMPLES / "questions.jsonl"  # 8 rows, for simulate
+FED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "fed" / "fed_data.json"
+WALL_CLOCK = frozenset({"created", "latency"})
+N = 3
+PRICES = ("--price-in", "1.5", "--price-out", "4")  # so that costs are summed, not unknown
+
+
+def without_wall_clock(value: Any) -> Any:
+    """`value` with the `WALL_CLOCK` fields removed, at any depth."""
+    if isinstance(value, dict):
+        return {k: without_wall_clock(v) for k, v in value.items() if k not in WALL_CLOCK}
+    if isinstance(value, list):
+        return [without_wall_clock(v) for v in value]
+    return value
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text("utf-8"))
+
+
+def results(run_dir: Path) -> list[dict[str, Any]]:
+    """results.jsonl by row index (an unsharded run writes items as they finish)."""
+    return without_wall_clock(
+        sorted(read_jsonl(run_dir / "results.jsonl"), key=lambda r: r["index"])
+    )
+
+
+def uncached(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records without the calls' `cached` flags (a resumed run's calls come from the store)."""
+    return [{**r, "calls": [{**c, "cached": None} for c in r["calls"]]} for r in records]
+
+
+def summary_of(path: Path) -> dict[str, Any]:
+    """A summary without its wall-clock fields, its dollar amounts compared to 1e-6 a shard:
+    each shard rounds its cost to 6 decimals, so their sum may differ from the unsharded
+    total in the last place; every other field is compared exactly."""
+    summary = without_wall_clock(read_json(path))
+    if "cost_usd" in summary:
+        summary["cost_usd"] = _usd(summary["cost_usd"])
+    cost = summary.get("cost")
+    if cost:
+        cost["total_usd"] = _usd(cost["total_usd"])
+        for role in cost["roles"].values():
+            role["usd"] = _usd(role["usd"])
+    return summary
+
+
+def _usd(value: float | None) -> Any:
+    return None if value is None else pytest.approx(value, abs=N * 1e-6)
+
+
+def report_data(run_dir: Path, summary: dict[str, Any]) -> tuple[Any, Any, str]:
+    """The page's embedded items (by id, without latencies), its config (without the run's
+    creation time) and the rest of the page with the summary's `created` taken out."""
+    html = (run_dir / "report.html").read_text("utf-8")
+    blocks = dict(re.findall(r'<script type="application/json" id="([\w-]+)">(.*?)</script>',
+                             html, re.S))  # fmt: skip
+    items = sorted(json.loads(blocks["items-data"]), key=lambda item: str(item["id"]))
+    config = json.loads(blocks["page-config"])
+    config["label"]["run"] = config["label"]["run"].rsplit("|", 1)[0]
+    page = html.replace(blocks["items-data"], "").replace(blocks["page-config"], "")
+    return without_wall_clock(items), config, page.replace(summary["created"], "CREATED")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[StubServer]:
+    """One stand-in server for the module (its request count is read between commands)."""
+    # Replies come back out of order (jitter): figures that depended on it would differ.
+    with StubServer(latency=0.002, jitter=0.03, retry_after=0.05) as stub:
+        yield stub
+
+
+def sent(stub: StubServer) -> int:
+    return stub.stats.requests
+
+
+def cli(*args: str) -> None:
+    done = run_cli(*args, key="dummy")
+    assert done.returncode == 0, done.stderr
+
+
+def judge_args(stub: StubServer, data: Path, protocol: str, out: Path, *extra: str) -> list[str]:
+    return ["run", str(data), "--protocol", protocol, "--judge", "openai/judge", "--base-url",
+            stub.base_url, "--out", str(out), "--quiet", *PRICES, *extra]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def pointwise_shards(
+    server: StubServer, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[list[Path], Path]:
+    """Three shard runs (--samples 2) and the unsharded run of the same data and options."""
+    root = tmp_path_factory.mktemp("pointwise")
+    shards = [root / f"shard{i}" for i in range(N)]
+    for i, out in enumerate(shards):
+        cli(*judge_args(server, POINTWISE, "interactivity-accuracy", out,
+                        "--samples", "2", "--shard", f"{i}/{N}"))  # fmt: skip
+    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", root / "whole", "--samples", "2"))
+    return shards, root / "whole"
+
+
+def assert_merged_equals_whole(merged: Path, whole: Path) -> None:
+    assert results(merged) == results(whole)
+    assert [r["index"] for r in read_jsonl(merged / "results.jsonl")] == list(
+        range(len(results(whole)))
+    )  # the merged file is in input order
+    assert summary_of(merged / "summary.json") == summary_of(whole / "summary.json")
+    assert read_json(merged / "run.json") == read_json(whole / "run.json")
+    assert report_data(merged, read_json(merged / "summary.json")) == report_data(
+        whole, read_json(whole / "summary.json")
+    )
+
+
+def test_shards_merged_equal_an_unsharded_pointwise_run_with_samples(
+    pointwise_shards: tuple[list[Path], Path], server: StubServer, tmp_path: Path
+) -> None:
+    shards, whole = pointwise_shards
+    n_rows = [read_json(s / "run.json")["n_rows"] for s in shards]
+    assert n_rows == [len(read_jsonl(s / "results.jsonl")) for s in shards]  # each its share
+    assert sum(n_rows) == 15 and all(n < 15 for n in n_rows)
+    assert [read_json(s / "run.json")["config"]["shard"] for s in shards] == ["0/3", "1/3", "2/3"]
+    done = run_cli("merge", *map(str, shards), "--out", str(tmp_path / "merged"))
+    assert done.returncode == 0, done.stderr
+    assert_merged_equals_whole(tmp_path / "merged", whole)
+    # The merged directory resumes as the unsharded run would: nothing is sent again.
+    before = sent(server)
+    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", tmp_path / "merged",
+                    "--samples", "2"))  # fmt: skip
+    assert sent(server) == before
+    resumed = results(tmp_path / "merged")
+    assert all(call["cached"] for r in resumed for call in r["calls"])  # from the store
+    assert uncached(resumed) == uncached(results(whole))
+
+
+def test_shards_merged_equal_an_unsharded_pairwise_run(server: StubServer, tmp_path: Path) -> None:
+    """Both presentation orders, position consistency and the style-controlled preference
+    (whose logistic fit and intervals depend on the items' order) come out the same."""
+    shards = [tmp_path / f"shard{i}" for i in range(N)]
+    for i, out in enumerate(shards):
+        cli(*judge_args(server, PAIRWISE, "pairwise-chat-quality", out, "--shard", f"{i}/{N}"))
+    cli(*judge_args(server, PAIRWISE, "pairwise-chat-quality", tmp_path / "whole"))
+    # Given in any order.
+    merge([shards[2], shards[0], shards[1]], tmp_path / "merged")
+    assert_merged_equals_whole(tmp_path / "merged", tmp_path / "whole")
+    summary = read_json(tmp_path / "merged" / "summary.json")
+    assert "style_controlled_preference" in summary["metrics"]
+    assert summary["metrics"]["position_consistency"]["n"] == 16
+    before = sent(server)
+    cli(*judge_args(server, PAIRWISE, "pairwise-chat-quality", tmp_path / "merged"))
+    assert sent(server) == before
+
+
+def test_a_shard_stopped_by_its_budget_merges_and_the_unsharded_command_finishes_it(
+    server: StubServer, tmp_path: Path
+) -> None:
+    shards = [tmp_path / f"shard{i}" for i in range(N)]
+    args = [judge_args(server, POINTWISE, "interactivity-accuracy", out, "--shard", f"{i}/{N}")
+            for i, out in enumerate(shards)]  # fmt: skip
+    cli(*args[0])
+    cli(*args[2])
+    stopped = run_cli(*args[1], "--max-cost-usd", "0.01", key="dummy")
+    assert stopped.returncode == 4, stopped.stderr
+    budget = read_json(shards[1] / "summary.json")["cost"]["budget"]
+    assert budget["reached"] and budget["done"] < budget["total"]
+    merge(shards, tmp_path / "merged")
+    merged = read_json(tmp_path / "merged" / "summary.json")
+    assert merged["n_items"] == 15 - (budget["total"] - budget["done"])
+    assert merged["cost"]["budget"]["reached"] is True
+    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", tmp_path / "whole"))
+    before = sent(server)
+    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", tmp_path / "merged"))
+    assert sent(server) - before == budget["total"] - budget["done"]  # only what was missing
+    assert uncached(results(tmp_path / "merged")) == uncached(results(tmp_path / "whole"))
+
+
+def produce_args(stub: StubServer, command: str, data: Path, out: Path, *extra: str) -> list[str]:
+    if command == "generate":
+        models = ["--model", "openai/candidate", "--base-url", stub.base_url]
+    else:
+        models = ["--assistant", "openai/assistant", "--user", "openai/user",
+                  "--assistant-base-url", stub.base_url,
+                  "--user-base-url", stub.base_url]  # fmt: skip
+    return [command, str(data), *models, "--out", str(out), "--quiet", *PRICES, *extra]
+
+
+@pytest.mark.parametrize(
+    ("command", "data", "extra"),
+    [
+        ("generate", PAIRWISE, ()),
+        ("simulate", QUESTIONS, ("--samples", "2", "--max-turns", "3", "--seed", "5")),
+    ],
+)
+def test_produced_shards_merged_equal_an_unsharded_output(
+    server: StubServer, tmp_path: Path, command: str, data: Path, extra: tuple[str, ...]
+) -> None:
+    shards = [tmp_path / f"shard{i}.jsonl" for i in range(N)]
+    for i, out in enumerate(shards):
+        cli(*produce_args(server, command, data, out, *extra, "--shard", f"{i}/{N}"))
+    whole = tmp_path / "whole.jsonl"
+    cli(*produce_args(server, command, data, whole, *extra))
+    shard_summaries = [read_json(s.with_name(s.stem + ".summary.json")) for s in shards]
+    assert [s["shard"]["shard"] for s in shard_summaries] == ["0/3", "1/3", "2/3"]
+    assert sum(s["n_rows"] for s in shard_summaries) == len(read_jsonl(data))
+    merged = tmp_path / "merged.jsonl"
+    done = run_cli("merge", *map(str, shards), "--out", str(merged))
+    assert done.returncode == 0, done.stderr
+    assert read_jsonl(merged) == read_jsonl(whole)  # the same rows, in input order
+    assert summary_of(tmp_path / "merged.summary.json") == summary_of(
+        tmp_path / "whole.summary.json"
+    )
+    before = sent(server)
+    cli(*produce_args(server, command, data, merged, *extra))
+    assert sent(server) == before  # the merged store answers every call
+    assert read_jsonl(merged) == read_jsonl(whole)
+
+
+def test_produced_figures_do_not_depend_on_the_order_rows_finish() -> None:
+    """The stand-in's replies are all of one length, so the tests above cannot see this:
+    the bootstrap resamples rows in input order, whichever finished first (and however the
+    rows were sharded), for generate's tokens and simulate's conversations alike."""
+    tokens = {0: 3.0, 1: 40.0, 2: 7.0, 3: 12.0, 4: 90.0, 5: 1.0}
+    shuffled = {i: tokens[i] for i in (4, 1, 5, 0, 3, 2)}
+    assert token_metrics(shuffled) == token_metrics(tokens)
+    expected = bootstrap_metrics({"output_tokens": list(tokens.values())})["output_tokens"]
+    assert token_metrics(shuffled)["output_tokens"] == expected.to_dict()
+    assert token_metrics(shuffled)["output_tokens"]["ci95"] != (
+        bootstrap_metrics({"output_tokens": list(shuffled.values())})["output_tokens"].ci95
+    )  # the order does matter to a seeded bootstrap: hence input order
+    records = [
+        {"order": i, "sample": i % 2, "ok": True, "cause": None, "turns": t, "plain": 0,
+         "assistant_tokens": 10 * t + i, "ended": "user" if t < 3 else "max_turns",
+         "restates": i % 3 == 0}
+        for i, t in enumerate([1, 3, 2, 3, 1, 2, 3, 1])
+    ]  # fmt: skip
+    assert summarize(records[::-1], 2) == summarize(records, 2)
+    assert summarize(records[3:] + records[:3], 2) == summarize(records, 2)
+
+
+# Refused merges: exit 2, every problem listed, nothing written
+
+
+def refused(*shards: Path, out: Path) -> str:
+    done = run_cli("merge", *map(str, shards), "--out", str(out))
+    assert done.returncode == 2, done.stderr
+    assert not out.exists()
+    return " ".join(done.stderr.split())
+
+
+def test_shards_of_a_different_configuration_are_refused(
+    pointwise_shards: tuple[list[Path], Path], server: StubServer, tmp_path: Path
+) -> None:
+    shards, _ = pointwise_shards
+    other = tmp_path / "other"  # shard 1 again, with another judge and temperature
+    cli("run", str(POINTWISE), "--protocol", "interactivity-accuracy", "--judge", "openai/other",
+        "--base-url", server.base_url, "--out", str(other), "--quiet", "--samples", "2",
+        "--temperature", "0.5", "--shard", f"1/{N}")  # fmt: skip
+    message = refused(shards[0], other, shards[2], out=tmp_path / "merged")
+    assert "different configurations" in message
+    assert "judges: openai/judge vs openai/other" in message
+    assert "option temperature: 0.0 vs 0.5" in message
+    no_samples = tmp_path / "no-samples"  # samples must match too (a run may grow them)
+    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", no_samples, "--shard", f"2/{N}"))
+    message = refused(shards[0], shards[1], no_samples, out=tmp_path / "merged")
+    assert "option samples: 2 vs 1" in message
+
+
+def test_a_missing_or_repeated_shard_is_refused(
+    pointwise_shards: tuple[list[Path], Path], tmp_path: Path
+) -> None:
+    shards, whole = pointwise_shards
+    message = refused(shards[0], shards[2], out=tmp_path / "merged")
+    assert "missing shard(s) 1/3" in message
+    message = refused(shards[0], shards[1], shards[1], out=tmp_path / "merged")
+    assert f"shard 1/3 is given 2 times: {shards[1]}, {shards[1]}" in message
+    assert "missing shard(s) 2/3" in message
+    message = refused(*shards, whole, out=tmp_path / "merged")
+    assert f"not written with --shard: {whole}" in message
+
+
+def test_shards_of_different_n_are_refused(
+    pointwise_shards: tuple[list[Path], Path], server: StubServer, tmp_path: Path
+) -> None:
+    shards, _ = pointwise_shards
+    half = tmp_path / "half"
+    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", half, "--samples", "2",
+                    "--shard", "1/2"))  # fmt: skip
+    message = refused(shards[0], half, shards[2], out=tmp_path / "merged")
+    assert "shards of different N (2, 3)" in message and f"{half}: shard 1/2" in message
+
+
+def test_a_merge_never_writes_over_a_run_or_a_shard(
+    pointwise_shards: tuple[list[Path], Path], tmp_path: Path
+) -> None:
+    shards, whole = pointwise_shards
+    done = run_cli("merge", *map(str, shards), "--out", str(whole))
+    assert done.returncode == 2 and "already holds" in done.stderr
+    done = run_cli("merge", *map(str, shards), "--out", str(shards[0]))
+    assert done.returncode == 2 and "is one of the shards" in done.stderr
+    with pytest.raises(UsageError, match="not both"):
+        merge([shards[0], POINTWISE], tmp_path / "merged")
+
+
+def test_produced_shards_of_different_models_or_unfinished_are_refused(
+    server: StubServer, tmp_path: Path
+) -> None:
+    shards = [tmp_path / f"shard{i}.jsonl" for i in range(2)]
+    cli(*produce_args(server, "generate", PAIRWISE, shards[0], "--shard", "0/2"))
+    cli("generate", str(PAIRWISE), "--model", "openai/other", "--base-url", server.base_url,
+        "--out", str(shards[1]), "--quiet", "--shard", "1/2", "--max-tokens", "99")  # fmt: skip
+    message = refused(*shards, out=tmp_path / "merged.jsonl")
+    assert "model: openai/candidate vs openai/other" in message
+    assert "option max_tokens: 1024 vs 99" in message
+    cli(*produce_args(server, "generate", PAIRWISE, shards[1], "--shard", "1/2"))
+    lines = shards[1].read_text("utf-8").splitlines(keepends=True)
+    shards[1].write_text("".join(lines[:-1]), "utf-8")  # as if killed before its last row
+    message = refused(*shards, out=tmp_path / "merged.jsonl")
+    assert f"{shards[1]}: {len(lines) - 1} of {len(lines)} row(s) written" in message
+
+
+# The share
+
+
+def test_the_share_is_a_stable_hash_of_the_id() -> None:
+    ids = [f"row-{i}" for i in range(300)]
+    shards = [Shard.parse(f"{i}/4") for i in range(4)]
+    owners = [[s.index for s in shards if s.holds(i)] for i in ids]
+    assert all(len(o) == 1 for o in owners)  # every row in exactly one shard
+    assert all(40 < sum(o == [k] for o in owners) < 110 for k in range(4))  # roughly even
+    # SHA-256 of the id's text, not Python's salted hash: the same in every process.
+    digest = int(hashlib.sha256(b"item-0001").hexdigest(), 16)
+    assert [Shard.parse(f"{i}/3").holds("item-0001") for i in range(3)] == [
+        digest % 3 == i for i in range(3)
+    ]
+    assert Shard.parse("0/1").holds("anything") and str(Shard.parse(" 2 / 5 ")) == "2/5"
+
+
+@pytest.mark.parametrize("bad", ["3/3", "-1/2", "1/0", "a/b", "1", "1/2/3"])
+def test_a_bad_shard_is_a_usage_error_naming_the_flag(bad: str, tmp_path: Path) -> None:
+    done = run_cli("run", str(POINTWISE), "--protocol", "interactivity-accuracy",
+                   "--shard", bad, "--out", str(tmp_path / "r"))  # fmt: skip
+    assert done.returncode == 2
+    assert "shard (--shard)" in done.stderr and repr(bad) in done.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def python_judge(prompt: str) -> str:
+    return (
+        '{"interactivity": {"thought": "t", "score": 3}, "accuracy": {"thought": "t", "score": 1}}'
+    )
+
+
+def test_limit_applies_before_the_share_and_each_shard_has_its_own_default_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    whole = chatjudge.evaluate(POINTWISE, judge=python_judge, limit=9, report=False)
+    shards = [
+        chatjudge.evaluate(POINTWISE, judge=python_judge, limit=9, shard=f"{i}/{N}", report=False)
+        for i in range(N)
+    ]
+    taken = [list(result.table["id"]) for result in shards]
+    assert sorted(x for t in taken for x in t) == sorted(whole.table["id"])  # the first 9 rows
+    assert all(t for t in taken)
+    assert [s.summary["n_items"] for s in shards] == [len(t) for t in taken]
+    out_dirs = {whole.out_dir, *(s.out_dir for s in shards)}
+    assert len(out_dirs) == N + 1  # each shard its own default run directory (and store)
+
+
+def test_skipped_rows_are_listed_once_and_every_shard_refuses_bad_data(tmp_path: Path) -> None:
+    rows = read_jsonl(POINTWISE)
+    rows[4] = {**rows[4], "chat": []}  # an empty conversation: invalid
+    options: dict[str, Any] = {"judge": python_judge, "report": False}
+    for i in range(N):  # without --skip-invalid, every shard refuses it, whichever holds it
+        with pytest.raises(DataValidationError, match="row 5, field 'chat'"):
+            chatjudge.evaluate(rows, out=tmp_path / f"bad{i}", shard=f"{i}/{N}", **options)
+    options["skip_invalid"] = True
+    for i in range(N):
+        chatjudge.evaluate(rows, out=tmp_path / f"s{i}", shard=f"{i}/{N}", **options)
+    chatjudge.evaluate(rows, out=tmp_path / "whole", **options)
+    merged = merge([tmp_path / f"s{i}" for i in range(N)], tmp_path / "merged").summary
+    whole = read_json(tmp_path / "whole" / "summary.json")
+    assert merged["n_skipped"] == 1 and merged["n_items"] == 14
+    assert without_wall_clock(merged) == without_wall_clock(whole)
+    assert results(tmp_path / "merged") == results(tmp_path / "whole")
+
+
+def test_a_dry_run_of_a_shard_counts_its_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    options = {"judge": "openai/judge", "base_url": "http://127.0.0.1:9/v1", "samples": 2}
+    shares = [
+        chatjudge.estimate(POINTWISE, out=tmp_path / f"s{i}", shard=f"{i}/{N}", **options)
+        for i in range(N)
+    ]
+    whole = chatjudge.estimate(POINTWISE, out=tmp_path / "whole", **options)
+    assert [e.rows for e in shares] == [
+        sum(Shard(i, N).holds(r["id"]) for r in read_jsonl(POINTWISE)) for i in range(N)
+    ]
+    assert sum(e.rows for e in shares) == whole.rows == 15
+    assert sum(e.roles[0].calls[0] for e in shares) == whole.roles[0].calls[0] == 30
+    assert sum(e.roles[0].input_tokens[0] for e in shares) == whole.roles[0].input_tokens[0]
+    assert not [f for f in tmp_path.rglob("*") if f.is_file()]  # a dry run writes nothing
+
+
+def test_merged_costs_and_budgets_add_up_by_role() -> None:
+    def cost(usd: float | None, spent: float, reached: bool) -> Cost:
+        role = RoleCostRecord(usd=usd, priced=usd is not None, source="genai-prices 1")
+        budget = BudgetRecord(max_usd=1.0, spent_usd=spent, reached=reached, done=3, total=4)
+        return Cost(roles={"judge": role}, total_usd=usd, unpriced=[], budget=budget)
+
+    merged = sum_costs([cost(0.25, 0.3, False), cost(0.5, 0.6, True)])
+    assert merged is not None and merged.total_usd == 0.75
+    assert merged.roles["judge"].usd == 0.75 and merged.roles["judge"].priced
+    assert merged.budget == BudgetRecord(
+        max_usd=2.0, spent_usd=0.9, reached=True, done=6, total=8
+    )  # each driver had its own budget: together, their sum
+    unknown = sum_costs([cost(0.25, 0.3, False), cost(None, 0.0, False)])
+    assert unknown is not None and unknown.total_usd is None
+    assert unknown.unpriced == ["judge"] and not unknown.roles["judge"].priced
+
+
+def fed_turns() -> list[dict[str, Any]]:
+    """FED's 375 turn-level records (real conversations) as (history, prompt, response) rows."""
+    records = [r for r in json.loads(FED.read_text("utf-8")) if "response" in r]
+    rows = []
+    for k, record in enumerate(records):
+        lines = [line for line in record["context"].splitlines() if line.strip()]
+        rows.append(
+            {
+                "id": f"fed-turn-{k:03d}",
+                "history": "\n".join(lines[:-1]),
+                "prompt": lines[-1].removeprefix("User:").strip(),
+                "response": record["response"].removeprefix("System:").strip(),
+                "system": record["system"],
+            }
+        )
+    return rows
+
+
+def test_real_conversations_with_a_custom_protocol_merge_with_its_file(
+    server: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """375 FED turns in 4 shards, judged on the shipped 1-5 protocol. run.json names a custom
+    protocol without its file: merge asks for it."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    rows = fed_turns()
+    protocol = EXAMPLES / "chat_quality_1to5.toml"
+    options = {"judge": "openai/judge", "base_url": server.base_url, "concurrency": 32}
+    shards = [tmp_path / f"s{i}" for i in range(4)]
+    for i, out in enumerate(shards):
+        chatjudge.evaluate(rows, protocol, out=out, shard=f"{i}/4", **options)
+    chatjudge.evaluate(rows, protocol, out=tmp_path / "whole", **options)
+    with pytest.raises(UsageError, match="custom protocol 'chat-quality-1to5'.*--protocol"):
+        merge(shards, tmp_path / "merged")
+    with pytest.raises(UsageError, match="--protocol is 'interactivity-accuracy'"):
+        merge(shards, tmp_path / "merged", protocol="interactivity-accuracy")
+    merged = merge(shards, tmp_path / "merged", protocol=protocol)
+    assert merged.kind == "run" and merged.out == tmp_path / "merged"
+    assert merged.summary["n_items"] == 375
+    assert merged.summary["metrics"]["quality"]["ci95"] is not None
+    assert_merged_equals_whole(tmp_path / "merged", tmp_path / "whole")
