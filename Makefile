@@ -70,6 +70,7 @@ bench: $(VENV)/.test-installed
 	$(BIN)/python bench/local_judge.py
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/ray_executor.py
+	$(BIN)/python bench/import_traces.py
 
 clean:
 	rm -rf $(VENV) chatjudge-runs test-output

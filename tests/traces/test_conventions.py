@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.support.cli import run_cli
 from tests.traces.conftest import read_rows
@@ -391,3 +392,90 @@ def test_events_named_by_attribute_and_ids_in_base64(tmp_path: Path) -> None:
     assert (row["prompt"], row["baseline_model_response"]) == ("Hi", "Hello")
     assert row["source"] == "t.jsonl:2 span 00f067aa0ba902b7"
     assert row["start_time"] == "2023-11-14T22:13:20.000Z"
+
+
+def test_json_looking_text_in_leaf_columns_of_a_csv_table_stays_text(tmp_path: Path) -> None:
+    """Only whole-attribute columns hold JSON; a message whose text happens to be JSON (a
+    reply `{"sorted": [1, 2, 3]}`, a user message `[3, 1, 2]`) is kept as written."""
+    table = pd.DataFrame(
+        {
+            "context.span_id": ["s1"],
+            "span_kind": ["LLM"],
+            "start_time": ["2025-01-01T00:00:00Z"],
+            "attributes.llm.input_messages.0.message.role": ["user"],
+            "attributes.llm.input_messages.0.message.content": ["[3, 1, 2]"],
+            "attributes.llm.output_messages.0.message.role": ["assistant"],
+            "attributes.llm.output_messages.0.message.content": ['{"sorted": [1, 2, 3]}'],
+        }
+    )
+    table.to_csv(tmp_path / "spans.csv", index=False)
+    [row] = imported(tmp_path, tmp_path / "spans.csv")
+    assert (row["prompt"], row["baseline_model_response"]) == ("[3, 1, 2]", '{"sorted": [1, 2, 3]}')
+
+
+@pytest.mark.parametrize(
+    "created",
+    [1_732_540_000, 1_732_540_000_000, 1_732_540_000_000_000, 1_732_540_000_000_000_000],
+    ids=["seconds", "milliseconds", "microseconds", "nanoseconds"],
+)
+def test_epoch_times_in_any_unit_in_a_log_and_a_table(tmp_path: Path, created: int) -> None:
+    log = {
+        "timestamp": created,
+        "messages": [user("Hi")],
+        "choices": [{"message": assistant("Yo")}],
+    }
+    (tmp_path / "log.jsonl").write_text(json.dumps(log) + "\n")
+    table = pd.DataFrame(
+        {
+            "span_id": ["a1"],
+            "start_time": [created],
+            "attributes": [json.dumps(genai([user("Hi")], "Yo"))],
+        }
+    )
+    table.to_csv(tmp_path / "spans.csv", index=False)
+    for source in (tmp_path / "log.jsonl", tmp_path / "spans.csv"):
+        [row] = imported(tmp_path, source)
+        assert row["start_time"] == "2024-11-25T13:06:40.000Z", source
+
+
+def test_spans_without_ids_are_each_a_call(tmp_path: Path) -> None:
+    """Only a span id repeated marks an exporter's retry: spans that have none (a
+    hand-made or converted export) are all read."""
+
+    def span(prompt: str, reply: str) -> dict:
+        attrs = genai([user(prompt)], reply)
+        return {
+            "name": "chat",
+            "startTimeUnixNano": "1760000000000000000",
+            "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
+        }
+
+    spans = [span("Hi", "Hello"), span("Yo", "Hey")]
+    export = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    (tmp_path / "spans.jsonl").write_text(json.dumps(export) + "\n")
+    rows = imported(tmp_path, tmp_path / "spans.jsonl")
+    assert sorted(r["prompt"] for r in rows) == ["Hi", "Yo"]
+
+
+def test_openinference_request_and_response_json_take_the_first_choice(tmp_path: Path) -> None:
+    """`input.value` / `output.value` are read as a chat-completions log record is: the
+    reply is the choice of the lowest index, wherever it is in the list."""
+    attrs = {
+        "openinference.span.kind": "LLM",
+        "input.value": json.dumps({"model": "m", "messages": [SYSTEM, user("Hi")]}),
+        "output.value": json.dumps(
+            {
+                "choices": [
+                    {"index": 1, "message": assistant("Second")},
+                    {"index": 0, "message": assistant("First")},
+                ]
+            }
+        ),
+    }
+    write_otlp([Span(attrs, 0)], tmp_path / "spans.jsonl")
+    [row] = imported(tmp_path, tmp_path / "spans.jsonl")
+    assert (row["history"], row["prompt"], row["baseline_model_response"]) == (
+        [SYSTEM],
+        "Hi",
+        "First",
+    )

@@ -172,3 +172,105 @@ def test_a_call_that_failed_in_production_is_passed_over_and_counted(tmp_path: P
         (2, "And so on."),
     ]
     assert len({r["conversation_id"] for r in rows}) == 1
+
+
+def test_an_empty_reply_is_refused_unless_the_call_failed(tmp_path: Path) -> None:
+    """A reply with no text and no tool call is no baseline to replay against: refused,
+    or passed over and counted when the span's error status says the call failed."""
+    empty = {"messages": [user("Hi")], "choices": [{"message": assistant("")}]}
+    (tmp_path / "log.jsonl").write_text(json.dumps(empty) + "\n")
+    assert "log.jsonl:1: the reply is empty" in refused(tmp_path, tmp_path / "log.jsonl")
+    [span_id] = write_otlp([Span(genai([user("Hi")], ""), 0)], tmp_path / "t.jsonl")
+    assert f"t.jsonl:1 span {span_id}: the reply is empty" in refused(
+        tmp_path, tmp_path / "t.jsonl"
+    )
+    spans = [Span(genai([user("Hi")], ""), 0, failed=True), Span(genai([user("Yo")], "Hey"), 1)]
+    write_otlp(spans, tmp_path / "failed.jsonl")
+    out = tmp_path / "rows.jsonl"
+    done = run_cli("import", str(tmp_path / "failed.jsonl"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "passed over 1 call(s) that failed" in " ".join(done.stderr.split())
+    assert [r["prompt"] for r in read_rows(out)] == ["Yo"]
+
+
+def _choice(index: object, message: object) -> dict:
+    return {"index": index, "message": message}
+
+
+@pytest.mark.parametrize(
+    ("choices", "why"),
+    [
+        ([{"message": "hello"}], "a choice's message must be an object"),
+        (
+            [_choice(0, assistant("a")), _choice("first", assistant("b"))],
+            "a choice's index must be a whole number, got 'first'",
+        ),
+    ],
+    ids=["message-text", "mixed-index"],
+)
+def test_a_log_record_with_a_malformed_choice(tmp_path: Path, choices: list, why: str) -> None:
+    good = {"messages": [user("Hi")], "choices": [{"message": assistant("Hello")}]}
+    (tmp_path / "log.jsonl").write_text(
+        json.dumps(good) + "\n" + json.dumps({**good, "choices": choices}) + "\n"
+    )
+    assert f"log.jsonl:2: {why}" in refused(tmp_path, tmp_path / "log.jsonl")
+    out = tmp_path / "rows.jsonl"
+    done = run_cli("import", str(tmp_path / "log.jsonl"), "--out", str(out), "--skip-invalid")
+    assert done.returncode == 1, done.stderr
+    assert [r["prompt"] for r in read_rows(out)] == ["Hi"]
+
+
+@pytest.mark.parametrize(
+    "span",
+    [
+        Span(
+            {
+                **genai([user("Hi")], "Hello"),
+                "gen_ai.output.messages": json.dumps(
+                    [
+                        {"index": 0, "role": "assistant", "parts": []},
+                        {"index": "b", "role": "assistant", "parts": []},
+                    ]
+                ),
+            },
+            0,
+        ),
+        Span(
+            CHAT,
+            0,
+            events=[
+                ("gen_ai.user.message", {"content": "Hi"}),
+                ("gen_ai.choice", {"index": "first", "message": json.dumps(assistant("Hello"))}),
+            ],
+        ),
+    ],
+    ids=["output-messages", "choice-event"],
+)
+def test_a_span_whose_choices_have_no_whole_number_index(tmp_path: Path, span: Span) -> None:
+    [span_id] = write_otlp([span], tmp_path / "t.jsonl")
+    assert f"t.jsonl:1 span {span_id}: unknown attribute layout (GenAI): a choice's index" in (
+        refused(tmp_path, tmp_path / "t.jsonl")
+    )
+
+
+def test_an_unwritable_out_is_refused_before_reading(tmp_path: Path) -> None:
+    write_otlp([Span(genai([user("Hi")], "Hello"), 0)], tmp_path / "t.jsonl")
+    (tmp_path / "afile").write_text("")
+    done = run_cli("import", str(tmp_path / "t.jsonl"), "--out", str(tmp_path / "afile" / "x"))
+    assert done.returncode == 2, done.stderr
+    assert "cannot write to" in " ".join(done.stderr.split())
+    assert "Traceback" not in done.stderr
+
+
+def test_redact_covers_the_content_a_problem_quotes(tmp_path: Path) -> None:
+    spans = [
+        Span(genai([user("Hi ana@example.com")], "Hello"), 0),
+        Span(genai([user("Hi ana@example.com"), assistant("Go away"), user("Why?")], "Sorry"), 1),
+    ]
+    for span in spans:
+        span.attributes["gen_ai.conversation.id"] = "s"
+    write_otlp(spans, tmp_path / "t.jsonl")
+    message = refused(tmp_path, tmp_path / "t.jsonl", more=("--redact", r"\S+@example\.com"))
+    assert "contradicts itself" in message
+    assert "ana@example.com" not in message
+    assert "'Hi [REDACTED]'" in message

@@ -57,6 +57,14 @@ class Call:
     kept: dict[str, Any] = field(default_factory=dict)  # attributes named by --keep
 
 
+def replied(where: Where, reply: Msg) -> Msg:
+    """The reply of a call; TraceProblem when production answered nothing (no text, no
+    tool call): an empty baseline would be judged as if it were an answer."""
+    if not reply.content.strip() and not reply.tool_calls:
+        raise TraceProblem(where, "the reply is empty: no text and no tool call")
+    return reply
+
+
 class Interner:
     """Hands back one shared object per distinct message."""
 

@@ -2,18 +2,19 @@
 `messages` and the response's `choices`, either side by side or as `request` and
 `response` objects (what a logging proxy or a middleware writes).
 
-The time of a call is its `timestamp` (ISO 8601 or seconds since the epoch), else the
-response's `created`; a recorded `conversation_id` or `session_id` (top level or in
-`metadata`) groups calls as a conversation id on a span does.
+The time of a call is its `timestamp` (ISO 8601, or a number since the epoch in seconds,
+milliseconds, microseconds or nanoseconds), else the response's `created`; a recorded
+`conversation_id` or `session_id` (top level or in `metadata`) groups calls as a
+conversation id on a span does.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
-from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from
-from chatjudge.traces.messages import LayoutError, openai_message
+from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from, replied
+from chatjudge.traces.messages import LayoutError, openai_call
+from chatjudge.traces.times import nanoseconds
 
 _TIME_KEYS = ("timestamp", "time", "start_time", "created_at")
 _CONVERSATION_KEYS = ("conversation_id", "session_id", "thread_id")
@@ -42,51 +43,32 @@ def call_of_record(record: Any, where: Where, *, keep: tuple[str, ...], intern: 
             "response's `choices` (side by side, or under `request` and `response`)",
         )
     request, response = _sides(record)
-    messages, choices = request["messages"], response["choices"]
-    if not isinstance(messages, list) or not messages:
-        raise TraceProblem(where, "`messages` must be a non-empty list of messages")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise TraceProblem(where, "`choices` is empty: the call has no reply")
-    first = min(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0)
     try:
-        sent = [openai_message(m) for m in messages]
-        reply = openai_message({"role": "assistant", **(first.get("message") or {})})
+        sent, reply = openai_call(request["messages"], response["choices"])
     except LayoutError as exc:
-        raise TraceProblem(where, f"unknown message layout: {exc}") from None
+        raise TraceProblem(where, str(exc)) from None
     metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
     fields = [record, metadata, request.get("metadata") or {}, request]
     conversation = next(
         (str(f[k]) for k in _CONVERSATION_KEYS for f in fields if isinstance(f, dict) and f.get(k)),
         None,
     )
-    start = _time(record, response, where)
+    time = next((record[k] for k in _TIME_KEYS if record.get(k) is not None), None)
+    if time is None:
+        time = response.get("created")
+    try:
+        start = nanoseconds(time)  # 0 (file order decides) when the record has no time
+    except ValueError:
+        raise TraceProblem(where, f"unreadable timestamp {time!r} (use ISO 8601)") from None
     model = response.get("model") or request.get("model")
     return Call(
         where,
         start,
         start,
         intern(sent),
-        intern.one(reply),
+        intern.one(replied(where, reply)),
         str(model) if model else None,
         None,
         conversation,
         keep_from([f for f in fields if isinstance(f, dict)], keep),
     )
-
-
-def _time(record: dict[str, Any], response: dict[str, Any], where: Where) -> int:
-    """Nanoseconds since the epoch; 0 (file order decides) when the record has no time."""
-    value = next((record[k] for k in _TIME_KEYS if record.get(k) is not None), None)
-    if value is None:
-        value = response.get("created")
-    if value is None:
-        return 0
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value * 1e9) if value < 1e12 else int(value)  # seconds, else nanoseconds
-    try:
-        moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        raise TraceProblem(where, f"unreadable timestamp {value!r} (use ISO 8601)") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return int(moment.timestamp() * 1e9)

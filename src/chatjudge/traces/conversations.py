@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from chatjudge.traces.calls import Call, TraceProblem
 from chatjudge.traces.messages import Msg, rendered_reply
+from chatjudge.traces.redact import Redactor
 
 
 @dataclass(slots=True)
@@ -128,9 +129,12 @@ def last_user(messages: tuple[Msg, ...]) -> Msg | None:
     return next((m for m in reversed(messages) if m.role == "user"), None)
 
 
-def contradiction(conversation: Conversation, by_turn: list[list[Call]]) -> TraceProblem | None:
+def contradiction(
+    conversation: Conversation, by_turn: list[list[Call]], redactor: Redactor
+) -> TraceProblem | None:
     """A recorded conversation whose next turn says the assistant answered otherwise than
-    the call that answered recorded: two conversations under one id, or a broken export."""
+    the call that answered recorded: two conversations under one id, or a broken export.
+    The message quotes both, redacted as the rows would be."""
     for before, after in zip(by_turn, by_turn[1:], strict=False):
         final, first = before[-1], after[0]
         if final.reply in first.messages:
@@ -141,12 +145,13 @@ def contradiction(conversation: Conversation, by_turn: list[list[Call]]) -> Trac
         if at is None or at + 1 >= len(seen) or seen[at + 1].role != "assistant":
             continue  # production truncated or summarised the history: nothing to compare
         if seen[at + 1] != before[0].reply:
+            said, recorded = rendered_reply([seen[at + 1]]), rendered_reply([before[0].reply])
+            quoted = [redactor.text(t) for t in (said, asked.content if asked else "", recorded)]
             return TraceProblem(
                 first.where,
-                f"conversation {conversation.id!r} contradicts itself: this call's history "
-                f"says the assistant answered {_short(rendered_reply([seen[at + 1]]))} to "
-                f"{_short(asked.content if asked else '')}, but {before[0].where} recorded "
-                f"{_short(rendered_reply([before[0].reply]))}",
+                f"conversation {redactor.text(conversation.id)!r} contradicts itself: this "
+                f"call's history says the assistant answered {_short(quoted[0])} to "
+                f"{_short(quoted[1])}, but {before[0].where} recorded {_short(quoted[2])}",
             )
     return None
 

@@ -21,6 +21,8 @@ from chatjudge.traces.messages import (
     Msg,
     ToolCall,
     canonical_arguments,
+    choice_index,
+    first_choice,
     openai_message,
     role_of,
     text_of,
@@ -77,6 +79,13 @@ def _decoded(value: Any, key: str) -> Any:
     return value
 
 
+def _listed(value: Any, key: str) -> list[Any]:
+    decoded = _decoded(value, key)
+    if not isinstance(decoded, list):
+        raise LayoutError(f"{key} must be a JSON list")
+    return decoded
+
+
 def _current(attrs: dict[str, Any]) -> tuple[list[Msg], Msg]:
     inputs = _decoded(attrs.get("gen_ai.input.messages", "[]"), "gen_ai.input.messages")
     outputs = _decoded(attrs.get("gen_ai.output.messages", "[]"), "gen_ai.output.messages")
@@ -91,17 +100,10 @@ def _current(attrs: dict[str, Any]) -> tuple[list[Msg], Msg]:
             messages.insert(0, Msg("system", text))
     if not outputs:
         raise LayoutError("gen_ai.output.messages is empty: the span has no reply")
-    reply = _parts_message(_first_choice(outputs))
+    reply = _parts_message(first_choice(outputs))
     if len(reply) != 1 or reply[0].role != "assistant":
         raise LayoutError("gen_ai.output.messages[0] is not one assistant message")
     return messages, reply[0]
-
-
-def _first_choice(outputs: list[Any]) -> Any:
-    indexed_outputs = [o for o in outputs if isinstance(o, dict) and o.get("index") is not None]
-    if indexed_outputs:
-        return min(indexed_outputs, key=lambda o: o["index"])
-    return outputs[0]
 
 
 def _parts_message(item: Any) -> list[Msg]:
@@ -184,12 +186,12 @@ def _from_events(events: list[Event]) -> tuple[list[Msg], Msg]:
             message = payload.get("message")
             if not isinstance(message, dict):
                 raise LayoutError("a gen_ai.choice event has no message")
-            replies.append((int(payload.get("index") or 0), openai_message(message)))
+            replies.append((choice_index(payload.get("index"), 0), openai_message(message)))
         elif name == "gen_ai.content.prompt":
-            prompt = _decoded(payload.get("gen_ai.prompt", "[]"), "gen_ai.prompt")
+            prompt = _listed(payload.get("gen_ai.prompt", "[]"), "gen_ai.prompt")
             messages.extend(openai_message(m) for m in prompt)
         elif name == "gen_ai.content.completion":
-            completion = _decoded(payload.get("gen_ai.completion", "[]"), "gen_ai.completion")
+            completion = _listed(payload.get("gen_ai.completion", "[]"), "gen_ai.completion")
             for i, choice in enumerate(completion):
                 message = choice.get("message", choice) if isinstance(choice, dict) else choice
                 replies.append((i, openai_message(message)))

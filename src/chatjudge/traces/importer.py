@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from chatjudge.errors import ChatJudgeError, UsageError
+from chatjudge.rundir import prepare_output
 from chatjudge.traces.calls import Call, FailedCall, Interner, TraceProblem, Where
 from chatjudge.traces.completions_log import call_of_record, is_completions_log
 from chatjudge.traces.conversations import contradiction, group, order, turns
@@ -67,6 +68,7 @@ def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> I
     unless `options.skip_invalid`."""
     _check(paths, options)
     redactor = Redactor(options.redact)
+    prepare_output(out.parent, (out,))  # an unwritable --out: said now, not after the reading
     problems: list[TraceProblem] = []
     calls: list[Call] = []
     failed = 0
@@ -84,7 +86,7 @@ def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> I
     for conversation in conversations:
         cut = turns(conversation)
         problem = conversation.calls[0].conversation is not None and contradiction(
-            conversation, cut
+            conversation, cut, redactor
         )
         if problem:
             problems.append(problem)

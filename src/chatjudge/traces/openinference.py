@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chatjudge.traces.messages import LayoutError, Msg, openai_message
+from chatjudge.traces.messages import LayoutError, Msg, openai_call, openai_message
 
 
 def is_llm_span(attrs: dict[str, Any]) -> bool:
@@ -76,7 +76,7 @@ def _message(fields: dict[str, Any]) -> Msg:
 
 def _from_input_value(attrs: dict[str, Any]) -> tuple[list[Msg], Msg] | None:
     """Spans that kept only the raw request and response (`input.value`, `output.value`
-    as chat-completions JSON)."""
+    as chat-completions JSON), read as a chat-completions log record is."""
     try:
         request = json.loads(attrs.get("input.value") or "null")
         response = json.loads(attrs.get("output.value") or "null")
@@ -85,6 +85,7 @@ def _from_input_value(attrs: dict[str, Any]) -> tuple[list[Msg], Msg] | None:
     if not (isinstance(request, dict) and isinstance(request.get("messages"), list)):
         return None
     choices = response.get("choices") if isinstance(response, dict) else None
-    if not choices or not isinstance(choices[0], dict) or "message" not in choices[0]:
-        raise LayoutError("output.value holds no choices[0].message: the span has no reply")
-    return [openai_message(m) for m in request["messages"]], openai_message(choices[0]["message"])
+    try:
+        return openai_call(request["messages"], choices)
+    except LayoutError as exc:
+        raise LayoutError(f"input.value / output.value: {exc}") from None

@@ -104,7 +104,7 @@ class OtlpReader:
         self.intern = intern
         self._pending: dict[str, tuple[dict[str, Any], SpanInfo]] = {}
         self._logged: dict[str, list[tuple[int, Event]]] = {}
-        self._seen: set[tuple[str | None, str | None]] = set()
+        self._seen: set[tuple[str | None, str]] = set()
 
     def read(
         self, path: Path, number: int, record: Any
@@ -124,7 +124,7 @@ class OtlpReader:
         self, span: dict[str, Any], resource: dict[str, Any], path: Path, number: int
     ) -> Call | FailedCall | TraceProblem | None:
         span_id, trace_id = hex_id(span.get("spanId")), hex_id(span.get("traceId"))
-        if (trace_id, span_id) in self._seen:  # an exporter's retry wrote it twice
+        if span_id and (trace_id, span_id) in self._seen:  # an exporter's retry wrote it twice
             return None
         attrs = attributes(span.get("attributes"))
         events: list[Event] = [
@@ -132,7 +132,8 @@ class OtlpReader:
         ]
         if not is_call(attrs, events):
             return None
-        self._seen.add((trace_id, span_id))
+        if span_id:  # spans without ids cannot be told to be the same: each is a call
+            self._seen.add((trace_id, span_id))
         info = SpanInfo(
             Where(path.name, number, span_id),
             int(span.get("startTimeUnixNano") or 0),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from
+from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from, replied
 from chatjudge.traces.genai import Event, genai_messages, is_chat_span
 from chatjudge.traces.messages import LayoutError
 from chatjudge.traces.openinference import is_llm_span, openinference_messages
@@ -69,7 +69,7 @@ def call_of_span(
         info.start,
         info.end,
         intern(messages),
-        intern.one(reply),
+        intern.one(replied(where, reply)),
         model,
         info.trace_id,
         conversation,

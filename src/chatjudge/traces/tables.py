@@ -10,7 +10,6 @@ same conventions as OTLP spans.
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import json
 import sys
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from typing import Any
 
 from chatjudge.traces.calls import Call, FailedCall, Interner, TraceProblem, Where
 from chatjudge.traces.spans import SpanInfo, call_of_span, is_call
+from chatjudge.traces.times import nanoseconds
 
 # GenAI attributes that are JSON documents in their own right: kept whole, never flattened.
 WHOLE = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"})
@@ -26,6 +26,15 @@ _SPAN_ID = ("context.span_id", "span_id", "spanId")
 _TRACE_ID = ("context.trace_id", "trace_id", "traceId")
 _START = ("start_time", "start_time_unix_nano", "startTimeUnixNano", "timestamp")
 _END = ("end_time", "end_time_unix_nano", "endTimeUnixNano")
+# Columns whose cells are JSON documents (a whole attribute), as opposed to the leaves of
+# flattened attributes (`...message.content`, `input.value`), whose text stays text even
+# when it looks like JSON.
+JSON_COLUMNS = frozenset(
+    {
+        "attributes",
+        *(f"attributes.{key}" for key in ("llm.input_messages", "llm.output_messages", *WHOLE)),
+    }
+)
 
 
 def table_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -42,13 +51,12 @@ def table_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     csv.field_size_limit(sys.maxsize)  # a cell can hold a whole conversation
     with path.open("r", encoding="utf-8", newline="") as fh:
         for number, row in enumerate(csv.DictReader(fh), 1):
-            yield number, {k: _cell(v) for k, v in row.items() if k is not None}
+            yield number, {k: v or None for k, v in row.items() if k is not None}
 
 
-def _cell(value: str | None) -> Any:
-    if value is None or value == "":
-        return None
-    if value[0] in "[{":
+def _decoded(column: str, value: Any) -> Any:
+    """A cell's value; a JSON column's text (CSV's only way to hold one) decoded."""
+    if column in JSON_COLUMNS and isinstance(value, str) and value[:1] in ("[", "{"):
         try:
             return json.loads(value)
         except ValueError:
@@ -69,33 +77,16 @@ def flatten(key: str, value: Any, into: dict[str, Any]) -> None:
 
 def attributes_of(row: dict[str, Any]) -> dict[str, Any]:
     attrs: dict[str, Any] = {}
-    whole = row.get("attributes")
-    if isinstance(whole, str):
-        whole = _cell(whole)
+    whole = _decoded("attributes", row.get("attributes"))
     if isinstance(whole, dict):
         for key, value in whole.items():
             flatten(key, value, attrs)
     for column, value in row.items():
         if column.startswith("attributes."):
-            flatten(column.removeprefix("attributes."), value, attrs)
+            flatten(column.removeprefix("attributes."), _decoded(column, value), attrs)
     if "openinference.span.kind" not in attrs and row.get("span_kind") == "LLM":
         attrs["openinference.span.kind"] = "LLM"
     return attrs
-
-
-def nanoseconds(value: Any) -> int:
-    """A time cell (a datetime, ISO 8601 text, or seconds/nanoseconds since the epoch)."""
-    if value is None:
-        return 0
-    if isinstance(value, dt.datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-        return int(moment.timestamp() * 1e9)
-    if isinstance(value, int | float):
-        return int(value * 1e9) if value < 1e12 else int(value)
-    text = str(value)
-    if text.isdigit():
-        return nanoseconds(int(text))
-    return nanoseconds(dt.datetime.fromisoformat(text.replace("Z", "+00:00")))
 
 
 def read_table(
