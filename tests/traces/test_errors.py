@@ -274,3 +274,21 @@ def test_redact_covers_the_content_a_problem_quotes(tmp_path: Path) -> None:
     assert "contradicts itself" in message
     assert "ana@example.com" not in message
     assert "'Hi [REDACTED]'" in message
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda span: span.update(startTimeUnixNano="yesterday"),
+        lambda span: span.update(attributes=["gen_ai.operation.name"]),
+    ],
+    ids=["time-not-a-number", "attribute-not-an-object"],
+)
+def test_a_line_whose_structure_is_not_otlp_is_named(tmp_path: Path, damage) -> None:
+    write_otlp([Span(genai([user("Hi")], "Hello"), 0)], tmp_path / "t.jsonl")
+    record = json.loads((tmp_path / "t.jsonl").read_text())
+    damage(record["resourceSpans"][0]["scopeSpans"][0]["spans"][0])
+    (tmp_path / "t.jsonl").write_text(json.dumps(record) + "\n")
+    message = refused(tmp_path, tmp_path / "t.jsonl")
+    assert "t.jsonl:1: not OTLP JSON as exporters write it" in message
+    assert "Traceback" not in message

@@ -46,7 +46,14 @@ def any_value(value: Any) -> Any:
 
 
 def attributes(pairs: Any) -> dict[str, Any]:
-    return {p["key"]: any_value(p.get("value")) for p in pairs or () if "key" in p}
+    """OTLP's list of {"key", "value"} pairs as a dict; anything else is not OTLP."""
+    out: dict[str, Any] = {}
+    for pair in pairs or ():
+        if not isinstance(pair, dict):
+            raise TypeError(f"an attribute is {pair!r}, not a key and a value")
+        if "key" in pair:
+            out[pair["key"]] = any_value(pair.get("value"))
+    return out
 
 
 def hex_id(value: Any) -> str | None:
@@ -109,16 +116,23 @@ class OtlpReader:
     def read(
         self, path: Path, number: int, record: Any
     ) -> Iterator[Call | FailedCall | TraceProblem]:
-        """The calls of one decoded line of `path`."""
-        for block in record.get("resourceLogs") or ():
-            self._logs(block)
-        for block in record.get("resourceSpans") or ():
-            resource = attributes((block.get("resource") or {}).get("attributes"))
-            for scope in block.get("scopeSpans") or ():
-                for span in scope.get("spans") or ():
-                    found = self._span(span, resource, path, number)
-                    if found is not None:
-                        yield found
+        """The calls of one decoded line of `path`; a line whose structure is not OTLP's
+        (a string where an object belongs, a time that is no number) is a problem of its
+        own, named by file and line."""
+        try:
+            for block in record.get("resourceLogs") or ():
+                self._logs(block)
+            for block in record.get("resourceSpans") or ():
+                resource = attributes((block.get("resource") or {}).get("attributes"))
+                for scope in block.get("scopeSpans") or ():
+                    for span in scope.get("spans") or ():
+                        found = self._span(span, resource, path, number)
+                        if found is not None:
+                            yield found
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            yield TraceProblem(
+                Where(path.name, number), f"not OTLP JSON as exporters write it: {exc!r}"
+            )
 
     def _span(
         self, span: dict[str, Any], resource: dict[str, Any], path: Path, number: int
