@@ -176,7 +176,7 @@ def test_a_dry_run_sends_nothing_and_counts_what_the_real_run_sends(
     dry = judge(stub, data, out, "--dry-run", "--samples", "2")
     assert dry.returncode == 0, dry.stderr
     assert dry_run_calls(dry.stdout) == ["20"] and stub.stats.requests == 0
-    assert not out.exists() or not any(out.iterdir())  # nothing written
+    assert not out.exists()  # nothing written, not even the directory
     judge(stub, data, out, "--samples", "2", "--max-cost-usd", "1.5")
     sent = stub.stats.requests
     assert 0 < sent < 20
@@ -190,11 +190,11 @@ def test_a_dry_run_sends_nothing_and_counts_what_the_real_run_sends(
         {"id": f"p{i}", "prompt": f"Question {i}: say hi"} for i in range(7)
     ])  # fmt: skip
     gen = ("generate", str(prompts), "-m", "openai/stub", "--base-url", stub.base_url,
-           "--out", str(tmp_path / "g.jsonl"), *PRICES)  # fmt: skip
+           "--out", str(tmp_path / "gen" / "g.jsonl"), *PRICES)  # fmt: skip
     stub.stats.reset()
     dry = run_cli(*gen, "--dry-run", COLUMNS="200")
     assert dry.returncode == 0 and dry_run_calls(dry.stdout) == ["7"]
-    assert stub.stats.requests == 0 and not (tmp_path / "g.jsonl").exists()
+    assert stub.stats.requests == 0 and not (tmp_path / "gen").exists()
     assert run_cli(*gen).returncode == 0 and stub.stats.requests == 7
     assert dry_run_calls(run_cli(*gen, "--dry-run", COLUMNS="200").stdout) == ["0"]
 

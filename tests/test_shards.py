@@ -498,3 +498,146 @@ def test_real_conversations_with_a_custom_protocol_merge_with_its_file(
     assert merged.summary["n_items"] == 375
     assert merged.summary["metrics"]["quality"]["ci95"] is not None
     assert_merged_equals_whole(tmp_path / "merged", tmp_path / "whole")
+
+
+# Shards of different data, unfinished shards, damaged lines: refused, and nothing written
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    return path
+
+
+def judged_shards(data: Any, root: Path, n: int = 2, only: int | None = None) -> list[Path]:
+    """`data` judged in `n` shards (`only`: just that one) by `python_judge` (no server)."""
+    shards = [root / f"s{i}" for i in range(n)]
+    for i, out in enumerate(shards):
+        if only is None or i == only:
+            chatjudge.evaluate(data, judge=python_judge, out=out, shard=f"{i}/{n}", report=False)
+    return shards if only is None else [shards[only]]
+
+
+def test_shards_of_different_data_files_of_one_name_are_refused(tmp_path: Path) -> None:
+    """Two files both named `d.jsonl`, or one file edited between the shards' runs: the same
+    name, different data; the fingerprint of their bytes tells them apart."""
+    rows = read_jsonl(POINTWISE)
+    small = write_jsonl(tmp_path / "d.jsonl", rows[:10])
+    large = write_jsonl(tmp_path / "B" / "d.jsonl", rows[:12])
+    first = judged_shards(small, tmp_path / "small", only=1)
+    second = judged_shards(large, tmp_path / "large", only=0)
+    message = refused(first[0], second[0], out=tmp_path / "merged")
+    assert f"{second[0]}: data: different data (SHA-256" in message
+    edited = judged_shards(small, tmp_path / "edited", only=0)
+    write_jsonl(small, [{**rows[0], "question": "Edited?"}, *rows[1:10]])
+    edited += judged_shards(small, tmp_path / "edited", only=1)
+    message = refused(*edited, out=tmp_path / "merged")
+    assert "different data (SHA-256" in message
+    # Rows given from Python: their ids and count.
+    python = judged_shards(rows[:10], tmp_path / "python", only=0)
+    python += judged_shards(rows[:12], tmp_path / "other", only=1)
+    with pytest.raises(UsageError, match="different data"):
+        merge(python, tmp_path / "merged")
+    assert not (tmp_path / "merged").exists()
+    merge(judged_shards(small, tmp_path / "same"), tmp_path / "merged")  # the same data merges
+
+
+def test_a_run_resumes_over_appended_rows(tmp_path: Path) -> None:
+    """The fingerprint is the merge's check only: a run whose data grew resumes."""
+    rows = read_jsonl(POINTWISE)
+    data = write_jsonl(tmp_path / "d.jsonl", rows[:5])
+    chatjudge.evaluate(data, judge=python_judge, out=tmp_path / "r", report=False)
+    write_jsonl(data, rows[:8])
+    grown = chatjudge.evaluate(data, judge=python_judge, out=tmp_path / "r", report=False)
+    assert grown.summary["n_items"] == 8
+
+
+def test_produced_shards_of_different_data_are_refused(tmp_path: Path) -> None:
+    rows = read_jsonl(PAIRWISE)
+    data = write_jsonl(tmp_path / "d.jsonl", rows[:10])
+    other = write_jsonl(tmp_path / "B" / "d.jsonl", rows[:12])
+    shards = [tmp_path / "s0.jsonl", tmp_path / "s1.jsonl"]
+    for i, source in enumerate((data, other)):
+        chatjudge.generate(source, lambda messages: "a reply", out=shards[i], shard=f"{i}/2")
+    message = refused(*shards, out=tmp_path / "merged.jsonl")
+    assert f"{shards[1]}: data: different data (SHA-256" in message
+
+
+def test_a_failed_merge_leaves_nothing_and_the_corrected_one_is_written(tmp_path: Path) -> None:
+    shards = judged_shards(POINTWISE, tmp_path, N)
+    results_file = shards[1] / "results.jsonl"
+    good = results_file.read_bytes()
+    lines = good.splitlines(keepends=True)
+    results_file.write_bytes(b"".join([*lines[:-1], lines[-1][: len(lines[-1]) // 2] + b"\n"]))
+    message = refused(*shards, out=tmp_path / "merged")  # nothing left behind
+    assert f"{results_file}, line {len(lines)}, is cut off" in message
+    assert "re-run that shard's command" in message
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    results_file.write_bytes(good)
+    merge(shards, tmp_path / "merged")
+    assert len(read_jsonl(tmp_path / "merged" / "results.jsonl")) == 15
+    (tmp_path / "into").mkdir()  # an existing, empty directory is written into
+    merge(shards, tmp_path / "into")
+    assert sorted(p.name for p in (tmp_path / "into").iterdir()) == sorted(
+        p.name for p in (tmp_path / "merged").iterdir()
+    )
+
+
+def test_a_record_without_its_index_is_named_by_file_and_line(tmp_path: Path) -> None:
+    shards = judged_shards(POINTWISE, tmp_path, N)
+    results_file = shards[2] / "results.jsonl"
+    records = read_jsonl(results_file)
+    del records[1]["index"]
+    write_jsonl(results_file, records)
+    message = refused(*shards, out=tmp_path / "merged")
+    assert f"{results_file}, line 2, has no row index" in message
+    records[1] = {"format": 1, "index": 999}  # an index, but not a record a run writes
+    write_jsonl(results_file, records)
+    message = refused(*shards, out=tmp_path / "merged")
+    assert f"{results_file}, line 2, is not a results record as a run writes it" in message
+    assert "Traceback" not in message
+
+
+def test_a_produced_line_that_is_not_json_is_named_by_file_and_line(tmp_path: Path) -> None:
+    shards = [tmp_path / "s0.jsonl", tmp_path / "s1.jsonl"]
+    for i, out in enumerate(shards):
+        chatjudge.generate(PAIRWISE, lambda messages: "a reply", out=out, shard=f"{i}/2")
+    lines = shards[0].read_text("utf-8").splitlines(keepends=True)
+    lines[0] = lines[0][:20] + "\n"  # cut off
+    shards[0].write_text("".join(lines), "utf-8")
+    message = refused(*shards, out=tmp_path / "merged.jsonl")
+    assert f"{shards[0]}, line 1, is cut off or not a JSON object" in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["s0.jsonl", "s0.calls.sqlite", "s0.summary.json"]
+        + ["s1.jsonl", "s1.calls.sqlite", "s1.summary.json"]
+    )  # nothing of the merge: no store, no summary, no rows
+
+
+def test_an_unfinished_shard_run_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    """A re-run killed before its end leaves fewer results than its old summary counts:
+    merged, stale usage and cost would sit beside partial results."""
+    shards = judged_shards(POINTWISE, tmp_path, N)
+    results_file = shards[0] / "results.jsonl"
+    lines = results_file.read_text("utf-8").splitlines(keepends=True)
+    results_file.write_text("".join(lines[:-1]), "utf-8")
+    message = refused(*shards, out=tmp_path / "merged")
+    assert "unfinished shards" in message
+    assert f"{results_file} holds {len(lines) - 1} item(s), its summary.json {len(lines)}" in (
+        message
+    )
+    assert "re-run that shard's command to finish it" in message
+    (shards[2] / "summary.json").unlink()
+    message = refused(*shards, out=tmp_path / "merged")
+    assert f"{shards[2]} has no summary.json: re-run that shard's command" in message
+
+
+def test_reading_a_killed_shards_store_leaves_no_file_beside_it(tmp_path: Path) -> None:
+    from chatjudge.merge.parts import merge_stores
+    from tests.store.test_reader import killed_store
+
+    killed_store(tmp_path / "shard.sqlite")
+    merge_stores([tmp_path / "shard.sqlite"], tmp_path / "out" / "calls.sqlite")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "shard.sqlite", "shard.sqlite-wal"]
+    from chatjudge.store import Store
+
+    assert Store(tmp_path / "out" / "calls.sqlite").get("k") is not None

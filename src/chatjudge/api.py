@@ -71,8 +71,12 @@ def build_engine(
     *,
     column_map: Mapping[str, str] | None,
     config: RunConfig,
+    dry_run: bool = False,
 ) -> Engine:
-    """Validate everything (data first) and assemble an engine; nothing is sent yet."""
+    """Validate everything (data first) and assemble an engine; nothing is sent yet.
+    `dry_run`: for `Engine.estimate` only: nothing is created and no Ray worker starts."""
+    if dry_run:
+        config = config.in_process()
     proto = get_protocol(protocol)
     source = Source(data, column_map)
     specs: list[ModelSpec] = list(judge) if isinstance(judge, list | tuple) else [judge]  # type: ignore[list-item]
@@ -97,16 +101,17 @@ def build_engine(
         else default_out_dir(source.name, proto.name, names, config.fingerprint())
     )
     engine = Engine(source, proto, models, config, out_dir, validation=validation)
-    _check_out_dir(engine)
+    _check_out_dir(engine, create=not dry_run)
     engine.models = distribute(models, config)  # last: Ray workers start only for a valid run
     return engine
 
 
-def _check_out_dir(engine: Engine) -> None:
+def _check_out_dir(engine: Engine, *, create: bool) -> None:
     """The run directory can be written, and holds no other run whose results this one
     would replace (unless `overwrite`): both found before anything is sent."""
     out_dir = engine.out_dir
-    prepare_output(out_dir, tuple(out_dir / name for name in (RESULTS, SUMMARY, RUN_INFO, REPORT)))
+    files = tuple(out_dir / name for name in (RESULTS, SUMMARY, RUN_INFO, REPORT))
+    prepare_output(out_dir, files, create=create)
     if not (out_dir / RUN_INFO).is_file() or engine.config.run.overwrite:
         return
     differences = run_differences(read_run_info(out_dir), engine.run_info())
@@ -170,8 +175,10 @@ def estimate(
     and what it could cost, as `chatjudge run --dry-run` prints it; nothing is sent.
     `chatjudge.produce.build_generation(...).estimate()` and `build_simulation` do the same
     for `generate` and `simulate` (coroutines)."""
-    config = RunConfig.from_options(options, progress=False).in_process()
-    engine = build_engine(data, protocol, judge, out, column_map=column_map, config=config)
+    config = RunConfig.from_options(options, progress=False)
+    engine = build_engine(
+        data, protocol, judge, out, column_map=column_map, config=config, dry_run=True
+    )
     return engine.estimate()
 
 

@@ -9,11 +9,13 @@ and a test holds the engine's output to exactly these fields.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -147,6 +149,7 @@ class ShardRecord(Record):
     shard: str  # I/N
     data: str  # the input's name
     indexes: list[int]  # each input row's position among all rows, in the order written
+    data_sha256: str | None = None  # the data's fingerprint (see `RunInfo.data_sha256`)
 
 
 class GenerationSummary(Record):
@@ -210,6 +213,10 @@ class RunInfo(Record):
     data: str
     n_rows: int
     chatjudge_version: str = __version__
+    # The data's fingerprint: the SHA-256 of the file's bytes, or of the rows' ids and count
+    # (data from Python). `chatjudge merge` refuses shards of different data by it; runs of
+    # older chatjudge versions lack it.
+    data_sha256: str | None = None
 
 
 def default_out_dir(
@@ -288,11 +295,14 @@ def ok_scores(run_dir: Path) -> dict[str, dict[str, Any]]:
     return {r["id"]: r["scores"] for r in iter_results(run_dir) if r["status"] == "ok"}
 
 
-def prepare_output(directory: Path, files: tuple[Path, ...] = ()) -> None:
+def prepare_output(directory: Path, files: tuple[Path, ...] = (), *, create: bool = True) -> None:
     """Create `directory` and check, before anything is sent, that chatjudge can write in it
     and replace `files` there: an unwritable output is a usage error, not a traceback after
-    the first calls."""
+    the first calls. `create=False` (a dry run) checks the same and creates nothing."""
     try:
+        if not create:
+            _writable_without_creating(directory, files)
+            return
         directory.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=directory):
             pass
@@ -308,12 +318,25 @@ def prepare_output(directory: Path, files: tuple[Path, ...] = ()) -> None:
         ) from exc
 
 
+def _writable_without_creating(directory: Path, files: tuple[Path, ...]) -> None:
+    """`prepare_output`'s checks by permission only: the nearest existing folder, and the
+    files already there, can be written."""
+    existing = directory
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(existing))
+    for path in (existing, *(f for f in files if f.exists())):
+        if not os.access(path, os.W_OK):
+            raise PermissionError(errno.EACCES, "permission denied", str(path))
+
+
 def read_run_info(run_dir: Path) -> RunInfo:
     """The run's `run.json` (format-checked; chatjudge 0.1 wrote it without a format)."""
     path = run_dir / RUN_INFO
     if not path.is_file():
         raise UsageError(f"{run_dir} has no {RUN_INFO}: is it the directory of a chatjudge run?")
-    data = jsoncodec.loads(path.read_bytes(), parse_constant=_no_nan)
+    data = _load(path, RUN_INFO)
     if isinstance(data, dict) and "format" not in data:  # chatjudge 0.1 wrote no format
         data["format"] = FORMAT
     _check_format(data, path)
@@ -332,8 +355,6 @@ def run_differences(
     """What differs between two runs' data, protocol, judges and result-changing options,
     but the options in `ignore` (`data=False`: not the data, for runs of two assistants on
     the same rows)."""
-    from chatjudge.options import option_fields
-
     found = []
     if data and old.data != new.data:
         found.append(f"data: {old.data} vs {new.data}")
@@ -341,19 +362,31 @@ def run_differences(
         found.append(f"protocol: {old.protocol} vs {new.protocol}")
     if _judges(old) != _judges(new):
         found.append(f"judges: {_judge_names(old)} vs {_judge_names(new)}")
-    for name, info in option_fields("run"):
+    return found + option_differences(old.config, new.config, "run", ignore=ignore)
+
+
+def option_differences(
+    old: Mapping[str, Any], new: Mapping[str, Any], command: str, *, ignore: frozenset[str]
+) -> list[str]:
+    """The result-changing options of `command` whose values differ between two option
+    sets (by name), but those in `ignore` and those one of them lacks (an option a command
+    of an older chatjudge did not have)."""
+    from chatjudge.options import option_fields
+
+    found = []
+    for name, info in option_fields(command):
         extra = info.json_schema_extra
         if not isinstance(extra, dict) or not extra.get("fingerprint"):
             continue
-        if name in ignore or name not in old.config or name not in new.config:
-            continue  # an option a run of an older chatjudge did not have
-        a, b = _plain(old.config[name]), _plain(new.config[name])
+        if name in ignore or name not in old or name not in new:
+            continue
+        a, b = plain(old[name]), plain(new[name])
         if a != b:
             found.append(f"option {name}: {a!r} vs {b!r}")
     return found
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """A value as it reads back from JSON (tuples as lists), so that a run read from
     run.json and one built in memory compare equal."""
     return json.loads(json.dumps(value, default=str))
@@ -403,9 +436,20 @@ def _first_error(exc: ValidationError) -> str:
 def read_model(path: Path, model: type[M], what: str) -> M:
     """A JSON file of `model`'s format; another format, or not that kind of file, is a
     usage error naming the file."""
-    data = jsoncodec.loads(path.read_bytes(), parse_constant=_no_nan)
+    data = _load(path, what)
     _check_format(data, path)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         raise UsageError(f"{path} is not a chatjudge {what}: {_first_error(exc)}") from None
+
+
+def _load(path: Path, what: str) -> Any:
+    """A JSON file's content; one that is not JSON (cut short, damaged) is a usage error."""
+    try:
+        return jsoncodec.loads(path.read_bytes(), parse_constant=_no_nan)
+    except ValueError:
+        raise UsageError(
+            f"{path} is cut off or not JSON: not a chatjudge {what} as written (re-run the "
+            "command that wrote it)"
+        ) from None

@@ -31,7 +31,7 @@ from chatjudge.data import Source, validate
 from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.models import ModelSpec
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.rundir import RESULTS, write_json
+from chatjudge.rundir import RESULTS, iter_results, write_json
 from chatjudge.stats.paired import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
 
@@ -87,6 +87,8 @@ def gate_sequential(
     n_batches = 0
     result: tuple[Paired, dict[str, dict[str, int]], Any] | None = None
     spending = _Spending(options.pop("max_cost_usd", None))
+    if spending.limit is not None and spending.limit <= 0:
+        raise UsageError(f"--max-cost-usd must be more than 0, got {spending.limit:g}")
     while judged_units < len(order) and not spending.reached:
         judged_units = min(judged_units + batch, len(order))
         n_batches += 1
@@ -94,8 +96,8 @@ def gate_sequential(
         spending.judge(cand_rows, ids, proto, judge, target, options)
         if base_rows is not None and not spending.reached:
             spending.judge(base_rows, ids, proto, judge, dirs["baseline"], options)
-        if not (target / RESULTS).is_file():  # the budget stopped it before any result
-            break
+        if not all((d / RESULTS).is_file() for d in dirs.values()):
+            break  # the budget stopped it before either run had a result
         cand = read_rows(target, proto, name, None)
         base = None if pairwise else read_rows(dirs["baseline"], proto, name, None)
         paired, counts = pair(cand, base, cluster)
@@ -115,7 +117,7 @@ def gate_sequential(
     runs = {k: str(v) for k, v in dirs.items()}
     gate = assemble(paired, counts, cs, settings, mismatches=[], runs=runs, project=False)
     per_row = _calls_per_row(proto, judge, options) * (1 if pairwise else 2)
-    rows_judged = sum(len(unit[1]) for unit in order[:judged_units])
+    rows_judged = min(sum(1 for _ in iter_results(d)) for d in dirs.values())  # a cut batch too
     gate.sequential = GateSequential(
         batch=batch,
         batches=n_batches,

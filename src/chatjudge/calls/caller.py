@@ -14,6 +14,7 @@ import time
 
 from chatjudge.calls.budget import Meter
 from chatjudge.calls.policy import CallPolicy
+from chatjudge.errors import ModelError
 from chatjudge.models import Model
 from chatjudge.secrets import mask
 from chatjudge.types import ModelRequest, Reply
@@ -35,30 +36,30 @@ class Caller:
     async def send(self, request: ModelRequest) -> tuple[Reply, float]:
         """One call under the policy: the reply, and the latency of the attempt that gave it
         (not the queueing or the back-off before it). Raises the last `ModelError`, or
-        `BudgetReached` when the budget refuses the call (nothing is sent)."""
-        meter = self.meter
-        if meter is None:
-            return await self._send(request)
-        worst = meter.admit(request)
-        try:
-            reply, latency = await self._send(request)
-        except BaseException:
-            meter.settle(worst, None)
-            raise
-        meter.settle(worst, reply)
-        return reply, latency
-
-    async def _send(self, request: ModelRequest) -> tuple[Reply, float]:
+        `BudgetReached` when the budget refuses an attempt (which is then not sent)."""
         started = 0.0
+        meter = self.meter
 
         async def attempt() -> Reply:
             nonlocal started
+            if meter is None:
+                started = time.monotonic()
+                return await self.model.generate(request)
+            worst = meter.admit(request)
             started = time.monotonic()
-            return await self.model.generate(request)
+            try:
+                reply = await self.model.generate(request)
+            except ModelError as exc:  # an error status: refused, not billed
+                meter.settle(worst, None, billed=exc.status is None)
+                raise
+            except BaseException:  # cancelled at the attempt's timeout: it may have run
+                meter.settle(worst, None, billed=True)
+                raise
+            meter.settle(worst, reply, billed=True)
+            return reply
 
         tokens = sum(len(m["content"]) for m in request.messages) // 4
         async with self._limit or contextlib.nullcontext():
             reply = await self.policy.call(attempt, tokens=tokens)
         reply.text = mask(reply.text)  # a reply may echo a key: none reaches the store
         return reply, time.monotonic() - started
-

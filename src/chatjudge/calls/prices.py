@@ -30,15 +30,27 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Price:
-    """USD per million input and output tokens (None: unknown) and where they came from."""
+    """USD per million input and output tokens (None: unknown) and where they came from;
+    a tiered price (Gemini above 200k prompt tokens) has its top tier's too, from the
+    first tier's start."""
 
     input: float | None
     output: float | None
     source: str
+    tier_start: int | None = None
+    top_input: float | None = None
+    top_output: float | None = None
 
     @property
     def known(self) -> bool:
         return self.input is not None and self.output is not None
+
+    def usd(self, input_tokens: int, output_tokens: int) -> float:
+        """One call's cost, at the tier its input falls in (the price must be known)."""
+        per_in, per_out = self.input or 0.0, self.output or 0.0
+        if self.tier_start is not None and input_tokens >= self.tier_start:
+            per_in, per_out = self.top_input or per_in, self.top_output or per_out
+        return (input_tokens * per_in + output_tokens * per_out) / 1e6
 
     def cost(self, usage: Usage) -> float | None:
         """USD for the tokens sent (cached calls cost nothing); None when unknown."""
@@ -94,8 +106,7 @@ def price_of(
     if model.runs_locally:
         return Price(0.0, 0.0, "local")
     unknown = Price(None, None, "unknown")
-    hosts = model.official_hosts
-    if not hosts or not model.model or not _official(model, hosts):
+    if not at_official_endpoint(model):
         return unknown
     return _from_table(model.provider, model.model) or unknown
 
@@ -127,8 +138,12 @@ def command_cost(
     return Cost(roles=dict(roles), total_usd=total, unpriced=unpriced, budget=budget)
 
 
-def _official(model: Model, hosts: frozenset[str]) -> bool:
-    """Whether every endpoint the model is reached at is its provider's own."""
+def at_official_endpoint(model: Model) -> bool:
+    """Whether the model is reached only at its provider's own endpoint (whose prices the
+    table lists and whose tokenizer its own is)."""
+    hosts = model.official_hosts
+    if not hosts or not model.model:
+        return False
     urls: list[Any] = list(getattr(model, "base_urls", None) or [])
     single = getattr(model, "base_url", None)
     if single:
@@ -138,7 +153,8 @@ def _official(model: Model, hosts: frozenset[str]) -> bool:
 
 def _from_table(provider: str, name: str) -> Price | None:
     """The bundled table's price per million tokens, or None where it has none. A tiered
-    price (Gemini above 200k prompt tokens) counts at its base tier, which a chat turn is in."""
+    price (Gemini above 200k prompt tokens) counts at its base tier in the summaries (a
+    chat turn is in it); a budget charges a call above it at the top tier."""
     from genai_prices import Usage as TableUsage
     from genai_prices import calc_price
 
@@ -146,15 +162,23 @@ def _from_table(provider: str, name: str) -> Price | None:
         found = calc_price(TableUsage(input_tokens=1), name, provider_id=provider).model_price
     except LookupError:
         return None
-    rates = [_per_million(found.input_mtok), _per_million(found.output_mtok)]
-    if rates[0] is None or rates[1] is None:
+    (base_in, top_in, start_in) = _per_million(found.input_mtok)
+    (base_out, top_out, start_out) = _per_million(found.output_mtok)
+    if base_in is None or base_out is None:
         return None
-    return Price(rates[0], rates[1], table_version())
+    starts = [s for s in (start_in, start_out) if s is not None]
+    if not starts:
+        return Price(base_in, base_out, table_version())
+    return Price(base_in, base_out, table_version(), min(starts), top_in, top_out)
 
 
-def _per_million(value: Any) -> float | None:
+def _per_million(value: Any) -> tuple[float | None, float | None, int | None]:
+    """A table price as (base, top tier, first tier's start): the last two None untiered."""
     from genai_prices.types import TieredPrices
 
     if isinstance(value, TieredPrices):
-        value = value.base
-    return None if value is None else float(value)
+        if not value.tiers:
+            return float(value.base), None, None
+        top = max(float(t.price) for t in value.tiers)
+        return float(value.base), top, min(int(t.start) for t in value.tiers)
+    return (None if value is None else float(value)), None, None

@@ -89,8 +89,9 @@ def generate(
 
     def build(config: RunConfig) -> Generation:
         return build_generation(
-            data, model, field, out_path, column_map=column_map(map_), config=config
-        )
+            data, model, field, out_path, column_map=column_map(map_), config=config,
+            dry_run=dry_run,
+        )  # fmt: skip
 
     def describe(job: Generation, config: RunConfig) -> str:
         return (
@@ -128,8 +129,9 @@ def simulate(
 
     def build(config: RunConfig) -> Simulation:
         return build_simulation(
-            data, assistant, user, out_path, column_map=column_map(map_), config=config
-        )
+            data, assistant, user, out_path, column_map=column_map(map_), config=config,
+            dry_run=dry_run,
+        )  # fmt: skip
 
     def describe(job: Simulation, config: RunConfig) -> str:
         return (
@@ -162,7 +164,7 @@ def _produce(
         config = RunConfig.from_options(
             option_values(options, command), command=command, progress=not quiet
         )
-        job = build(config.in_process() if dry_run else config)
+        job = build(config)
     if dry_run:
         from chatjudge.report.terminal import estimate_table
 

@@ -69,8 +69,6 @@ def run(
     show_warnings()
     with refused_before_sending(data, "a judge"):
         config = RunConfig.from_options(option_values(options, "run"), progress=not quiet)
-        if dry_run:
-            config = config.in_process()
         engine = build_engine(
             data,
             protocol,
@@ -78,6 +76,7 @@ def run(
             out_dir,
             column_map=column_map(map_),
             config=config,
+            dry_run=dry_run,
         )
     if dry_run:
         from chatjudge.report.terminal import estimate_table

@@ -83,7 +83,7 @@ def validate(
         total += len(found)
         if found:
             invalid.add(raw.number)
-        elif shard is not None and not shard.holds(_id_of(raw.data, raw.number)):
+        elif shard is not None and not shard.holds(id_of(raw.data, raw.number)):
             outside += 1
         if len(problems) < MAX_PROBLEMS_SHOWN:
             problems.extend(found[: MAX_PROBLEMS_SHOWN - len(problems)])
@@ -122,14 +122,14 @@ def iter_items(
         yield Item(
             index,
             raw.number,
-            _id_of(data, raw.number),
+            id_of(data, raw.number),
             values,
             text,
             data,
         )
 
 
-def _id_of(data: dict[str, Any], number: int) -> str:
+def id_of(data: dict[str, Any], number: int) -> str:
     """A row's id: its `id` column as text, else its row number."""
     item_id = data.get("id")
     return str(item_id) if item_id is not None else str(number)

@@ -3,17 +3,20 @@
 A row belongs to shard I when the SHA-256 of its id's text, read as an integer, is I
 modulo N: the share depends on the id alone, never on the row's position, the machine or
 Python's per-process `hash`, so N drivers reading the same data take disjoint shares that
-cover every row once, and `chatjudge merge` can join what they wrote.
+cover every row once, and `chatjudge merge` can join what they wrote (when they read the
+same data: `fingerprint` tells).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from chatjudge.data.items import Item
+from chatjudge.data.items import Item, id_of
+from chatjudge.data.sources import Source
 
 _FORM = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
@@ -52,3 +55,22 @@ def share(items: Iterable[Item], shard: Shard | None) -> Iterator[Item]:
         yield from items
         return
     yield from (item for item in items if shard.holds(item.id))
+
+
+def fingerprint(source: Source) -> str:
+    """The SHA-256 that tells whether two commands read the same data: of the file's bytes
+    for a file (an edited file differs), else (a list of dicts, a DataFrame) of the rows'
+    ids in order and their count."""
+    digest = hashlib.sha256()
+    path = source.file()
+    if path is not None:
+        with path.open("rb") as file:
+            while chunk := file.read(1 << 20):
+                digest.update(chunk)
+        return digest.hexdigest()
+    count = 0
+    for row in source:
+        count += 1
+        digest.update(json.dumps(id_of(row.data or {}, row.number)).encode() + b"\n")
+    digest.update(f"{count} rows".encode())
+    return digest.hexdigest()

@@ -53,6 +53,10 @@ class Source:
         """Columns of the column map that no row read so far has: a `--map` typo."""
         return [c for c in self.column_map if c not in self.columns]
 
+    def file(self) -> Path | None:
+        """The file the rows come from; None for rows given from Python."""
+        return Path(self._data) if isinstance(self._data, str | Path) else None
+
 
 def _describe(data: Any) -> str:
     if isinstance(data, str | Path):

@@ -1,24 +1,28 @@
 """What merging run directories and produced files shares: the checks that the inputs are
-the shards of one configuration, the joined store, the summed usage and cost, and the
-shards' lines put back in input order."""
+the shards of one configuration, the joined store, the summed usage and cost, the shards'
+lines checked and put back in input order, and the output written aside and moved into
+place only when all of it is written."""
 
 from __future__ import annotations
 
-import json
+import os
+import secrets
+import shutil
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from chatjudge.calls.prices import command_cost
 from chatjudge.data.shard import Shard
 from chatjudge.errors import UsageError
-from chatjudge.options import option_fields
-from chatjudge.rundir import BudgetRecord, Cost, RoleCostRecord
+from chatjudge.rundir import BudgetRecord, Cost, RoleCostRecord, prepare_output
 from chatjudge.store import Store
 from chatjudge.store.migrations import SCHEMA_VERSION
+from chatjudge.store.reader import ReadOnly
 
 ONLY_SHARD = frozenset({"shard"})  # the one option in which shards of one run differ
 _CALLS = "key, model, raw, input_tokens, output_tokens, latency, created"
@@ -59,21 +63,20 @@ def check_cover(shards: Sequence[tuple[str, str | None]]) -> int:
     return n
 
 
-def option_differences(a: Mapping[str, Any], b: Mapping[str, Any], command: str) -> list[str]:
-    """The result-changing options of `command` whose values differ, but the shard."""
-    found = []
-    for name, info in option_fields(command):
-        extra = info.json_schema_extra
-        if name in ONLY_SHARD or not isinstance(extra, dict) or not extra.get("fingerprint"):
-            continue
-        x, y = _plain(a.get(name)), _plain(b.get(name))
-        if x != y:
-            found.append(f"option {name}: {x!r} vs {y!r}")
-    return found
-
-
-def _plain(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
+def data_differences(a: str | None, b: str | None) -> list[str]:
+    """Two shards' data fingerprints (`data_sha256`), when they differ: shards of different
+    data files, or of one file edited between the shards' commands."""
+    if a == b:
+        return []
+    if a is None or b is None:
+        return [
+            "data: one shard has no data fingerprint (written by an older chatjudge): re-run "
+            "its command with this chatjudge (nothing is sent) to record it"
+        ]
+    return [
+        f"data: different data (SHA-256 {a[:12]}... vs {b[:12]}...): the shards must read the "
+        "same, unchanged data"
+    ]
 
 
 def check_new(out: Path, files: Iterable[Path], inputs: Iterable[Path]) -> None:
@@ -103,12 +106,11 @@ def merge_stores(stores: Sequence[Path], target: Path) -> None:
 def _absorb(db: sqlite3.Connection, path: Path) -> None:
     if not path.is_file():
         raise UsageError(f"{path} is missing: merge needs every shard's store")
-    # Read-only; as immutable when closed cleanly, so no -wal and -shm files appear beside it.
-    wal = path.with_name(path.name + "-wal").exists()
-    uri = f"file:{quote(str(path.resolve()))}?{'mode=ro' if wal else 'immutable=1'}"
+    shard = ReadOnly.of(path)
     try:
-        db.execute("ATTACH DATABASE ? AS shard", (uri,))
+        db.execute("ATTACH DATABASE ? AS shard", (shard.uri,))
     except sqlite3.Error as exc:
+        shard.done()
         raise UsageError(f"{path} cannot be read ({exc})") from exc
     try:
         (version,) = db.execute("PRAGMA shard.user_version").fetchone()
@@ -129,6 +131,7 @@ def _absorb(db: sqlite3.Connection, path: Path) -> None:
         if db.in_transaction:
             db.execute("ROLLBACK")
         db.execute("DETACH DATABASE shard")
+        shard.done()
 
 
 def sum_usage(usages: Iterable[Mapping[str, int]]) -> dict[str, int]:
@@ -167,31 +170,89 @@ def sum_costs(costs: Iterable[Cost | None]) -> Cost | None:
     return command_cost(roles, budget)
 
 
-def in_order(files: Sequence[Path], position: Callable[[int, int, bytes], int]) -> Iterator[bytes]:
-    """The lines of `files` in the order of their positions among all rows; `position(file
-    number, line number, line)` says where a line stands. Only offsets are kept in memory."""
-    where: list[tuple[int, int, int]] = []  # (position, file number, offset)
+@dataclass(frozen=True, slots=True)
+class Line:
+    """Where a shard's line is: its position among all rows, its file and line number (from
+    1), and its offset in the file."""
+
+    position: int
+    file: int
+    number: int
+    offset: int
+
+
+def order_lines(files: Sequence[Path], position: Callable[[int, int, bytes], int]) -> list[Line]:
+    """Every line of `files` (blank lines aside), checked and in the order of their positions
+    among all rows; `position(file number, row number, line)` says where the row (the
+    row-th line of that file, from 0) stands, and raises ValueError saying what is wrong with
+    a line that is not one. A bad line, or two rows at one position, is a usage error naming
+    them. Only where the lines are is kept in memory."""
+    where: list[Line] = []
     for number, path in enumerate(files):
-        offset = 0
+        offset, row = 0, 0
         with path.open("rb") as lines:
-            for line_number, line in enumerate(lines):
+            for line_number, line in enumerate(lines, 1):
                 if line.strip():
-                    where.append((position(number, line_number, line), number, offset))
+                    try:
+                        place = position(number, row, line)
+                    except ValueError as exc:
+                        raise UsageError(f"{path}, line {line_number}, {exc}") from None
+                    where.append(Line(place, number, line_number, offset))
+                    row += 1
                 offset += len(line)
-    where.sort()
-    repeated = [str(p) for (p, _, _), (q, _, _) in zip(where, where[1:], strict=False) if p == q]
+    where.sort(key=lambda line: line.position)
+    repeated = [
+        f"{files[a.file]}, line {a.number} and {files[b.file]}, line {b.number}"
+        for a, b in zip(where, where[1:], strict=False)
+        if a.position == b.position
+    ]
     if repeated:
         raise refuse(
-            "two shards hold the same row (were they split from the same data?)",
-            [f"row position(s) {', '.join(repeated[:10])}"],
+            "two shards hold the same row (were they split from the same data?)", repeated[:10]
         )
+    return where
+
+
+def read_lines(files: Sequence[Path], lines: Sequence[Line]) -> Iterator[tuple[Line, bytes]]:
+    """The lines `order_lines` found, in its order, each ending with a newline."""
     handles = [path.open("rb") for path in files]
     try:
-        for _, number, offset in where:
-            handle = handles[number]
-            handle.seek(offset)
+        for where in lines:
+            handle = handles[where.file]
+            handle.seek(where.offset)
             line = handle.readline()
-            yield line if line.endswith(b"\n") else line + b"\n"
+            yield where, line if line.endswith(b"\n") else line + b"\n"
     finally:
         for handle in handles:
             handle.close()
+
+
+def count_rows(path: Path) -> int:
+    """The lines of a JSONL file, blank lines aside."""
+    with path.open("rb") as lines:
+        return sum(1 for line in lines if line.strip())
+
+
+@contextmanager
+def staged(target: Path) -> Iterator[Path]:
+    """A new directory to write the merge in, moved into place at the end: its files go into
+    the directory `target` (made if missing); a merge that fails leaves nothing behind, so
+    the corrected merge can be written to the same place."""
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"--out {target} is a file, not a directory: choose a new --out")
+    there = target.is_dir()
+    parent = target if there else target.parent
+    prepare_output(parent)
+    temporary = parent / f".{target.name or 'merge'}.merging-{secrets.token_hex(4)}"
+    temporary.mkdir()  # as mkdir makes directories (with the umask), unlike mkdtemp
+    try:
+        yield temporary
+        if there:
+            for path in temporary.iterdir():
+                os.replace(path, target / path.name)
+            temporary.rmdir()
+        else:
+            temporary.rename(target)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise

@@ -13,12 +13,16 @@ from typing import Any
 from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
 from chatjudge.merge.parts import (
+    ONLY_SHARD,
     check_cover,
     check_new,
-    in_order,
+    count_rows,
+    data_differences,
     merge_stores,
-    option_differences,
+    order_lines,
+    read_lines,
     refuse,
+    staged,
     sum_costs,
     sum_usage,
 )
@@ -29,7 +33,7 @@ from chatjudge.rundir import (
     GenerationSummary,
     Produced,
     SimulationSummary,
-    prepare_output,
+    option_differences,
     read_model,
     write_json,
 )
@@ -67,22 +71,39 @@ def merge_produced(files: Sequence[Path], out: Path) -> dict[str, Any]:
     _check_finished(shards, summaries, samples)
     target = Produced(out)
     check_new(out, (out, target.store, target.summary), files)
-    prepare_output(out.parent)
-    merge_stores([shard.store for shard in shards], target.store)
-    indexes = [s.shard.indexes for s in summaries if s.shard]
+    indexes = [s.shard.indexes if s.shard else [] for s in summaries]
 
-    def position(number: int, line_number: int, line: bytes) -> int:
-        return indexes[number][line_number // samples] * samples + line_number % samples
+    def position(number: int, row: int, line: bytes) -> int:
+        try:
+            parsed = jsoncodec.loads(line)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            raise ValueError(
+                "is cut off or not a JSON object: re-run that shard's command to finish it"
+            )
+        return indexes[number][row // samples] * samples + row % samples
 
+    rows_files = [s.rows for s in shards]
+    lines = order_lines(rows_files, position)  # every line read and checked before any write
     rows: list[tuple[int, dict[str, Any]]] = []  # (position, row) of what the summary needs
-    with out.open("wb") as written:
-        for place, line in enumerate(in_order([s.rows for s in shards], position)):
-            written.write(line)
-            rows.append((place, _needed(jsoncodec.loads(line), first)))
-    generations = [s for s in summaries if isinstance(s, GenerationSummary)]
-    simulations = [s for s in summaries if isinstance(s, SimulationSummary)]
-    summary = _generation(generations, rows) if generations else _simulation(simulations, rows)
-    return write_json(target.summary, summary, only_set=True)
+    with staged(out.parent) as aside:
+        merge_stores([shard.store for shard in shards], aside / target.store.name)
+        with (aside / out.name).open("wb") as written:
+            for place, (where, line) in enumerate(read_lines(rows_files, lines)):
+                try:
+                    rows.append((place, _needed(jsoncodec.loads(line), first)))
+                except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                    raise UsageError(
+                        f"{rows_files[where.file]}, line {where.number}, is not a row as "
+                        f"{first.kind} writes it ({type(exc).__name__}: {exc}): re-run that "
+                        "shard's command to rewrite it"
+                    ) from None
+                written.write(line)
+        generations = [s for s in summaries if isinstance(s, GenerationSummary)]
+        simulations = [s for s in summaries if isinstance(s, SimulationSummary)]
+        summary = _generation(generations, rows) if generations else _simulation(simulations, rows)
+        return write_json(aside / target.summary.name, summary, only_set=True)
 
 
 def _read(shard: Produced) -> ProducedSummary:
@@ -92,22 +113,27 @@ def _read(shard: Produced) -> ProducedSummary:
             f"{shard.rows} and {path} are needed: is {shard.rows} the output of a finished "
             "`chatjudge generate` or `simulate`?"
         )
-    kind = jsoncodec.loads(path.read_bytes()).get("kind")
+    try:
+        kind = jsoncodec.loads(path.read_bytes()).get("kind")
+    except (AttributeError, ValueError):
+        kind = None  # read_model says what is wrong with it
     model: type[ProducedSummary] = SimulationSummary if kind == "simulation" else GenerationSummary
     return read_model(path, model, f"{kind or 'generate'} summary")
 
 
 def _differences(a: ProducedSummary, b: ProducedSummary) -> list[str]:
     found = []
-    if a.shard and b.shard and a.shard.data != b.shard.data:
-        found.append(f"data: {a.shard.data} vs {b.shard.data}")
+    if a.shard and b.shard:
+        if a.shard.data != b.shard.data:
+            found.append(f"data: {a.shard.data} vs {b.shard.data}")
+        found += data_differences(a.shard.data_sha256, b.shard.data_sha256)
     names = ("model", "field") if isinstance(a, GenerationSummary) else ("assistant", "user")
     for name in names:
         x, y = getattr(a, name), getattr(b, name)
         if x != y:
             found.append(f"{name}: {x} vs {y}")
     command = "generate" if isinstance(a, GenerationSummary) else "simulate"
-    return found + option_differences(a.options, b.options, command)
+    return found + option_differences(a.options, b.options, command, ignore=ONLY_SHARD)
 
 
 def _check_finished(
@@ -118,8 +144,7 @@ def _check_finished(
     problems = []
     for shard, summary in zip(shards, summaries, strict=True):
         expected = len(summary.shard.indexes) * samples if summary.shard else 0
-        with shard.rows.open("rb") as lines:
-            found = sum(1 for line in lines if line.strip())
+        found = count_rows(shard.rows)
         if found != expected or expected != summary.n_rows * samples:
             problems.append(
                 f"{shard.rows}: {found} of {summary.n_rows * samples} row(s) written; "

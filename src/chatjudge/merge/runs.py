@@ -6,7 +6,7 @@ unsharded run's too)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +16,13 @@ from chatjudge.merge.parts import (
     ONLY_SHARD,
     check_cover,
     check_new,
-    in_order,
+    count_rows,
+    data_differences,
     merge_stores,
+    order_lines,
+    read_lines,
     refuse,
+    staged,
     sum_costs,
     sum_usage,
 )
@@ -31,7 +35,7 @@ from chatjudge.rundir import (
     STORE,
     SUMMARY,
     RunInfo,
-    prepare_output,
+    Summary,
     read_run_info,
     read_summary,
     run_differences,
@@ -49,24 +53,26 @@ def merge_runs(
     `protocol`: a custom protocol's file (a built-in one is found by its name). Refused
     (UsageError) before anything is written: shards of different configurations (data,
     protocol, judges, result-changing options), shards that do not cover 0..N-1 once each,
-    an `out` that holds a run or is a shard."""
+    unfinished shards or lines that are not results records, an `out` that holds a run or
+    is a shard. The output is written aside and moved into `out` once complete."""
     infos = [read_run_info(d) for d in dirs]
-    summaries = [read_summary(d) for d in dirs]
     check_cover([(str(d), info.config.get("shard")) for d, info in zip(dirs, infos, strict=True)])
     first = infos[0]
     differences = [
         f"{d}: {difference}"
         for d, info in zip(dirs[1:], infos[1:], strict=True)
         for difference in run_differences(first, info, ignore=ONLY_SHARD)
+        + data_differences(first.data_sha256, info.data_sha256)
     ]
     if differences:
         raise refuse(f"the shards are runs of different configurations (against {dirs[0]})",
                      differences)  # fmt: skip
     proto = _protocol(first, protocol)
+    summaries = _finished(dirs)
     files = tuple(out / name for name in (RESULTS, SUMMARY, RUN_INFO, STORE, REPORT))
     check_new(out, files, dirs)
-    prepare_output(out)
-    merge_stores([d / STORE for d in dirs], out / STORE)
+    results = [d / RESULTS for d in dirs]
+    lines = order_lines(results, _index_of)  # every line read and checked before any write
     config = {**first.config, "shard": None}
     merged = RunInfo(
         format=FORMAT,
@@ -76,50 +82,84 @@ def merge_runs(
         data=first.data,
         n_rows=sum(info.n_rows for info in infos),
         chatjudge_version=first.chatjudge_version,
+        data_sha256=first.data_sha256,
     )
-    write_json(out / RUN_INFO, merged)
     from chatjudge.report import ReportBuilder  # the page machinery, only when writing one
 
-    summary = SummaryBuilder(
-        proto, summaries[0].judges, flip=bool(config["flip"]), samples=int(config["samples"])
-    )
-    report = ReportBuilder(out)
-    try:
-        with (out / RESULTS).open("wb") as target:
-            for line in in_order([d / RESULTS for d in dirs], _index_of(dirs)):
-                record = jsoncodec.loads(line)
-                target.write(line)
-                count(summary, record)
-                report.add(record)
-    except BaseException:
-        report.close()
-        raise
-    built = summary.build(
-        sum_usage(s.usage for s in summaries),
-        sum_costs(s.cost for s in summaries),
-        summaries[0].n_skipped,  # every shard validated every row: the same skipped rows
-        summaries[0].skipped,
-    )
-    written = write_json(out / SUMMARY, built, only_set=True)
-    report.finish(written)
+    with staged(out) as aside:
+        merge_stores([d / STORE for d in dirs], aside / STORE)
+        write_json(aside / RUN_INFO, merged)
+        summary = SummaryBuilder(
+            proto, summaries[0].judges, flip=bool(config["flip"]), samples=int(config["samples"])
+        )
+        report = ReportBuilder(aside)
+        try:
+            with (aside / RESULTS).open("wb") as target:
+                for where, line in read_lines(results, lines):
+                    record = jsoncodec.loads(line)
+                    try:
+                        count(summary, record)
+                        report.add(record)
+                    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                        raise UsageError(
+                            f"{results[where.file]}, line {where.number}, is not a results "
+                            f"record as a run writes it ({type(exc).__name__}: {exc}): "
+                            f"{_RE_RUN}"
+                        ) from None
+                    target.write(line)
+        except BaseException:
+            report.close()
+            raise
+        built = summary.build(
+            sum_usage(s.usage for s in summaries),
+            sum_costs(s.cost for s in summaries),
+            summaries[0].n_skipped,  # every shard validated every row: the same skipped rows
+            summaries[0].skipped,
+        )
+        written = write_json(aside / SUMMARY, built, only_set=True)
+        report.finish(written)
     return written
 
 
-def _index_of(dirs: Sequence[Path]) -> Callable[[int, int, bytes], int]:
-    """A results line's position among all rows: its record's `index`."""
+_RE_RUN = "re-run that shard's command to rewrite its results from its store (nothing is sent)"
 
-    def index(number: int, line_number: int, line: bytes) -> int:
-        try:
-            record = jsoncodec.loads(line)
-        except ValueError:
-            record = None
-        if not isinstance(record, dict) or record.get("format") != FORMAT:
-            raise UsageError(
-                f"{dirs[number] / RESULTS}, line {line_number + 1}, is not a results record of "
-                f"format {FORMAT}: re-run that shard's command to rewrite it (nothing is sent)"
+
+def _finished(dirs: Sequence[Path]) -> list[Summary]:
+    """The shards' summaries, each shard finished: a summary, and as many results lines as
+    it counts items (a re-run killed before its end leaves fewer beside the old summary)."""
+    problems = []
+    summaries = []
+    for d in dirs:
+        if not (d / SUMMARY).is_file() or not (d / RESULTS).is_file():
+            missing = " and ".join(n for n in (SUMMARY, RESULTS) if not (d / n).is_file())
+            problems.append(f"{d} has no {missing}: re-run that shard's command to finish it "
+                            "(only what its store lacks is sent)")  # fmt: skip
+            continue
+        summary = read_summary(d)
+        found = count_rows(d / RESULTS)
+        if found != summary.n_items:
+            problems.append(
+                f"{d / RESULTS} holds {found} item(s), its {SUMMARY} {summary.n_items} (a run "
+                "killed before its end?): re-run that shard's command to finish it (only what "
+                "its store lacks is sent)"
             )
-        return int(record["index"])
+        summaries.append(summary)
+    if problems:
+        raise refuse("unfinished shards", problems)
+    return summaries
 
+
+def _index_of(number: int, row: int, line: bytes) -> int:
+    """A results line's position among all rows: its record's `index`."""
+    try:
+        record = jsoncodec.loads(line)
+    except ValueError:
+        record = None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise ValueError(f"is cut off or not a results record of format {FORMAT}: {_RE_RUN}")
+    index = record.get("index")
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise ValueError(f"has no row index (`index`: {index!r}): {_RE_RUN}")
     return index
 
 

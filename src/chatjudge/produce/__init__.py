@@ -33,8 +33,12 @@ def build_generation(
     *,
     column_map: Mapping[str, str] | None,
     config: RunConfig,
+    dry_run: bool = False,
 ) -> gen.Generation:
-    """Validate everything (data first) and assemble a generation; nothing is sent yet."""
+    """Validate everything (data first) and assemble a generation; nothing is sent yet.
+    `dry_run`: for its `estimate` only: nothing is created and no Ray worker starts."""
+    if dry_run:
+        config = config.in_process()
     gen.check_target(field)
     source = Source(data, column_map)
     validation = validate(
@@ -55,7 +59,7 @@ def build_generation(
             source.name, f"generate-{field}", [built.name], config.fingerprint("generate")
         )
     )
-    _not_the_input(data, path)
+    _not_the_input(data, path, create=not dry_run)
     (built,) = distribute([built], config, call_with="messages")
     return gen.Generation(source, validation, built, field, config, Produced(path))
 
@@ -68,8 +72,12 @@ def build_simulation(
     *,
     column_map: Mapping[str, str] | None,
     config: RunConfig,
+    dry_run: bool = False,
 ) -> sim.Simulation:
-    """Validate everything (data first) and assemble a simulation; nothing is sent yet."""
+    """Validate everything (data first) and assemble a simulation; nothing is sent yet.
+    `dry_run`: for its `estimate` only: nothing is created and no Ray worker starts."""
+    if dry_run:
+        config = config.in_process()
     source = Source(data, column_map)
     validation = validate(
         source,
@@ -99,18 +107,18 @@ def build_simulation(
             source.name, "simulate", [built.name, simulated.name], config.fingerprint("simulate")
         )
     )
-    _not_the_input(data, path)
+    _not_the_input(data, path, create=not dry_run)
     built, simulated = distribute([built, simulated], config, call_with="messages")
     return sim.Simulation(source, validation, built, simulated, config, Produced(path))
 
 
-def _not_the_input(data: Any, out: Path) -> None:
+def _not_the_input(data: Any, out: Path, *, create: bool) -> None:
     """The output is written while the input is read: one file cannot be both; and it can be
     written (checked before anything is sent)."""
     if isinstance(data, str | Path) and Path(data).resolve() == out.resolve():
         raise UsageError(f"--out {out} is the input file: write the output to another file")
     produced = Produced(out)
-    prepare_output(out.parent, (out, produced.store, produced.summary))
+    prepare_output(out.parent, (out, produced.store, produced.summary), create=create)
 
 
 def generate(

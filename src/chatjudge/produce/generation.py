@@ -22,7 +22,7 @@ from chatjudge.calls.budget import budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import CostEstimate, DryCaller, WouldSend, finish, role_estimate
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import of, share
+from chatjudge.data.shard import fingerprint, of, share
 from chatjudge.errors import ModelError, UsageError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
@@ -166,7 +166,10 @@ class Generation:
             )
         if config.run.shard is not None:
             optional["shard"] = ShardRecord(
-                shard=config.run.shard, data=self.source.name, indexes=indexes
+                shard=config.run.shard,
+                data=self.source.name,
+                indexes=indexes,
+                data_sha256=fingerprint(self.source),
             )
         n_done = writer.written
         cost = command_cost(

@@ -35,7 +35,7 @@ from chatjudge.calls.estimate import (
 )
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import of, share
+from chatjudge.data.shard import fingerprint, of, share
 from chatjudge.errors import ModelError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
@@ -221,7 +221,10 @@ class Simulation:
             )
         if config.run.shard is not None:
             optional["shard"] = ShardRecord(
-                shard=config.run.shard, data=self.source.name, indexes=indexes
+                shard=config.run.shard,
+                data=self.source.name,
+                indexes=indexes,
+                data_sha256=fingerprint(self.source),
             )
         cost = command_cost(
             {

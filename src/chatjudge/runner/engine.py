@@ -27,7 +27,7 @@ from chatjudge.calls.budget import budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import CostEstimate, RoleEstimate, finish, role_estimate
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import of, share
+from chatjudge.data.shard import fingerprint, of, share
 from chatjudge.errors import BudgetReached, FatalModelError, ModelError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -73,6 +73,7 @@ class Engine:
         self.out_dir = out_dir
         self.validation = validation
         self.n_rows = validation.n_rows
+        self._fingerprint: str | None = None
         flip = config.run.flip and protocol.kind == "pairwise"
         self.orders = (False, True) if flip else (False,)
 
@@ -204,7 +205,14 @@ class Engine:
             data=self.source.name,
             n_rows=self.n_rows,
             chatjudge_version=__version__,
+            data_sha256=self._data_sha256(),
         )
+
+    def _data_sha256(self) -> str:
+        """The data's fingerprint, read once (the run's set-up and its start both ask)."""
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint(self.source)
+        return self._fingerprint
 
 
 class _Run:

@@ -59,12 +59,7 @@ class Store:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("COMMIT")
             self.empty = self._db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is None
-            self.legacy_keys = (
-                self._db.execute(
-                    "SELECT value FROM meta WHERE name = 'legacy_key_version'"
-                ).fetchone()
-                is not None
-            )
+            self.legacy_keys = has_legacy_keys(self._db)
         except NewerSchemaError as exc:
             raise StoreError(
                 f"{path} was written by a newer chatjudge ({exc}): upgrade chatjudge "
@@ -83,10 +78,7 @@ class Store:
             ) from exc
 
     def get(self, key: str) -> StoredReply | None:
-        row = self._db.execute(
-            "SELECT raw, input_tokens, output_tokens, latency FROM calls WHERE key = ?", (key,)
-        ).fetchone()
-        return StoredReply(*row) if row else None
+        return lookup(self._db, key)
 
     def put(self, key: str, model: str, reply: Reply, latency: float) -> None:
         """Record one reply; committed at once (autocommit), so a kill right after keeps it."""
@@ -100,6 +92,23 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+
+
+def lookup(db: sqlite3.Connection, key: str) -> StoredReply | None:
+    """The reply stored under `key`: what `Store.get` and a dry run's reader both ask."""
+    row = db.execute(
+        "SELECT raw, input_tokens, output_tokens, latency FROM calls WHERE key = ?", (key,)
+    ).fetchone()
+    return StoredReply(*row) if row else None
+
+
+def has_legacy_keys(db: sqlite3.Connection) -> bool:
+    """Whether the store holds calls under version-1 keys: recorded in `meta` by migration 2,
+    or, in a store not migrated yet (schema 1), any call at all (migration 2 will record it)."""
+    if db.execute("PRAGMA user_version").fetchone()[0] < 2:
+        return db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is not None
+    found = db.execute("SELECT value FROM meta WHERE name = 'legacy_key_version'").fetchone()
+    return found is not None
 
 
 def _cannot_write(path: Path, exc: BaseException) -> str:
