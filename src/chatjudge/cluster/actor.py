@@ -1,20 +1,34 @@
 """The Ray actor that holds one model on a worker and runs chatjudge's own call path.
 
-The actor does one thing: `generate`. Retries, rate limits, the store and the verdicts
-stay with the driver, so a reply is committed once, where the ledger is. A provider's
-`ModelError` comes back as a value, not raised, so its type and retry policy cross
-the wire intact (Ray would wrap a raised one in its own error).
+The actor runs calls and nothing else: retries, rate limits, the store and the verdicts
+stay with the driver, so a reply is committed once, where the ledger is. Calls arrive in
+batches and their outcomes go back in groups (`chatjudge.cluster.channel` says how), so
+Ray's cost of a task is shared by the calls of a round trip. A provider's `ModelError`
+goes back as a value, not raised, so its type and retry policy cross the wire intact;
+any other fault goes back as a `RuntimeError` naming it, masked.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
+
+import ray
 
 from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import ChatJudgeError, ModelError
 from chatjudge.secrets import mask
 from chatjudge.types import ModelRequest, Reply
+
+# After the first outcome of a round trip, how long `pull` waits for others to join it:
+# 3 ms of latency per call against fewer round trips. At C=100, L=0.2 s, 2 workers
+# (one run each, 2 shared cores): 0 ms: 1.1 calls per round trip, driver 0.38 ms and
+# workers 0.74 ms of Ray CPU per call, 0.95 of C/L; 2 ms: 4-5, 0.14, 0.34, 0.93;
+# 3 ms: 7-12, 0.06-0.10, 0.20-0.25, 0.94; 5 ms: 12-15, 0.06-0.08, 0.20-0.23, 0.92.
+LINGER = 0.003
+
+Outcome = tuple[int, Reply | Exception]  # a call's id (the driver's) and its reply or fault
 
 
 class ModelActor:
@@ -26,22 +40,65 @@ class ModelActor:
             self.model = spec.build()
         except ChatJudgeError as exc:
             self.problem = exc
+        self._done: list[Outcome] = []
+        self._ready = asyncio.Event()
+        self._calls: set[asyncio.Task[None]] = set()
+        self._puller = 0  # the latest `pull`: an older one (a driver loop gone) gives way
 
-    def ready(self) -> ChatJudgeError | str:
-        """Where this worker runs, or why its model could not be built."""
-        return self.problem or f"{socket.gethostname()}:{os.getpid()}"
+    def ready(self) -> ChatJudgeError | tuple[str, int | None]:
+        """Where this worker runs and the calls its model takes at once (a local model's
+        processes; None: no cap), or why its model could not be built."""
+        if self.problem is not None:
+            return self.problem
+        return f"{socket.gethostname()}:{os.getpid()}", self.model.max_concurrency
 
-    def cap(self) -> int | None:
-        """The calls this worker's model takes at once (a local model's processes)."""
-        return self.model.max_concurrency
+    @ray.method(num_returns=0)  # nothing to answer: Ray sends the driver no reply
+    async def submit(self, batch: list[tuple[int, ModelRequest]]) -> None:
+        """Start every call of `batch`; their outcomes are collected by `pull`."""
+        self._start(batch)
 
-    async def generate(self, request: ModelRequest) -> Reply | ModelError:
+    def _start(self, batch: list[tuple[int, ModelRequest]]) -> None:
+        for call_id, request in batch:
+            task = asyncio.create_task(self._call(call_id, request))
+            self._calls.add(task)
+            task.add_done_callback(self._calls.discard)
+
+    async def _call(self, call_id: int, request: ModelRequest) -> None:
+        outcome: Reply | Exception
         try:
-            reply = await self.model.generate(request)
+            outcome = await self.model.generate(request)
+            outcome.text = mask(outcome.text)  # this worker's keys, which the driver may not know
         except ModelError as exc:  # its message was masked with this worker's keys
-            return exc
-        reply.text = mask(reply.text)  # this worker's keys, which the driver may not know
-        return reply
+            outcome = exc
+        except Exception as exc:  # a fault of the provider's code: the driver raises it
+            outcome = RuntimeError(mask(f"{type(exc).__name__} in a Ray worker: {exc}"))
+        self._done.append((call_id, outcome))
+        self._ready.set()
+
+    async def pull(self, batch: list[tuple[int, ModelRequest]]) -> list[Outcome]:
+        """Start `batch`'s calls, then return the outcomes finished since the last pull,
+        once there is at least one (and `LINGER` more seconds for others to join it);
+        empty for a pull superseded by a newer one."""
+        self._start(batch)
+        self._puller += 1
+        me = self._puller
+        self._ready.set()  # wakes a superseded pull, which then returns empty
+        while True:
+            await self._ready.wait()
+            if me != self._puller:
+                return []
+            if self._done:
+                break
+            self._ready.clear()
+        if LINGER:
+            await asyncio.sleep(LINGER)
+            if me != self._puller:
+                return []
+        self._ready.clear()
+        done, self._done = self._done, []
+        return done
 
     async def aclose(self) -> None:
+        for task in self._calls:
+            task.cancel()
         await self.model.aclose()

@@ -9,18 +9,21 @@ retries on the other workers.
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ray
-from ray.exceptions import RayActorError
 
 from chatjudge.cluster.actor import ModelActor
+from chatjudge.cluster.channel import Channel
 from chatjudge.cluster.spec import WorkerSpec
-from chatjudge.errors import ChatJudgeError, ClusterLostError, ModelError, WorkerLostError
+from chatjudge.errors import ChatJudgeError, ClusterLostError
 from chatjudge.models import Model
 from chatjudge.types import ModelRequest, Reply
+
+if TYPE_CHECKING:
+    from chatjudge.models.tokens import Tokenizer
 
 ACTOR_PREFIX = "chatjudge"  # named `chatjudge:<run>:<model>:<i>`, so operators can find them
 _RemoteActor: Any = ray.remote(ModelActor)  # Ray's typing of actor classes is partial
@@ -32,8 +35,10 @@ class RemoteModel(Model):
     def __init__(self, inner: Model, actors: list[Any], caps: list[int | None]) -> None:
         self.inner = inner
         self.actors = actors
-        self._live = list(range(len(actors)))
-        self._in_flight = [0] * len(actors)
+        self.workers = [
+            Channel(actor, f"Ray worker {i} of {inner.name}") for i, actor in enumerate(actors)
+        ]
+        self._live = list(self.workers)
         # A capped model (local llama.cpp workers) is capped by the sum of its workers' caps.
         self.max_concurrency = None if None in caps else sum(c or 0 for c in caps)
 
@@ -44,32 +49,35 @@ class RemoteModel(Model):
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 
+    def tokenizer(self) -> Tokenizer:
+        """The model's own (`--dry-run` and budgets count tokens on the driver)."""
+        return self.inner.tokenizer()
+
     async def generate(self, request: ModelRequest) -> Reply:
-        if not self._live:
+        live = self._live
+        if any(w.lost is not None for w in live):
+            live = self._live = [w for w in live if w.lost is None]
+        if not live:
             raise ClusterLostError(f"every Ray worker of {self.name} is gone; re-run to resume")
-        i = min(self._live, key=self._in_flight.__getitem__)
-        self._in_flight[i] += 1
-        try:
-            out: Reply | ModelError = await self.actors[i].generate.remote(request)
-        except RayActorError as exc:
-            if i in self._live:
-                self._live.remove(i)
-            lost = f"Ray worker {i} of {self.name} was lost: {_first_line(exc)}"
-            raise WorkerLostError(lost) from exc
-        finally:
-            self._in_flight[i] -= 1
-        if isinstance(out, ModelError):
-            raise out
-        return out
+        worker = min(live, key=_load)
+        return await worker.call(request)
 
     async def aclose(self) -> None:
-        for i in self._live:
-            with contextlib.suppress(RayActorError):
-                await self.actors[i].aclose.remote()
+        """Close every live worker's model (a local model's llama.cpp processes would
+        outlive a killed actor), all at once, then kill the actors."""
+        live = [w for w in self.workers if w.lost is None]
+        for worker in self.workers:
+            await worker.close()
+        # A worker lost meanwhile, or a model failing to close, leaves nothing to undo.
+        await asyncio.gather(*(w.actor.aclose.remote() for w in live), return_exceptions=True)
         for actor in self.actors:
             ray.kill(actor)
         self._live = []
         await self.inner.aclose()
+
+
+def _load(worker: Channel) -> int:
+    return worker.in_flight
 
 
 def start(inner: Model, spec: WorkerSpec, workers: int, concurrency: int) -> RemoteModel:
@@ -93,7 +101,7 @@ def start(inner: Model, spec: WorkerSpec, workers: int, concurrency: int) -> Rem
         for actor in actors:
             ray.kill(actor)
         raise problems[0]
-    caps = ray.get([a.cap.remote() for a in actors])
+    caps = [cap for _, cap in answers]
     return _kind_of(inner)(inner, actors, caps)
 
 
@@ -107,7 +115,3 @@ def _kind_of(inner: Model) -> type[RemoteModel]:
         "honours": cls.honours,
     }
     return type(f"Remote{cls.__name__}", (RemoteModel,), attrs)
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
