@@ -14,7 +14,10 @@ from typing import IO, Any, TypeVar
 
 from chatjudge import jsoncodec
 from chatjudge.calls import Pool, RunProgress
+from chatjudge.data import Source, Validation
+from chatjudge.data.shard import fingerprint
 from chatjudge.errors import BudgetReached, FatalModelError
+from chatjudge.rundir import ShardRecord
 
 Job = TypeVar("Job")
 
@@ -69,3 +72,18 @@ async def drive(
     if isinstance(stopped, BudgetReached) or stopped is None:
         return stopped
     raise FatalModelError(f"stopped: {stopped}", finished=writer.written) from stopped
+
+
+def summary_extras(
+    source: Source, validation: Validation, shard: str | None, indexes: list[int]
+) -> dict[str, Any]:
+    """The summary's optional fields: the rows `--skip-invalid` left out, and with
+    `--shard` the shard's record (each written row's index among all rows, for `merge`)."""
+    extras: dict[str, Any] = {}
+    if validation.skipped_rows:
+        extras.update(n_skipped=len(validation.skipped_rows), skipped=validation.skipped())
+    if shard is not None:
+        extras["shard"] = ShardRecord(
+            shard=shard, data=source.name, indexes=indexes, data_sha256=fingerprint(source)
+        )
+    return extras

@@ -22,15 +22,15 @@ from chatjudge.calls.budget import budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import CostEstimate, DryCaller, WouldSend, finish, role_estimate
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import fingerprint, of, share
+from chatjudge.data.shard import of, share
 from chatjudge.errors import ModelError, UsageError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.conversation import as_messages, failure_cause, visible
-from chatjudge.produce.driver import OrderedWriter, drive
+from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
 from chatjudge.produce.roles import Role
-from chatjudge.rundir import FORMAT, GenerationSummary, Produced, ShardRecord, write_json
+from chatjudge.rundir import FORMAT, GenerationSummary, Produced, write_json
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
@@ -159,18 +159,7 @@ class Generation:
             store.close()
             await self.model.aclose()
         n_failed = sum(failures.values())
-        optional: dict[str, Any] = {}  # rows --skip-invalid left out; the shard, if one
-        if self.validation.skipped_rows:
-            optional.update(
-                n_skipped=len(self.validation.skipped_rows), skipped=self.validation.skipped()
-            )
-        if config.run.shard is not None:
-            optional["shard"] = ShardRecord(
-                shard=config.run.shard,
-                data=self.source.name,
-                indexes=indexes,
-                data_sha256=fingerprint(self.source),
-            )
+        optional = summary_extras(self.source, self.validation, config.run.shard, indexes)
         n_done = writer.written
         cost = command_cost(
             {"model_under_test": role_cost(prices, role.ledger.by_model)},

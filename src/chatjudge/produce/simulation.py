@@ -35,16 +35,16 @@ from chatjudge.calls.estimate import (
 )
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import fingerprint, of, share
+from chatjudge.data.shard import of, share
 from chatjudge.errors import ModelError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.conversation import as_messages, failure_cause, visible
-from chatjudge.produce.driver import OrderedWriter, drive
+from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
 from chatjudge.produce.roles import Role
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
-from chatjudge.rundir import FORMAT, Produced, ShardRecord, SimulationSummary, write_json
+from chatjudge.rundir import FORMAT, Produced, SimulationSummary, write_json
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
@@ -214,18 +214,7 @@ class Simulation:
             await self.assistant.aclose()
             if self.user is not self.assistant:
                 await self.user.aclose()
-        optional: dict[str, Any] = {}  # rows --skip-invalid left out; the shard, if one
-        if self.validation.skipped_rows:
-            optional.update(
-                n_skipped=len(self.validation.skipped_rows), skipped=self.validation.skipped()
-            )
-        if config.run.shard is not None:
-            optional["shard"] = ShardRecord(
-                shard=config.run.shard,
-                data=self.source.name,
-                indexes=indexes,
-                data_sha256=fingerprint(self.source),
-            )
+        optional = summary_extras(self.source, self.validation, config.run.shard, indexes)
         cost = command_cost(
             {
                 "assistant": role_cost(
