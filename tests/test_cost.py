@@ -76,6 +76,17 @@ def test_a_budget_stops_before_going_over_and_a_larger_one_resumes_to_the_same_r
     assert cut["cost"]["total_usd"] + after["total_usd"] == pytest.approx(full_cost, abs=1e-5)
 
 
+def cut_at_half_cost(command: tuple[str, ...], tmp_path: Path, name: str) -> tuple[float, dict]:
+    """Run `command` unbudgeted (to `all-NAME.jsonl`), then with half its cost as budget
+    (to `NAME.jsonl`), which must stop at it (exit 4): the budget and that run's summary."""
+    assert run_cli(*command, "--out", str(tmp_path / f"all-{name}.jsonl")).returncode == 0
+    full = json.loads((tmp_path / f"all-{name}.summary.json").read_text())["cost"]["total_usd"]
+    limit = round(full / 2, 4)
+    cut = run_cli(*command, "--out", str(tmp_path / f"{name}.jsonl"), "--max-cost-usd", str(limit))
+    assert cut.returncode == 4, cut.stderr
+    return limit, json.loads((tmp_path / f"{name}.summary.json").read_text())
+
+
 def test_generate_and_simulate_stop_at_their_budget_with_what_finished_written(
     stub: StubServer, tmp_path: Path
 ) -> None:
@@ -85,14 +96,8 @@ def test_generate_and_simulate_stop_at_their_budget_with_what_finished_written(
     common = ("--retry-wait", "0.01", "--concurrency", "2", *PRICES, "--max-tokens", "50")
     generate = ("generate", str(prompts), "-m", "openai/stub", "--base-url", stub.base_url,
                 *common)  # fmt: skip
-    assert run_cli(*generate, "--out", str(tmp_path / "all.jsonl")).returncode == 0
-    full = json.loads((tmp_path / "all.summary.json").read_text())["cost"]["total_usd"]
-    limit = round(full / 2, 4)
-    budget = ("--max-cost-usd", str(limit))
-    generated = run_cli(*generate, "--out", str(tmp_path / "gen.jsonl"), *budget)
-    assert generated.returncode == 4, generated.stderr
+    limit, gen_summary = cut_at_half_cost(generate, tmp_path, "gen")
     rows = (tmp_path / "gen.jsonl").read_text().splitlines()
-    gen_summary = json.loads((tmp_path / "gen.summary.json").read_text())
     assert gen_summary["cost"]["total_usd"] <= limit
     assert 0 < len(rows) == gen_summary["cost"]["budget"]["done"] < 30
     assert all(json.loads(r)["status"] == "ok" for r in rows)  # cut rows are not failures
@@ -104,13 +109,7 @@ def test_generate_and_simulate_stop_at_their_budget_with_what_finished_written(
     stub.configure(user_ends_after=2)
     simulate = ("simulate", str(questions), "-a", "openai/stub", "--assistant-base-url",
                 stub.base_url, "--max-turns", "3", "--user-max-tokens", "50", *common)  # fmt: skip
-    assert run_cli(*simulate, "--out", str(tmp_path / "all-sim.jsonl")).returncode == 0
-    full = json.loads((tmp_path / "all-sim.summary.json").read_text())["cost"]["total_usd"]
-    limit = round(full / 2, 4)
-    budget = ("--max-cost-usd", str(limit))
-    simulated = run_cli(*simulate, "--out", str(tmp_path / "sim.jsonl"), *budget)
-    assert simulated.returncode == 4, simulated.stderr
-    sim_summary = json.loads((tmp_path / "sim.summary.json").read_text())
+    limit, sim_summary = cut_at_half_cost(simulate, tmp_path, "sim")
     cost = sim_summary["cost"]
     assert cost["total_usd"] <= limit and set(cost["roles"]) == {"assistant", "simulated_user"}
     finished = [json.loads(r) for r in (tmp_path / "sim.jsonl").read_text().splitlines()]

@@ -20,22 +20,14 @@ from chatjudge.errors import ClusterLostError, WorkerLostError
 from chatjudge.models import Model, get_model
 from chatjudge.options import ClientOptions
 from chatjudge.types import ModelRequest, Reply
+from tests.cluster.local import local_cluster
 from tests.support.stub_openai import StubServer
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
-    before = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = "sk-test-batching"
-    try:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    finally:
-        if before is None:
-            del os.environ["OPENAI_API_KEY"]
-        else:
-            os.environ["OPENAI_API_KEY"] = before
-    yield
-    ray.shutdown()
+    with local_cluster("sk-test-batching"):
+        yield
 
 
 def _remote(stub: StubServer, workers: int = 2) -> RemoteModel:

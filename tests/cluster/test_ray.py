@@ -26,6 +26,7 @@ from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import AuthError, UsageError
 from chatjudge.models import get_model
 from chatjudge.options import ClientOptions
+from tests.cluster.local import local_cluster
 from tests.runner.conftest import pointwise_rows, read_results, write_jsonl
 from tests.support.stub_openai import StubServer
 
@@ -37,17 +38,8 @@ FAST = {"retry_wait": 0.01, "report": False}
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     """A local cluster; its workers inherit OPENAI_API_KEY=SECRET, this process does not."""
-    before = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = SECRET
-    try:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    finally:
-        if before is None:
-            del os.environ["OPENAI_API_KEY"]
-        else:
-            os.environ["OPENAI_API_KEY"] = before
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
+    with local_cluster(SECRET) as address:
+        yield address
 
 
 def _judge(stub: StubServer, rows, out: Path, protocol="interactivity-accuracy", **options):

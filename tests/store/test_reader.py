@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -11,20 +10,7 @@ from pathlib import Path
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
 from chatjudge.types import Reply
-
-
-def schema_1_store(path: Path) -> None:
-    """A store as chatjudge wrote it before key version 2: one call, version-1 keys."""
-    old = sqlite3.connect(path)
-    old.execute(
-        "CREATE TABLE calls (key TEXT PRIMARY KEY, judge TEXT NOT NULL, raw TEXT NOT NULL, "
-        "input_tokens INTEGER, output_tokens INTEGER, latency REAL, created REAL NOT NULL) "
-        "WITHOUT ROWID"
-    )
-    old.execute("INSERT INTO calls VALUES ('k1', 'local', 'r', 1, 2, 0.5, 0)")
-    old.execute("PRAGMA user_version = 1")
-    old.commit()
-    old.close()
+from tests.store.legacy import schema_1_store
 
 
 def test_the_reader_finds_legacy_keys_as_the_run_will(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import pytest
 from chatjudge.errors import StoreError
 from chatjudge.store import SCHEMA_VERSION, Store
 from chatjudge.types import Reply
+from tests.store.legacy import schema_1_store
 
 
 def test_migrations_give_the_documented_schema(tmp_path: Path) -> None:
@@ -126,16 +127,7 @@ def test_a_schema_1_store_with_calls_is_migrated_and_keeps_its_version_1_keys(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "calls.sqlite"
-    old = sqlite3.connect(path)
-    old.execute(
-        "CREATE TABLE calls (key TEXT PRIMARY KEY, judge TEXT NOT NULL, raw TEXT NOT NULL, "
-        "input_tokens INTEGER, output_tokens INTEGER, latency REAL, created REAL NOT NULL) "
-        "WITHOUT ROWID"
-    )
-    old.execute("INSERT INTO calls VALUES ('k1', 'local', 'r', 1, 2, 0.5, 0)")
-    old.execute("PRAGMA user_version = 1")
-    old.commit()
-    old.close()
+    schema_1_store(path)
     store = Store(path)
     assert store.legacy_keys and not store.empty
     got = store.get("k1")

@@ -59,20 +59,15 @@ def tiktoken_for(model: str) -> Tokenizer:
 
 @lru_cache(maxsize=4)
 def _encoding(name: str) -> Any:
+    """The encoding, read from the files chatjudge ships: tiktoken reads its files from
+    TIKTOKEN_CACHE_DIR, which points at them while it loads one."""
     import tiktoken
 
-    with _shipped_cache():
-        return tiktoken.get_encoding(name)
-
-
-@contextlib.contextmanager
-def _shipped_cache() -> Iterator[None]:
-    """tiktoken reads its files from TIKTOKEN_CACHE_DIR: ours, while it loads one."""
     before = os.environ.get("TIKTOKEN_CACHE_DIR")
     os.environ["TIKTOKEN_CACHE_DIR"] = str(TIKTOKEN_CACHE)
     try:
-        yield
-    finally:
+        return tiktoken.get_encoding(name)
+    finally:  # only this variable is put back, whatever else changed meanwhile
         if before is None:
             del os.environ["TIKTOKEN_CACHE_DIR"]
         else:

@@ -16,14 +16,14 @@ is missing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, Pool, RunProgress
-from chatjudge.calls.budget import budget_for, meter_for, reached_error
+from chatjudge.calls.budget import Meter, budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import CostEstimate, RoleEstimate, finish, role_estimate
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
@@ -32,14 +32,7 @@ from chatjudge.errors import BudgetReached, FatalModelError, ModelError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.protocols.spec import Protocol
-from chatjudge.rundir import (
-    RESULTS,
-    RUN_INFO,
-    STORE,
-    SUMMARY,
-    RunInfo,
-    write_json,
-)
+from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY, RunInfo, write_json
 from chatjudge.runner.execute import execute
 from chatjudge.runner.fold import Folder, OnItem
 from chatjudge.runner.plan import Call, JudgeLane, Planner
@@ -82,20 +75,7 @@ class Engine:
         config = self.config
         prices = prices_of(self.models, config.pricing)  # once, before anything is sent
         budget = budget_for(config.pricing.max_cost_usd, prices)
-        lanes = [
-            JudgeLane(
-                Caller(
-                    m,
-                    CallPolicy.of(config),
-                    config.run.concurrency,
-                    meter_for(budget, m, prices[m.name]),
-                ),
-                self.protocol,
-                config.generation,
-                config.run.samples,
-            )
-            for m in self.models
-        ]
+        lanes = self._lanes(lambda m: meter_for(budget, m, prices[m.name]))
         names = [lane.name for lane in lanes]
         summary = SummaryBuilder(
             self.protocol, names, flip=config.run.flip, samples=config.run.samples
@@ -145,15 +125,7 @@ class Engine:
         reader = StoreReader(self.out_dir / STORE)
         try:
             ledger = Ledger(reader, lookup=not (config.run.no_cache or reader.empty))
-            lanes = [
-                JudgeLane(
-                    Caller(m, CallPolicy.of(config), config.run.concurrency),
-                    self.protocol,
-                    config.generation,
-                    config.run.samples,
-                )
-                for m in self.models
-            ]
+            lanes = self._lanes(lambda m: None)
             planner = Planner(self.protocol, lanes, self.orders, ledger)
             roles: dict[str, RoleEstimate] = {
                 lane.name: role_estimate(
@@ -173,6 +145,19 @@ class Engine:
         finally:
             reader.close()
         return finish("run", self.n_rows, list(roles.values()), prices)
+
+    def _lanes(self, meter: Callable[[Model], Meter | None]) -> list[JudgeLane]:
+        """One lane per judge, each calling through its own caller (and `meter`)."""
+        config = self.config
+        return [
+            JudgeLane(
+                Caller(m, CallPolicy.of(config), config.run.concurrency, meter(m)),
+                self.protocol,
+                config.generation,
+                config.run.samples,
+            )
+            for m in self.models
+        ]
 
     def _items(self) -> Iterator[Item]:
         """The items to judge (with `--shard`, this shard's, keeping their indexes)."""
