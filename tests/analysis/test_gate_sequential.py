@@ -3,7 +3,14 @@ sequence decides, saves the calls of the rows left, and resumes without repeatin
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +24,7 @@ from chatjudge.cli import app
 from chatjudge.errors import UsageError
 from chatjudge.rundir import iter_results
 from tests.analysis.test_gate import fair_judge, pairwise_rows, pointwise_rows
+from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
 
 runner = CliRunner()
@@ -150,3 +158,45 @@ def test_cli_sequential_stops_at_its_budget_with_exit_4(tmp_path: Path) -> None:
     assert g.sequential is not None and g.sequential.stopped == "budget"
     assert g.sequential.cost_usd is not None and g.sequential.cost_usd <= 40
     assert 0 < sent < 2 * 400
+
+
+def sequential_args(data: Path, out: Path, stub: StubServer, *extra: str) -> list[str]:
+    return [
+        "gate", str(data), "-p", "pairwise-chat-quality", "--sequential", "--batch", "50",
+        "--judge", "openai/stub", "--base-url", stub.base_url, "--out", str(out),
+        "--require", "better", *extra,
+    ]  # fmt: skip
+
+
+def test_ctrl_c_in_a_sequential_gate_says_what_is_kept_and_the_same_command_resumes(
+    tmp_path: Path,
+) -> None:
+    """SIGINT mid-run: exit 130, saying that the batches judged are kept and that the same
+    command resumes; it then sends again only the calls that were in flight."""
+    data = write_jsonl(tmp_path / "rows.jsonl", pairwise_rows(["T"] * 120))
+    out = tmp_path / "seq"
+    with StubServer(latency=0.02) as stub:
+        args = sequential_args(data, out, stub, "--batch", "20", "--concurrency", "4")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "chatjudge.cli", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**env, "OPENAI_API_KEY": "sk-test"},
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while stub.stats.replies < 60 and time.monotonic() < deadline:  # past the first batch
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130, stderr
+        assert f"interrupted: the judgments of the batches so far are kept in {out}" in stderr
+        assert "run the same command again to resume" in stderr
+        assert "Traceback" not in stderr
+        with contextlib.closing(sqlite3.connect(out / "calls.sqlite")) as db:
+            (kept,) = db.execute("SELECT count(*) FROM calls").fetchone()
+        assert kept >= 40  # the first batch's calls at least, kept in the store
+        sent = stub.stats.requests
+        done = run_cli(*args, key="sk-test")
+        assert done.returncode in (0, 1, 3), done.stderr
+        assert stub.stats.as_dict()["resent_prompts"] <= 4  # at most the calls in flight
+        assert stub.stats.requests > sent

@@ -60,6 +60,12 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+def interrupted(kept: str) -> typer.Exit:
+    """Ctrl-C: say what is `kept` and that the same command resumes; exit 130, as a
+    shell reports a process that SIGINT stopped."""
+    return fail(f"interrupted: {kept}; run the same command again to resume.", 130)
+
+
 def column_map(pairs: list[str] | None) -> dict[str, str]:
     """`--map COLUMN=FIELD` pairs as a mapping."""
     mapping: dict[str, str] = {}

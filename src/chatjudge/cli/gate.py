@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from chatjudge.cli.common import ColumnOpt, HumanOpt, fail, out, show_warnings
+from chatjudge.cli.common import ColumnOpt, HumanOpt, fail, interrupted, out, show_warnings
 from chatjudge.errors import BudgetReachedError, ChatJudgeError, UsageError
 
 
@@ -209,6 +209,10 @@ def gate(
         raise fail(str(exc), 4) from None
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        if not sequential:
+            raise
+        raise interrupted(f"the judgments of the batches so far are kept in {out_path}") from None
     out.print(table(result))
     for line in notes(result):
         out.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -19,6 +19,7 @@ from chatjudge.cli.common import (
     err,
     exit_status,
     fail,
+    interrupted,
     option_values,
     out,
     refused_before_sending,
@@ -190,11 +191,7 @@ def _produce(
     except ChatJudgeError as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
-        raise fail(
-            f"interrupted: every finished call is kept in {output.store}; "
-            "run the same command again to resume.",
-            130,
-        ) from None
+        raise interrupted(f"every finished call is kept in {output.store}") from None
     out.print(produced_table(summary))
     err.print(f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False)
     warn_skipped(summary, "the summary")

@@ -20,6 +20,7 @@ from chatjudge.cli.common import (
     err,
     exit_status,
     fail,
+    interrupted,
     option_values,
     out,
     print_paths,
@@ -114,11 +115,7 @@ def run(
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
         builder.close()
-        raise fail(
-            f"interrupted: finished judgments are kept in {engine.out_dir}; "
-            "run the same command again to resume.",
-            130,
-        ) from None
+        raise interrupted(f"finished judgments are kept in {engine.out_dir}") from None
     page = builder.finish(outcome.summary)
     out.print(summary_table(outcome.summary))
     print_paths(engine.out_dir, page)
