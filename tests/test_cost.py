@@ -256,3 +256,43 @@ def test_a_dry_run_counts_the_local_judges_input_tokens_exactly(tmp_path: Path) 
     done = chatjudge.evaluate(examples, "pairwise-chat-quality", "local", tmp_path / "r",
                               limit=2, max_tokens=64, report=False)  # fmt: skip
     assert judge_account.input_tokens[0] == done.summary["usage"]["input_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (("--prices", "{prices}"), "--prices {prices}: model 'openai/stub', field 'input'"),
+        (("--price-in", "inf", "--price-out", "1"), "--price-in"),
+        (("--price-in", "1", "--price-out", "nan"), "--price-out"),
+        (("--max-cost-usd", "inf", *PRICES), "--max-cost-usd"),
+    ],
+)
+def test_a_price_or_budget_that_is_not_a_finite_number_is_refused_before_anything_is_sent(
+    stub: StubServer, tmp_path: Path, flags: tuple[str, ...], named: str
+) -> None:
+    """NaN and infinity (TOML's `nan` and `inf`, or on the command line) for a price or a
+    budget: exit 2 naming it, nothing sent, nothing written, by `run`, `generate` and
+    `gate --sequential` alike."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."openai/stub"]\ninput = nan\noutput = 1.0\n')
+    flags = tuple(f.format(prices=prices) for f in flags)
+    named = named.format(prices=prices)
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(3))
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [
+        {"id": f"p{i}", "prompt": f"prompt {i}", "response": f"r {i}",
+         "baseline_model_response": f"b {i}"} for i in range(3)
+    ])  # fmt: skip
+    endpoint = ("--base-url", stub.base_url)
+    commands = {
+        "run": ("run", str(data), "-p", "interactivity-accuracy", "-j", "openai/stub"),
+        "generate": ("generate", str(pairs), "-m", "openai/stub"),
+        "gate": ("gate", str(pairs), "-p", "pairwise-chat-quality", "--sequential",
+                 "-j", "openai/stub"),
+    }  # fmt: skip
+    for name, command in commands.items():
+        out = tmp_path / name
+        done = run_cli(*command, *endpoint, *flags, "--out", str(out / "o.jsonl"), key="sk-t")
+        assert done.returncode == 2, (name, done.stderr)
+        assert named in done.stderr.replace("\n", " ") and "Traceback" not in done.stderr
+        assert not [f for f in out.rglob("*") if f.is_file()]  # nothing written
+    assert stub.stats.requests == 0

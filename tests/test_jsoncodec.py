@@ -63,3 +63,11 @@ def test_a_lone_surrogate_is_written_escaped() -> None:
     encoded = jsoncodec.dumps({"rationale": "cut \ud83d"})
     assert b"\\ud83d" in encoded
     assert json.loads(encoded) == {"rationale": "cut \ud83d"}
+
+
+def test_a_record_that_falls_back_to_json_holds_no_nan_or_infinity() -> None:
+    """A lone surrogate sends the write to `json`, which would write `NaN`: null instead."""
+    value = {"rationale": "cut \ud83d", "score": float("nan"), "ci": [float("inf"), 1.0]}
+    encoded = jsoncodec.dumps(value)
+    assert b"NaN" not in encoded and b"Infinity" not in encoded
+    assert json.loads(encoded) == {"rationale": "cut \ud83d", "score": None, "ci": [None, 1.0]}

@@ -481,3 +481,29 @@ def test_write_json_writes_only_what_the_model_was_given(tmp_path: Path) -> None
     full = write_json(tmp_path / "b.json", built)
     assert full["n_skipped"] == 0 and full["format"] == 1
     assert json.loads((tmp_path / "b.json").read_text()) == full
+
+
+def strict_json(text: str) -> Any:
+    """JSON as strict parsers read it: `NaN` and `Infinity` are errors."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_no_summary_is_ever_written_with_nan_or_infinity(tmp_path: Path) -> None:
+    """A NaN or infinite number that reaches a written model (a summary's metric, its
+    cost) is written as null: the file stays JSON that every parser reads."""
+    metric = {"value": float("nan"), "ci95": [float("-inf"), float("inf")], "n": 3}
+    built = GenerationSummary(
+        model="m", field="response", n_rows=1, n_ok=1, n_failed=0, failures={},
+        metrics={"output_tokens": metric}, usage={}, cost_usd=float("nan"), options={},
+        created="now", chatjudge_version="0",
+    )  # fmt: skip
+    written = write_json(tmp_path / "s.summary.json", built)
+    text = (tmp_path / "s.summary.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert strict_json(text) == written
+    assert written["cost_usd"] is None and written["metrics"]["output_tokens"]["value"] is None
+    assert written["metrics"]["output_tokens"]["ci95"] == [None, None]

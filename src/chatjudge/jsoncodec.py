@@ -8,16 +8,18 @@ with `json` these took about a tenth of the CPU chatjudge spent per call.
 Reading accepts what `json` accepts: what orjson refuses (NaN and Infinity literals,
 lone surrogate escapes) is read again by `json`. One difference is left: an integer
 beyond 64 bits is read as a float, where `json` keeps every digit.
-Writing gives compact UTF-8 JSON; NaN becomes null (valid JSON, where `json` writes
-`NaN`), numpy values become numbers and anything else that is not JSON its `str()`,
-so a date or a Decimal in a user's data never stops a run. Text that is not valid
-Unicode (a lone surrogate, as a reply cut inside an escaped emoji can hold) is
-written by `json` with `\\u` escapes instead of failing.
+Writing gives compact UTF-8 JSON; NaN and Infinity become null (valid JSON, where
+`json` writes `NaN`: no file chatjudge writes holds them), numpy values become numbers
+and anything else that is not JSON its `str()`, so a date or a Decimal in a user's data
+never stops a run. Text that is not valid Unicode (a lone surrogate, as a reply cut
+inside an escaped emoji can hold) is written by `json` with `\\u` escapes instead of
+failing.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -39,4 +41,17 @@ def dumps(value: Any) -> bytes:
     try:
         return orjson.dumps(value, default=str, option=_OPTIONS)
     except orjson.JSONEncodeError:
-        return json.dumps(value, default=str, separators=(",", ":")).encode()
+        text = json.dumps(finite(value), default=str, separators=(",", ":"), allow_nan=False)
+        return text.encode()
+
+
+def finite(value: Any) -> Any:
+    """`value` with every NaN and infinite float, in lists and dicts too, as None (null):
+    for the writers that go through `json`, whose `NaN` no JSON parser reads."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value

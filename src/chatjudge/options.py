@@ -137,8 +137,12 @@ class RateOptions(OptionGroup):
 
 
 class PricingOptions(OptionGroup):
-    price_in: float | None = option(None, "USD per million input tokens.", ge=0)
-    price_out: float | None = option(None, "USD per million output tokens.", ge=0)
+    price_in: float | None = option(
+        None, "USD per million input tokens.", ge=0, allow_inf_nan=False
+    )
+    price_out: float | None = option(
+        None, "USD per million output tokens.", ge=0, allow_inf_nan=False
+    )
     prices: Path | None = option(
         None,
         "Prices per model, a TOML file whose table models.\"openai/my-model\" holds input "
@@ -152,6 +156,7 @@ class PricingOptions(OptionGroup):
         "in flight finish, everything is written and the exit status is 4. The same command "
         "with a larger budget resumes; calls the store answers cost nothing.",
         gt=0,
+        allow_inf_nan=False,
     )
 
 

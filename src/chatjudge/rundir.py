@@ -402,9 +402,11 @@ def _judge_names(info: RunInfo) -> str:
 
 def write_json(path: Path, model: BaseModel, *, only_set: bool = False) -> dict[str, Any]:
     """Write a file through its model; returns what was written. `only_set`: the fields its
-    writer did not give are left out (a summary's sections that did not apply this time)."""
-    data = model.model_dump(mode="json", exclude_unset=only_set)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    writer did not give are left out (a summary's sections that did not apply this time).
+    A NaN or infinite number is written as null: `json` would write `NaN`, which is not
+    JSON and which strict parsers (and `jq`, and browsers) refuse."""
+    data = jsoncodec.finite(model.model_dump(mode="json", exclude_unset=only_set))
+    path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return data
 
 

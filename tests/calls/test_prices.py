@@ -103,6 +103,8 @@ def test_overrides_win_the_file_over_the_flags_over_the_table(tmp_path: Path) ->
     ("text", "named"),
     [
         ('[models."openai/m"]\ninput = -1\noutput = 2\n', "'openai/m', field 'input'"),
+        ('[models."openai/m"]\ninput = nan\noutput = 2\n', "'openai/m', field 'input'.*finite"),
+        ('[models."openai/m"]\ninput = 1\noutput = inf\n', "'openai/m', field 'output'.*inf"),
         ('[models."openai/m"]\ninput = 1\noutput = "two"\n', "'openai/m', field 'output'"),
         ('[models."openai/m"]\ninput = 1\n', "'openai/m' needs exactly"),
         ("models = 3\n", "expected only"),

@@ -11,6 +11,7 @@ it is looked at) is the interval the decision is taken on.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -87,8 +88,10 @@ def gate_sequential(
     n_batches = 0
     result: tuple[Paired, dict[str, dict[str, int]], Any] | None = None
     spending = _Spending(options.pop("max_cost_usd", None))
-    if spending.limit is not None and spending.limit <= 0:
-        raise UsageError(f"--max-cost-usd must be more than 0, got {spending.limit:g}")
+    if spending.limit is not None and not (math.isfinite(spending.limit) and spending.limit > 0):
+        raise UsageError(
+            f"--max-cost-usd must be a finite number more than 0, got {spending.limit:g}"
+        )
     while judged_units < len(order) and not spending.reached:
         judged_units = min(judged_units + batch, len(order))
         n_batches += 1

@@ -11,6 +11,7 @@ once per model per command, not per call.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -85,10 +86,15 @@ def load_prices(path: Path) -> dict[str, Price]:
             )
         for field in ("input", "output"):
             value = entry[field]
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value < 0
+            ):
                 raise UsageError(
                     f"--prices {path}: model {name!r}, field {field!r}: "
-                    f"expected a number >= 0 (USD per million tokens), got {value!r}"
+                    f"expected a finite number >= 0 (USD per million tokens), got {value!r}"
                 )
         out[name] = Price(float(entry["input"]), float(entry["output"]), f"--prices {path}")
     return out
