@@ -258,6 +258,39 @@ def test_a_dry_run_counts_the_local_judges_input_tokens_exactly(tmp_path: Path) 
     assert judge_account.input_tokens[0] == done.summary["usage"]["input_tokens"]
 
 
+P_IN, P_OUT = 100.0, 200.0  # USD per million tokens, as PRICES
+
+
+def test_a_server_that_ignores_max_tokens_is_charged_its_tokens_and_counted(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """Replies of 500 tokens to calls capped at 50: each is charged its 500 tokens and
+    counted in `over_cap_replies`; with a budget, they take the spend over it by no more
+    than what they ran past the cap."""
+    prompts = write_jsonl(tmp_path / "p.jsonl", [
+        {"id": f"p{i}", "prompt": f"Question {i}: say hi"} for i in range(6)
+    ])  # fmt: skip
+    stub.configure(completion_tokens=500)
+    generate = ("generate", str(prompts), "-m", "openai/stub", "--base-url", stub.base_url,
+                "--max-tokens", "50", "--concurrency", "1", *PRICES)  # fmt: skip
+    assert run_cli(*generate, "--out", str(tmp_path / "all.jsonl")).returncode == 0
+    s = json.loads((tmp_path / "all.summary.json").read_text())
+    role = s["cost"]["roles"]["model_under_test"]
+    assert role["over_cap_replies"] == 6 and s["usage"]["output_tokens"] == 6 * 500
+    assert role["usd"] == pytest.approx(
+        (s["usage"]["input_tokens"] * P_IN + 6 * 500 * P_OUT) / 1e6, abs=1e-6
+    )
+    one_call = role["usd"] / 6
+    cut = run_cli(*generate, "--out", str(tmp_path / "cut.jsonl"), "--max-cost-usd",
+                  f"{one_call / 2:.4f}")  # fmt: skip
+    assert cut.returncode == 4, cut.stderr
+    s = json.loads((tmp_path / "cut.summary.json").read_text())
+    budget, role = s["cost"]["budget"], s["cost"]["roles"]["model_under_test"]
+    assert role["over_cap_replies"] == 1 and budget["spent_usd"] == role["usd"]
+    assert budget["spent_usd"] > budget["max_usd"]  # its worst case fitted; its reply did not
+    assert budget["spent_usd"] - budget["max_usd"] <= (500 - 50) * P_OUT / 1e6
+
+
 @pytest.mark.parametrize(
     ("flags", "named"),
     [

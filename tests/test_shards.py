@@ -442,14 +442,17 @@ def test_a_dry_run_of_a_shard_counts_its_share(
 
 
 def test_merged_costs_and_budgets_add_up_by_role() -> None:
-    def cost(usd: float | None, spent: float, reached: bool) -> Cost:
-        role = RoleCostRecord(usd=usd, priced=usd is not None, source="genai-prices 1")
+    def cost(usd: float | None, spent: float, reached: bool, over_cap: int = 0) -> Cost:
+        role = RoleCostRecord(
+            usd=usd, priced=usd is not None, source="genai-prices 1", over_cap_replies=over_cap
+        )
         budget = BudgetRecord(max_usd=1.0, spent_usd=spent, reached=reached, done=3, total=4)
         return Cost(roles={"judge": role}, total_usd=usd, unpriced=[], budget=budget)
 
-    merged = sum_costs([cost(0.25, 0.3, False), cost(0.5, 0.6, True)])
+    merged = sum_costs([cost(0.25, 0.3, False, over_cap=2), cost(0.5, 0.6, True, over_cap=1)])
     assert merged is not None and merged.total_usd == 0.75
     assert merged.roles["judge"].usd == 0.75 and merged.roles["judge"].priced
+    assert merged.roles["judge"].over_cap_replies == 3
     assert merged.budget == BudgetRecord(
         max_usd=2.0, spent_usd=0.9, reached=True, done=6, total=8
     )  # each driver had its own budget: together, their sum

@@ -95,6 +95,9 @@ class RoleCostRecord(Record):
     usd: float | None
     priced: bool
     source: str
+    # Replies with more output tokens than their call's max_tokens (a server that ignores
+    # it): charged their real tokens, so they can take the spend over a budget.
+    over_cap_replies: int = 0
 
 
 class BudgetRecord(Record):

@@ -20,7 +20,7 @@ def test_commit_then_find_counts_one_call_then_one_cached_call(tmp_path: Path) -
     store = Store(tmp_path / "calls.sqlite")
     ledger = Ledger(store, lookup=True)
     assert ledger.find("k") is None and ledger.usage.cached_calls == 0
-    ledger.commit("k", "m", Reply("yes", 7, 2), 0.5)
+    ledger.commit("k", "m", Reply("yes", 7, 2), 0.5, cap=100)
     assert store.get("k") is not None  # in the store at once, not at the end
     assert ledger.usage.as_dict() == {
         "calls": 1,
@@ -35,12 +35,26 @@ def test_commit_then_find_counts_one_call_then_one_cached_call(tmp_path: Path) -
     store.close()
 
 
+def test_a_reply_beyond_its_calls_cap_is_counted_by_model(tmp_path: Path) -> None:
+    """A server that ignores `max_tokens`: its reply is counted over the cap, in the
+    ledger's usage and its model's (which the role's cost record sums)."""
+    store = Store(tmp_path / "calls.sqlite")
+    ledger = Ledger(store, lookup=True)
+    ledger.commit("a", "m", Reply("long", 5, 40), 0.1, cap=32)
+    ledger.commit("b", "m", Reply("at the cap", 5, 32), 0.1, cap=32)
+    ledger.commit("c", "n", Reply("no usage"), 0.1, cap=32)
+    assert ledger.usage.over_cap == 1
+    assert (ledger.by_model["m"].over_cap, ledger.by_model["n"].over_cap) == (1, 0)
+    assert "over_cap" not in ledger.usage.as_dict()  # written in the role's cost record
+    store.close()
+
+
 def test_without_lookup_nothing_is_found_and_replies_are_still_committed(tmp_path: Path) -> None:
     store = Store(tmp_path / "calls.sqlite")
     store.put("k", "m", Reply("old"), 0.1)
     ledger = Ledger(store, lookup=False)  # --no-cache
     assert ledger.find("k") is None and ledger.usage.cached_calls == 0
-    ledger.commit("k", "m", Reply("new"), 0.2)
+    ledger.commit("k", "m", Reply("new"), 0.2, cap=100)
     got = store.get("k")
     assert got is not None and got.raw == "new"
     store.close()
@@ -49,7 +63,7 @@ def test_without_lookup_nothing_is_found_and_replies_are_still_committed(tmp_pat
 def test_ledgers_on_one_store_share_replies_not_usage(tmp_path: Path) -> None:
     store = Store(tmp_path / "calls.sqlite")
     assistant, user = Ledger(store, lookup=True), Ledger(store, lookup=True)
-    assistant.commit("k", "m", Reply("r", 1, 1), 0.1)
+    assistant.commit("k", "m", Reply("r", 1, 1), 0.1, cap=100)
     assert user.find("k") is not None
     assert (assistant.usage.calls, assistant.usage.cached_calls) == (1, 0)
     assert (user.usage.calls, user.usage.cached_calls) == (0, 1)

@@ -185,8 +185,12 @@ def test_simulate_costs_each_role_and_an_unknown_role_leaves_the_total_unknown(
     expected = round(used["input_tokens"] * 2.0 / 1e6 + used["output_tokens"] * 8.0 / 1e6, 6)
     roles = summary["cost"]["roles"]
     assert used["input_tokens"] > 0
-    assert roles["assistant"] == {"usd": expected, "priced": True, "source": f"--prices {prices}"}
-    assert roles["simulated_user"] == {"usd": None, "priced": False, "source": "unknown"}
+    assert roles["assistant"] == {
+        "usd": expected, "priced": True, "source": f"--prices {prices}", "over_cap_replies": 0
+    }  # fmt: skip
+    assert roles["simulated_user"] == {
+        "usd": None, "priced": False, "source": "unknown", "over_cap_replies": 0
+    }  # fmt: skip
     assert summary["cost"]["total_usd"] is None
     assert summary["cost"]["unpriced"] == ["simulated_user"]
     assert summary["options"]["prices"] == str(prices)
@@ -212,7 +216,10 @@ def test_generate_costs_the_model_under_test(tmp_path: Path) -> None:
     used = summary["usage"]
     expected = round(used["input_tokens"] / 1e6 + used["output_tokens"] * 4.0 / 1e6, 6)
     assert summary["cost"]["roles"] == {
-        "model_under_test": {"usd": expected, "priced": True, "source": "--price-in/--price-out"}
+        "model_under_test": {
+            "usd": expected, "priced": True, "source": "--price-in/--price-out",
+            "over_cap_replies": 0,
+        }  # fmt: skip
     }
     assert summary["cost_usd"] == summary["cost"]["total_usd"] == expected > 0
     row = ["cost · model_under_test", f"${expected:,.4f}", "--price-in/--price-out", ""]

@@ -63,6 +63,13 @@ class StubConfig(BaseModel):
     reasoning: str | None = Field(
         None, description="replies without a schema start with `<think>reasoning</think>`"
     )
+    completion_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="the usage every reply reports as its completion tokens, whatever the "
+        "request's `max_tokens` (a server that ignores the cap); None: a quarter of its "
+        "characters",
+    )
 
 
 class StubStats:

@@ -63,11 +63,16 @@ from tests.support.stub_replies import (
 
 
 def _completion(
-    body: dict[str, Any], messages: list[Any], content: str, finish: str, serial: int
+    body: dict[str, Any],
+    messages: list[Any],
+    content: str,
+    finish: str,
+    serial: int,
+    completion_tokens: int | None = None,
 ) -> web.Response:
     prompt_chars = sum(len(text_of(m.get("content"))) for m in messages if isinstance(m, dict))
     prompt_tokens = max(1, prompt_chars // 4)
-    completion_tokens = max(1, len(content) // 4)
+    completion_tokens = completion_tokens or max(1, len(content) // 4)
     return web.json_response(
         {
             "id": f"chatcmpl-stub{serial}",
@@ -329,7 +334,9 @@ class StubServer:
             return _completion(body, messages, content[: len(content) // 2], "length", self._serial)
         stats.replies += 1
         stats.answers[key] = stats.answers.get(key, 0) + 1
-        return _completion(body, messages, content, "stop", self._serial)
+        return _completion(
+            body, messages, content, "stop", self._serial, config.completion_tokens
+        )
 
     async def _delay(self, config: StubConfig) -> None:
         delay = config.latency + (config.jitter * random.random() if config.jitter else 0.0)

@@ -45,9 +45,10 @@ class Ledger:
             self.usage.cached_calls += 1
         return found
 
-    def commit(self, key: str, model: str, reply: Reply, latency: float) -> None:
-        """Keep a reply sent for: in the store at once, and in the usage."""
+    def commit(self, key: str, model: str, reply: Reply, latency: float, cap: int) -> None:
+        """Keep a reply sent for: in the store at once, and in the usage; `cap`: its call's
+        `max_tokens` (a reply beyond it is counted apart)."""
         assert isinstance(self.store, Store)  # a dry run sends nothing, so commits nothing
         self.store.put(key, model, reply, latency)
-        self.usage.add(reply)
-        self.by_model.setdefault(model, Usage()).add(reply)
+        self.usage.add(reply, cap)
+        self.by_model.setdefault(model, Usage()).add(reply, cap)

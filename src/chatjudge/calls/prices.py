@@ -125,13 +125,19 @@ def prices_of(models: Iterable[Model], pricing: PricingOptions) -> dict[str, Pri
 
 def role_cost(prices: Mapping[str, Price], usage: Mapping[str, Usage]) -> RoleCostRecord:
     """A role's cost from its models' prices and the replies each sent for
-    (`Ledger.by_model`): unknown when any of its models' price is."""
+    (`Ledger.by_model`): unknown when any of its models' price is; with the replies that
+    ran past their cap."""
     used = {name: usage.get(name, Usage()) for name in prices}
     costs = [prices[name].cost(tokens) for name, tokens in used.items()]
     costs += [None for name in usage if name not in prices]  # a model without a price
     usd = None if any(c is None for c in costs) else round(sum(c or 0.0 for c in costs), 6)
     sources = sorted({p.source for p in prices.values()})
-    return RoleCostRecord(usd=usd, priced=usd is not None, source=", ".join(sources))
+    return RoleCostRecord(
+        usd=usd,
+        priced=usd is not None,
+        source=", ".join(sources),
+        over_cap_replies=sum(u.over_cap for u in usage.values()),
+    )
 
 
 def command_cost(

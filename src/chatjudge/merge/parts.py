@@ -156,7 +156,12 @@ def sum_costs(costs: Iterable[Cost | None]) -> Cost | None:
             None if any(p.usd is None for p in parts) else round(sum(p.usd or 0 for p in parts), 6)
         )
         sources = sorted({s for p in parts for s in p.source.split(", ") if s})
-        roles[name] = RoleCostRecord(usd=usd, priced=usd is not None, source=", ".join(sources))
+        roles[name] = RoleCostRecord(
+            usd=usd,
+            priced=usd is not None,
+            source=", ".join(sources),
+            over_cap_replies=sum(p.over_cap_replies for p in parts),
+        )
     budgets = [c.budget for c in present if c.budget is not None]
     budget = None
     if budgets:

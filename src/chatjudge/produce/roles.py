@@ -57,7 +57,7 @@ class Role:
         if stored is not None:
             return Reply(stored.raw, stored.input_tokens, stored.output_tokens)
         reply, latency = await self.caller.send(request)
-        self.ledger.commit(key, self.name, reply, latency)
+        self.ledger.commit(key, self.name, reply, latency, request.settings.max_tokens)
         return reply
 
     def prepare(

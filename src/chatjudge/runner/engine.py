@@ -217,7 +217,8 @@ class _Run:
         done = await execute(call, self.protocol, self.parse_retries)
         outcome = call.outcome
         if done.reply is not None:
-            self.ledger.commit(call.key, call.lane.name, done.reply, done.latency or 0.0)
+            cap = call.request.settings.max_tokens
+            self.ledger.commit(call.key, call.lane.name, done.reply, done.latency or 0.0, cap)
             outcome.settle(done.reply, done.latency, done.verdict, done.error)
         else:
             outcome.error = done.error
