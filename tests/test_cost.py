@@ -13,6 +13,7 @@ import pytest
 
 import chatjudge
 from tests.runner.conftest import pointwise_rows, write_jsonl
+from tests.support.budget import largest_worst_case
 from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
 
@@ -258,7 +259,91 @@ def test_a_dry_run_counts_the_local_judges_input_tokens_exactly(tmp_path: Path) 
     assert judge_account.input_tokens[0] == done.summary["usage"]["input_tokens"]
 
 
+# --- the budget at high concurrency: spent to within one call's worst case ---------------
+
 P_IN, P_OUT = 100.0, 200.0  # USD per million tokens, as PRICES
+
+
+def spent_to_within_one_worst_case(cost: dict, stub: StubServer) -> None:
+    """The spend ends below the budget by less than the largest call's worst case."""
+    budget = cost["budget"]
+    worst = largest_worst_case(stub.stats.recorded, P_IN, P_OUT)
+    assert budget["reached"] is True
+    assert budget["spent_usd"] <= budget["max_usd"]
+    assert budget["max_usd"] - budget["spent_usd"] <= worst, (budget, worst)
+
+
+def test_run_at_concurrency_100_spends_its_budget_and_a_larger_one_resumes(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """100 calls in flight would reserve 100 worst cases, far more than the budget: calls
+    wait for room instead of stopping the run, which spends to within one worst case of
+    the budget; the same command with a larger one finishes, sending no call twice. A
+    budget below one call's worst case sends nothing and still writes everything."""
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(150))
+    stub.configure(record=True, latency=0.02)
+    args = ("--concurrency", "100", "--max-tokens", "256")
+    never = judge(stub, data, tmp_path / "run", *args, "--max-cost-usd", "0.1")
+    assert never.returncode == 4 and "could cost up to" in never.stderr
+    assert stub.stats.requests == 0 and summary(tmp_path / "run")["cost"]["budget"]["done"] == 0
+    assert (tmp_path / "run" / "report.html").is_file()
+    cut = judge(stub, data, tmp_path / "run", *args, "--max-cost-usd", "5")
+    assert cut.returncode == 4, cut.stderr
+    cost = summary(tmp_path / "run")["cost"]
+    spent_to_within_one_worst_case(cost, stub)
+    assert 0 < cost["budget"]["done"] < 150
+    done = judge(stub, data, tmp_path / "run", *args, "--max-cost-usd", "100")
+    assert done.returncode == 0, done.stderr
+    assert summary(tmp_path / "run")["n_items"] == 150
+    assert stub.stats.requests == 150 and stub.stats.max_sends == 1  # none paid twice
+
+
+def test_simulate_at_concurrency_100_finishes_the_conversations_its_money_allows(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """3 turns, 8 questions. A budget that fits all 8 at concurrency 1 finishes all 8 at
+    concurrency 100 too. Half the cost stops within one worst case of the budget, having
+    finished as many conversations as concurrency 1 does (they are not all started at
+    once to finish none), and a larger budget resumes, paying for no call twice."""
+    questions = write_jsonl(tmp_path / "q.jsonl", [
+        {"id": f"q{i}", "question": f"Question {i}: what is 2+{i}?", "answer": str(2 + i)}
+        for i in range(8)
+    ])  # fmt: skip
+    stub.configure(record=True, latency=0.02)
+
+    def simulate(name: str, concurrency: int, *budget: str):
+        return run_cli(
+            "simulate", str(questions), "-a", "openai/stub", "--assistant-base-url",
+            stub.base_url, "--max-turns", "3", "--max-tokens", "200", "--user-max-tokens",
+            "100", "--retry-wait", "0.01", *PRICES, "--concurrency", str(concurrency),
+            "--out", str(tmp_path / f"{name}.jsonl"), *budget,
+        )  # fmt: skip
+
+    def finished(name: str) -> int:
+        rows = (tmp_path / f"{name}.jsonl").read_text().splitlines()
+        return sum(json.loads(r)["status"] == "ok" for r in rows)
+
+    assert simulate("free", 1).returncode == 0
+    full = json.loads((tmp_path / "free.summary.json").read_text())["cost"]["total_usd"]
+    calls = stub.stats.requests
+    worst = largest_worst_case(stub.stats.recorded, P_IN, P_OUT)
+    enough = f"{full + worst:.4f}"  # the last call's worst case fits beside all the others
+    assert simulate("one", 1, "--max-cost-usd", enough).returncode == 0
+    assert finished("one") == 8
+    assert simulate("many", 100, "--max-cost-usd", enough).returncode == 0
+    assert finished("many") == 8
+
+    half = f"{full / 2:.4f}"
+    assert simulate("half-one", 1, "--max-cost-usd", half).returncode == 4
+    stub.stats.reset()
+    cut = simulate("cut", 100, "--max-cost-usd", half)
+    assert cut.returncode == 4, cut.stderr
+    cost = json.loads((tmp_path / "cut.summary.json").read_text())["cost"]
+    spent_to_within_one_worst_case(cost, stub)
+    assert finished("cut") == cost["budget"]["done"] == finished("half-one") > 0
+    resumed = simulate("cut", 100, "--max-cost-usd", str(10 * full))
+    assert resumed.returncode == 0, resumed.stderr
+    assert finished("cut") == 8 and stub.stats.requests == calls  # none paid twice
 
 
 def test_a_server_that_ignores_max_tokens_is_charged_its_tokens_and_counted(

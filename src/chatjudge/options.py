@@ -152,9 +152,10 @@ class PricingOptions(OptionGroup):
     max_cost_usd: float | None = option(
         None,
         "Budget in USD for this command's calls: no call starts whose worst case (its input "
-        "and its output cap at the model's price) could go over it; when reached, the calls "
-        "in flight finish, everything is written and the exit status is 4. The same command "
-        "with a larger budget resumes; calls the store answers cost nothing.",
+        "and its output cap at the model's price) could go over it; one that does not fit "
+        "beside the calls in flight waits for them. Reached when nothing is in flight and the "
+        "next call does not fit: everything is written and the exit status is 4. The same "
+        "command with a larger budget resumes; calls the store answers cost nothing.",
         gt=0,
         allow_inf_nan=False,
     )

@@ -24,6 +24,7 @@ from chatjudge.cli import app
 from chatjudge.errors import UsageError
 from chatjudge.rundir import iter_results
 from tests.analysis.test_gate import fair_judge, pairwise_rows, pointwise_rows
+from tests.support.budget import largest_worst_case
 from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
 
@@ -166,6 +167,32 @@ def sequential_args(data: Path, out: Path, stub: StubServer, *extra: str) -> lis
         "--judge", "openai/stub", "--base-url", stub.base_url, "--out", str(out),
         "--require", "better", *extra,
     ]  # fmt: skip
+
+
+def test_cli_sequential_at_concurrency_100_spends_its_budget_across_batches(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """100 calls in flight, each batch on what is left: the gate stops at the budget
+    (exit 4) within one call's worst case of it, and a larger budget resumes, sending no
+    call twice."""
+    data = write_jsonl(tmp_path / "rows.jsonl", pairwise_rows(["T"] * 400))
+    out = tmp_path / "seq"
+    stub.configure(record=True, latency=0.02)
+    prices = ("--price-in", "100", "--price-out", "200", "--concurrency", "100")
+    cut = run_cli(*sequential_args(data, out, stub, *prices, "--max-cost-usd", "25"), key="sk-t")
+    assert cut.returncode == 4, cut.stderr
+    s = read_gate(out / GATE).sequential
+    assert s is not None and s.stopped == "budget" and s.cost_usd is not None
+    worst = largest_worst_case(stub.stats.recorded, 100.0, 200.0)
+    assert s.cost_usd <= 25 and 25 - s.cost_usd <= worst, (s.cost_usd, worst)
+    assert s.batches >= 2  # the budget outlasted the first batch
+    sent = stub.stats.requests
+    done = run_cli(*sequential_args(data, out, stub, *prices, "--max-cost-usd", "1000"),
+                   key="sk-t")  # fmt: skip
+    assert done.returncode in (0, 1, 3), done.stderr  # decided, or every row judged
+    again = read_gate(out / GATE).sequential
+    assert again is not None and again.stopped != "budget" and again.rows_judged > s.rows_judged
+    assert stub.stats.requests > sent and stub.stats.max_sends == 1  # none paid twice
 
 
 def test_ctrl_c_in_a_sequential_gate_says_what_is_kept_and_the_same_command_resumes(

@@ -178,7 +178,9 @@ def _units(
 
 class _Spending:
     """`--max-cost-usd` across the gate's batches: each batch may spend what is left, and
-    the gate stops judging once a batch reaches it."""
+    the gate stops judging once a batch reaches it. A batch's run reaches its budget only
+    less than one call's worst case below it (`chatjudge.calls.budget`), whatever its
+    concurrency, so the gate's spend ends that close to the limit too."""
 
     def __init__(self, limit: float | None) -> None:
         self.limit = limit

@@ -33,20 +33,26 @@ class Caller:
         cap = model.max_concurrency
         self._limit = asyncio.Semaphore(cap) if cap and cap < concurrency else None
 
-    async def send(self, request: ModelRequest) -> tuple[Reply, float]:
+    async def send(self, request: ModelRequest, order: int = 0) -> tuple[Reply, float]:
         """One call under the policy: the reply, and the latency of the attempt that gave it
         (not the queueing or the back-off before it). Raises the last `ModelError`, or
-        `BudgetReached` when the budget refuses an attempt (which is then not sent)."""
+        `BudgetReached` when the budget refuses an attempt (which is then not sent).
+        `order`: its place when attempts wait for the budget (the item or conversation it
+        is for: one started earlier goes first)."""
         started = 0.0
+        worst = 0.0
         meter = self.meter
+
+        async def admit() -> None:  # each attempt, outside its timeout: it may wait
+            nonlocal worst
+            assert meter is not None
+            worst = await meter.admit(request, order)
 
         async def attempt() -> Reply:
             nonlocal started
-            if meter is None:
-                started = time.monotonic()
-                return await self.model.generate(request)
-            worst = meter.admit(request)
             started = time.monotonic()
+            if meter is None:
+                return await self.model.generate(request)
             try:
                 reply = await self.model.generate(request)
             except ModelError as exc:  # an error status: refused, not billed
@@ -60,6 +66,8 @@ class Caller:
 
         tokens = sum(len(m["content"]) for m in request.messages) // 4
         async with self._limit or contextlib.nullcontext():
-            reply = await self.policy.call(attempt, tokens=tokens)
+            reply = await self.policy.call(
+                attempt, tokens=tokens, admit=None if meter is None else admit
+            )
         reply.text = mask(reply.text)  # a reply may echo a key: none reaches the store
         return reply, time.monotonic() - started

@@ -33,7 +33,7 @@ class WouldSend(ChatJudgeError):
 class DryCaller(Caller):
     """A caller that sends nothing: every call it is asked to send raises `WouldSend`."""
 
-    async def send(self, request: ModelRequest) -> tuple[Reply, float]:
+    async def send(self, request: ModelRequest, order: int = 0) -> tuple[Reply, float]:
         raise WouldSend(request)
 
 

@@ -99,14 +99,21 @@ class CallPolicy:
             pause = exc.retry_after if exc.retry_after is not None else self.config.initial_wait
             self._paused_until = max(self._paused_until, time.monotonic() + pause)
 
-    async def call(self, attempt: Callable[[], Awaitable[T]], tokens: int = 0) -> T:
+    async def call(
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        tokens: int = 0,
+        admit: Callable[[], Awaitable[object]] | None = None,
+    ) -> T:
         """Run `attempt` under the policy; raises the last ModelError when it gives up.
+        `admit`: awaited before each attempt, after the rate limits and outside its
+        timeout (the budget's admission, which may wait for room).
 
         The first attempt runs directly: tenacity's set-up is paid only by calls that
         fail, which keeps the common path of the judge loop lean.
         """
         try:
-            return await self._once(attempt, tokens)
+            return await self._once(attempt, tokens, admit)
         except ModelError as exc:
             if not exc.retryable or self.config.max_retries == 0:
                 raise
@@ -114,7 +121,7 @@ class CallPolicy:
         retrying = self._retrying()
         self._note(first)
         await asyncio.sleep(self._first_wait(first))
-        return await retrying(self._once, attempt, tokens)
+        return await retrying(self._once, attempt, tokens, admit)
 
     def _retrying(self) -> AsyncRetrying:
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
@@ -135,7 +142,12 @@ class CallPolicy:
             reraise=True,
         )
 
-    async def _once(self, attempt: Callable[[], Awaitable[T]], tokens: int) -> T:
+    async def _once(
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        tokens: int,
+        admit: Callable[[], Awaitable[object]] | None,
+    ) -> T:
         delay = self._paused_until - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
@@ -143,6 +155,8 @@ class CallPolicy:
             await self._rpm.acquire()
         if self._tpm is not None and tokens:
             await self._tpm.acquire(min(tokens, self._tpm.max_rate))
+        if admit is not None:
+            await admit()
         try:
             async with asyncio.timeout(self.config.timeout):
                 return await attempt()

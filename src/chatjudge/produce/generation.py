@@ -121,7 +121,7 @@ class Generation:
             row = {k: v for k, v in item.data.items() if k != self.field}
             usage = dict(row["usage"]) if isinstance(row.get("usage"), dict) else {}
             try:
-                reply = await role.call(request_messages(item), 0)
+                reply = await role.call(request_messages(item), 0, order=item.index)
             except ModelError as exc:
                 if exc.fatal:
                     raise

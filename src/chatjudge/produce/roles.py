@@ -50,13 +50,17 @@ class Role:
             seed += sample + 1_000_003 * attempt
         return GenerationSettings(self.settings.temperature, self.settings.max_tokens, seed)
 
-    async def call(self, messages: list[Message], sample: int, attempt: int = 0) -> Reply:
-        """The reply to `messages`, from the store when it holds it; raises `ModelError`."""
+    async def call(
+        self, messages: list[Message], sample: int, attempt: int = 0, *, order: int = 0
+    ) -> Reply:
+        """The reply to `messages`, from the store when it holds it; raises `ModelError`.
+        `order`: the row's or conversation's place, which goes first when the budget is
+        short (`Caller.send`)."""
         key, request = self.prepare(messages, sample, attempt)
         stored = self.ledger.find(key)
         if stored is not None:
             return Reply(stored.raw, stored.input_tokens, stored.output_tokens)
-        reply, latency = await self.caller.send(request)
+        reply, latency = await self.caller.send(request, order)
         self.ledger.commit(key, self.name, reply, latency, request.settings.max_tokens)
         return reply
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
-from chatjudge.calls.budget import Meter, budget_for, meter_for, reached_error
+from chatjudge.calls.budget import Meter, Starts, budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import (
     CostEstimate,
     DryCaller,
@@ -195,7 +195,9 @@ class Simulation:
         )
         samples = config.run.samples
         records: list[dict[str, Any]] = []
-        talk = _Talk(assistant, user, sim.max_turns, samples, records)
+        metered = budget is not None and (assistant.caller.meter or user_caller.meter)
+        starts = Starts(budget, 2 * sim.max_turns) if budget and metered else None
+        talk = _Talk(assistant, user, sim.max_turns, samples, records, starts)
         indexes: list[int] = []  # each written row's index among all rows (for a shard)
 
         def jobs() -> Iterator[tuple[int, tuple[Item, int]]]:
@@ -256,10 +258,24 @@ class _Talk:
     max_turns: int
     samples: int
     records: list[dict[str, Any]]  # per conversation, what the summary needs
+    starts: Starts | None = None  # with a budget: when a conversation may start
 
     async def converse(self, job: tuple[Item, int]) -> tuple[dict[str, Any], bool]:
-        """One conversation, turn by turn: its output row, and whether it failed."""
+        """One conversation, turn by turn: its output row, and whether it failed. Short of
+        budget, the turns of a conversation started earlier go first (its `order`), and a
+        new one starts only as the money left could finish those started (`Starts`), so
+        that a budget finishes conversations rather than starting more."""
         item, sample = job
+        order = item.index * self.samples + sample
+        if self.starts is None:
+            return await self._converse(item, sample, order)
+        await self.starts.start(order)
+        try:
+            return await self._converse(item, sample, order)
+        finally:
+            self.starts.end(order)
+
+    async def _converse(self, item: Item, sample: int, order: int) -> tuple[dict[str, Any], bool]:
         fields = item.fields
         goal, context = str(fields["question"]), fields.get("user_context")
         history = as_messages(fields["chat_history"], label="Earlier conversation")
@@ -269,7 +285,10 @@ class _Talk:
         try:
             while True:
                 asks = self.user.messages(goal, context, history, chat)
-                said = await self.user.turn(asks, sample, replied=turns > 0, tokens=used["user"])
+                said = await self.user.turn(
+                    asks, sample, replied=turns > 0, tokens=used["user"], order=order
+                )
+                self._step(order)
                 plain += said.plain
                 if said.ends:
                     if said.text:
@@ -277,7 +296,8 @@ class _Talk:
                     ended = "user"
                     break
                 chat.append({"role": "user", "content": said.text})
-                reply = await self.assistant.call([*history, *chat], sample)
+                reply = await self.assistant.call([*history, *chat], sample, order=order)
+                self._step(order)
                 used["assistant"].add(reply)
                 chat.append({"role": "assistant", "content": visible(reply.text)})
                 turns += 1
@@ -294,7 +314,7 @@ class _Talk:
         restates = goal.strip().lower() in first.lower()
         self.records.append(
             {
-                "order": item.index * self.samples + sample,
+                "order": order,
                 "sample": sample,
                 "ok": error is None,
                 "cause": error[0] if error else None,
@@ -319,6 +339,11 @@ class _Talk:
             first_message_restates_question=restates,
         )
         return row, error is not None
+
+
+    def _step(self, order: int) -> None:
+        if self.starts is not None:
+            self.starts.step(order)
 
 
 def summarize(records: list[dict[str, Any]], samples: int) -> dict[str, Any]:

@@ -93,12 +93,19 @@ class SimulatedUser:
         return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 
     async def turn(
-        self, messages: list[Message], sample: int, *, replied: bool, tokens: Usage
+        self,
+        messages: list[Message],
+        sample: int,
+        *,
+        replied: bool,
+        tokens: Usage,
+        order: int = 0,
     ) -> UserTurn:
         """The user's next message; asked a second time (another seed) when a reply holds
-        none. `replied`: the assistant has answered once at least (the marker counts)."""
+        none. `replied`: the assistant has answered once at least (the marker counts);
+        `order`: the conversation's place (`Role.call`)."""
         for attempt in (0, 1):
-            reply = await self.role.call(messages, sample, attempt)
+            reply = await self.role.call(messages, sample, attempt, order=order)
             tokens.add(reply)
             found = parse_turn(reply.text, replied=replied)
             if found is not None:
