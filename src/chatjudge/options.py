@@ -67,7 +67,7 @@ class RunOptions(OptionGroup):
     executor: Literal["local", "ray"] = option(
         "local",
         "Where model calls run: this process, or Ray workers (the cluster at RAY_ADDRESS, "
-        "else a local one); the store and results stay here either way.",
+        "else a local one on loopback only); the store and results stay here either way.",
     )
     workers: int | None = option(
         None,

@@ -26,7 +26,8 @@ def merge(
             "--out",
             "-o",
             help="The merged run directory (or JSONL file): what one unsharded command "
-            "would have written, so that command resumes there sending nothing.",
+            "would have written, so that command resumes there sending nothing. One merge "
+            "at a time: another one into the same --out meanwhile is refused (in use).",
         ),
     ],
     protocol: Annotated[

@@ -29,8 +29,8 @@ def merge(
     """Join `shards` (run directories, or JSONL outputs of `generate`/`simulate`) into `out`.
 
     `protocol`: for run directories judged with a custom protocol, its `.toml` file. A
-    problem (missing or repeated shards, different configurations, an existing output)
-    raises `UsageError` before anything is written."""
+    problem (missing or repeated shards, different configurations, an existing output,
+    another merge writing `out`) raises `UsageError` before anything is written."""
     paths = [Path(p) for p in shards]
     target = Path(out)
     if not paths:

@@ -70,7 +70,8 @@ def merge_produced(files: Sequence[Path], out: Path) -> dict[str, Any]:
     samples = first.samples if isinstance(first, SimulationSummary) else 1
     _check_finished(shards, summaries, samples)
     target = Produced(out)
-    check_new(out, (out, target.store, target.summary), files)
+    outputs = (out, target.store, target.summary)
+    check_new(out, outputs, files)
     indexes = [s.shard.indexes if s.shard else [] for s in summaries]
 
     def position(number: int, row: int, line: bytes) -> int:
@@ -87,7 +88,7 @@ def merge_produced(files: Sequence[Path], out: Path) -> dict[str, Any]:
     rows_files = [s.rows for s in shards]
     lines = order_lines(rows_files, position)  # every line read and checked before any write
     rows: list[tuple[int, dict[str, Any]]] = []  # (position, row) of what the summary needs
-    with staged(out.parent) as aside:
+    with staged(out, outputs, beside=True) as aside:
         merge_stores([shard.store for shard in shards], aside / target.store.name)
         with (aside / out.name).open("wb") as written:
             for place, (where, line) in enumerate(read_lines(rows_files, lines)):

@@ -86,7 +86,7 @@ def merge_runs(
     )
     from chatjudge.report import ReportBuilder  # the page machinery, only when writing one
 
-    with staged(out) as aside:
+    with staged(out, files) as aside:
         merge_stores([d / STORE for d in dirs], aside / STORE)
         write_json(aside / RUN_INFO, merged)
         summary = SummaryBuilder(
