@@ -40,7 +40,10 @@ def gate(
         str | None, typer.Option(help="A column grouping rows that move together.")
     ] = None,
     by: Annotated[
-        str | None, typer.Option(help="A column: the difference per slice, worst first.")
+        str | None,
+        typer.Option(
+            help="A column: the difference per slice, worst first (no value: '(missing)')."
+        ),
     ] = None,
     slices_must_not_regress: Annotated[
         bool,
