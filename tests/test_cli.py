@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from chatjudge.options import OVERWRITE_HELP
 from chatjudge.protocols import get_protocol
 from chatjudge.types import Reply
 from tests.runner.conftest import pointwise_rows, read_results, write_jsonl
@@ -333,3 +334,15 @@ def test_a_local_worker_killed_by_sigsegv_stops_the_run_cleanly_and_it_resumes(
     assert len(again) == 10
     assert all(again[r["id"]]["calls"][0]["cached"] for r in finished)
     assert all(again[r["id"]]["scores"] == r["scores"] for r in finished)
+
+
+def help_text(command: str) -> str:
+    """`chatjudge COMMAND --help` as one line of words, without the panels' borders."""
+    done = run_cli(command, "--help", COLUMNS="200")
+    assert done.returncode == 0, done.stderr
+    return " ".join(done.stdout.replace("│", " ").split())
+
+
+@pytest.mark.parametrize("command", ["run", "generate", "simulate", "import", "merge", "gate"])
+def test_every_command_that_writes_takes_overwrite_with_one_help(command: str) -> None:
+    assert f"--overwrite {OVERWRITE_HELP}" in help_text(command)

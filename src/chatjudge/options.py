@@ -41,6 +41,15 @@ def option(
     return Field(default, description=help, json_schema_extra=extra, **limits)
 
 
+# Every command that writes takes --overwrite with this help (`run`, `generate`, `simulate`
+# from here; `import`, `merge`, `gate` through `chatjudge.cli.common.OverwriteOpt`).
+OVERWRITE_HELP = (
+    "Replace what --out holds when it is not this command's output of the same data and "
+    "options; without it, that is refused (exit 2), and the same command resumes there. "
+    "Never over the command's own input, nor over a run's own files."
+)
+
+
 class OptionGroup(BaseModel):
     """A small group of related options; a typo is an error, not a silent default."""
 
@@ -74,11 +83,7 @@ class RunOptions(OptionGroup):
         "Ray workers per model (default: one per CPU of the cluster; local models share them).",
         ge=1,
     )
-    overwrite: bool = option(
-        False,
-        "Replace the results of a different run (another protocol, data, judge or "
-        "result-changing option) found in --out; without it, that is refused (exit 2).",
-    )
+    overwrite: bool = option(False, OVERWRITE_HELP)
     skip_invalid: bool = option(
         False,
         "Go on with the valid rows and list the invalid ones (row, field) in the summary "

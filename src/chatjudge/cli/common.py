@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
-from chatjudge.options import flags_of, option_fields
+from chatjudge.options import OVERWRITE_HELP, flags_of, option_fields
 from chatjudge.secrets import mask
 
 out = Console()
@@ -48,6 +48,7 @@ DryRunOpt = Annotated[
         "output caps and the cost as a range; exit 0.",
     ),
 ]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)]
 ColumnOpt = Annotated[
     str | None, typer.Option(help="The rating column (default: label, score or human).")
 ]

@@ -79,14 +79,16 @@ def data_differences(a: str | None, b: str | None) -> list[str]:
     ]
 
 
-def check_new(out: Path, files: Iterable[Path], inputs: Iterable[Path]) -> None:
-    """The merge writes a new output: never over an input, nor over an earlier output."""
+def check_new(out: Path, files: Iterable[Path], inputs: Iterable[Path], *, overwrite: bool) -> None:
+    """The merge writes a new output: never over an input, and over an earlier output only
+    with `overwrite`."""
     if out.resolve() in {Path(p).resolve() for p in inputs}:
         raise UsageError(f"--out {out} is one of the shards: write the merge elsewhere")
     there = [str(f) for f in files if f.exists()]
-    if there:
+    if there and not overwrite:
         raise UsageError(
-            f"--out {out} already holds {', '.join(there)}: choose a new --out, or remove them"
+            f"--out {out} already holds {', '.join(there)}: choose a new --out, or "
+            "--overwrite to replace them"
         )
 
 
@@ -249,6 +251,8 @@ def staged(target: Path) -> Iterator[Path]:
         yield temporary
         if there:
             for path in temporary.iterdir():
+                for journal in ("-wal", "-shm"):  # a replaced store's, never applied to this one
+                    (target / f"{path.name}{journal}").unlink(missing_ok=True)
                 os.replace(path, target / path.name)
             temporary.rmdir()
         else:
