@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -340,6 +341,24 @@ def test_a_merge_never_writes_over_a_run_or_a_shard(
         merge([shards[0], POINTWISE], tmp_path / "merged")
 
 
+def test_a_merge_replaces_an_earlier_output_only_with_overwrite(
+    pointwise_shards: tuple[list[Path], Path], tmp_path: Path
+) -> None:
+    shards, whole = pointwise_shards
+    earlier = Path(shutil.copytree(shards[1], tmp_path / "earlier"))  # another run
+    (earlier / "calls.sqlite-wal").write_bytes(b"the journal of a store killed mid-write")
+    before = results(earlier)
+    done = run_cli("merge", *map(str, shards), "--out", str(earlier))
+    assert done.returncode == 2 and "or --overwrite to replace them" in done.stderr
+    assert results(earlier) == before != results(whole)
+    done = run_cli("merge", *map(str, shards), "--out", str(shards[0]), "--overwrite")
+    assert done.returncode == 2 and "is one of the shards" in done.stderr
+    done = run_cli("merge", *map(str, shards), "--out", str(earlier), "--overwrite")
+    assert done.returncode == 0, done.stderr
+    assert not (earlier / "calls.sqlite-wal").exists()  # the old store's, not applied to the new
+    assert_merged_equals_whole(earlier, whole)
+
+
 def test_produced_shards_of_different_models_or_unfinished_are_refused(
     server: StubServer, tmp_path: Path
 ) -> None:
@@ -350,7 +369,7 @@ def test_produced_shards_of_different_models_or_unfinished_are_refused(
     message = refused(*shards, out=tmp_path / "merged.jsonl")
     assert "model: openai/candidate vs openai/other" in message
     assert "option max_tokens: 1024 vs 99" in message
-    cli(*produce_args(server, "generate", PAIRWISE, shards[1], "--shard", "1/2"))
+    cli(*produce_args(server, "generate", PAIRWISE, shards[1], "--shard", "1/2", "--overwrite"))
     lines = shards[1].read_text("utf-8").splitlines(keepends=True)
     shards[1].write_text("".join(lines[:-1]), "utf-8")  # as if killed before its last row
     message = refused(*shards, out=tmp_path / "merged.jsonl")
@@ -610,8 +629,8 @@ def test_a_produced_line_that_is_not_json_is_named_by_file_and_line(tmp_path: Pa
     message = refused(*shards, out=tmp_path / "merged.jsonl")
     assert f"{shards[0]}, line 1, is cut off or not a JSON object" in message
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["s0.jsonl", "s0.calls.sqlite", "s0.summary.json"]
-        + ["s1.jsonl", "s1.calls.sqlite", "s1.summary.json"]
+        ["s0.jsonl", "s0.calls.sqlite", "s0.summary.json", "s0.run.json"]
+        + ["s1.jsonl", "s1.calls.sqlite", "s1.summary.json", "s1.run.json"]
     )  # nothing of the merge: no store, no summary, no rows
 
 

@@ -252,8 +252,11 @@ def test_same_call_again_sends_nothing_and_writes_the_same_file(
     assert stub.stats.requests == 16
     assert summary_of(out)["usage"]["calls"] == 8
 
-    # A generation setting changes the key: sent again.
-    go(temperature=0.5)
+    # A generation setting changes the key: sent again, into an output it may replace.
+    with pytest.raises(UsageError, match=r"option temperature: 0\.0 vs 0\.5"):
+        go(temperature=0.5)
+    assert stub.stats.requests == 16 and out.read_bytes() == first
+    go(temperature=0.5, overwrite=True)
     assert stub.stats.requests == 24
 
 

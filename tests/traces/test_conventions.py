@@ -21,7 +21,9 @@ SYSTEM = {"role": "system", "content": "Be brief."}
 
 def imported(tmp_path: Path, *files: Path, turns: str = "all") -> list[dict]:
     out = tmp_path / "rows.jsonl"
-    done = run_cli("import", *map(str, files), "--out", str(out), "--turns", turns)
+    done = run_cli(  # each import replaces the test's earlier one
+        "import", *map(str, files), "--out", str(out), "--turns", turns, "--overwrite"
+    )
     assert done.returncode == 0, done.stderr
     return read_rows(out)
 

@@ -51,6 +51,7 @@ from chatjudge.analysis.gate_units import (
     slice_values,
 )
 from chatjudge.errors import ChatJudgeWarning, UsageError
+from chatjudge.outputs import check_file_output
 from chatjudge.protocols import Protocol
 from chatjudge.rundir import Metric, read_run_info, run_differences, write_json
 from chatjudge.stats.paired import (
@@ -115,6 +116,7 @@ def gate(
     protocol: str | Path | Protocol | None = None,
     allow_mismatch: bool = False,
     out: str | Path | None = None,
+    overwrite: bool = False,
     seed: int = 0,
     report: bool = True,
     control: Control | None = None,
@@ -127,7 +129,8 @@ def gate(
     `candidate` alone must be a pairwise run (candidate vs baseline inside it); with
     `baseline`, two runs of one protocol on the same rows. `out`: where gate.json goes
     (default: the candidate run directory, whose report.html then gets a gate section;
-    `out=False`-like callers pass a path). Warnings (`ChatJudgeWarning`) tell of
+    `out=False`-like callers pass a path); a file there that is not a gate.json is refused
+    unless `overwrite`, and an input or a run's file always. Warnings (`ChatJudgeWarning`) tell of
     accepted mismatches and of peeking (gating a grown run again).
 
     Corrections (`chatjudge.analysis.gate_corrections`): `control` decides one pairwise
@@ -145,6 +148,9 @@ def gate(
             f"--baseline {base_dir} and --candidate {cand_dir} are the same run directory: "
             "nothing to compare"
         )
+    target = Path(out) if out is not None else cand_dir / GATE
+    inputs = [Path(p) for p in (data, human) if p is not None]
+    check_file_output(target, inputs, kind="gate.json", is_kind=_is_gate, overwrite=overwrite)
     cand_info = read_run_info(cand_dir)
     found: list[str] = []
     if base_dir is not None:
@@ -209,7 +215,6 @@ def gate(
         result.calibrated = {k: CalibratedMetric(**v) for k, v in figures.items()}
         for notice in notices:
             warnings.warn(notice, ChatJudgeWarning, 2)
-    target = Path(out) if out is not None else cand_dir / GATE
     result.looks = earlier_looks(target, result)
     target.parent.mkdir(parents=True, exist_ok=True)
     write_json(target, result)
@@ -509,10 +514,18 @@ def _noise(paired: Paired) -> GateNoise | None:
     )
 
 
+def _is_gate(path: Path) -> bool:
+    try:
+        read_gate(path)
+    except UsageError:
+        return False
+    return True
+
+
 def earlier_looks(target: Path, new: Gate) -> list[GateLook]:
     """The looks before this one at the same runs and metric. Gating a run again after
     it grew is peeking: the interval's 95% no longer holds, so it is warned about."""
-    if not target.is_file():
+    if not target.is_file() or not _is_gate(target):  # not a gate: --overwrite replaces it
         return []
     old = read_gate(target)
     if old.runs != new.runs or old.metric != new.metric:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from chatjudge.cli.common import err, fail
+from chatjudge.cli.common import OverwriteOpt, err, fail
 from chatjudge.errors import ChatJudgeError
 
 
@@ -22,7 +22,15 @@ def import_traces(
             show_default=False,
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The JSONL file of rows to write.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="The JSONL file of rows to write; beside it, <name>.run.json records the "
+            "import (files and options), so that the same import rewrites it.",
+        ),
+    ],
     turns: Annotated[
         str,
         typer.Option(
@@ -61,6 +69,7 @@ def import_traces(
             "id) on stderr, exit 1; without it, invalid input stops everything (exit 2).",
         ),
     ] = False,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Turn production traces into rows for a pairwise replay: calls grouped into
     conversations, each row the history and user turn a production call saw and the reply
@@ -78,6 +87,7 @@ def import_traces(
         redact=tuple(redact or ()),
         keep=tuple(keep or ()),
         skip_invalid=skip_invalid,
+        overwrite=overwrite,
     )
     try:
         done = import_traces(files, out, options)

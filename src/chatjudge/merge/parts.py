@@ -81,18 +81,20 @@ def data_differences(a: str | None, b: str | None) -> list[str]:
     ]
 
 
-def check_new(out: Path, files: Iterable[Path], inputs: Iterable[Path]) -> None:
-    """The merge writes a new output: never over an input, nor over an earlier output."""
+def check_new(out: Path, files: Iterable[Path], inputs: Iterable[Path], *, overwrite: bool) -> None:
+    """The merge writes a new output: never over an input, and over an earlier output only
+    with `overwrite`."""
     if out.resolve() in {Path(p).resolve() for p in inputs}:
         raise UsageError(f"--out {out} is one of the shards: write the merge elsewhere")
-    _check_absent(out, files)
+    _check_absent(out, files, overwrite=overwrite)
 
 
-def _check_absent(out: Path, files: Iterable[Path]) -> None:
+def _check_absent(out: Path, files: Iterable[Path], *, overwrite: bool) -> None:
     there = [str(f) for f in files if f.exists()]
-    if there:
+    if there and not overwrite:
         raise UsageError(
-            f"--out {out} already holds {', '.join(there)}: choose a new --out, or remove them"
+            f"--out {out} already holds {', '.join(there)}: choose a new --out, or "
+            "--overwrite to replace them"
         )
 
 
@@ -240,7 +242,9 @@ def count_rows(path: Path) -> int:
 
 
 @contextmanager
-def staged(out: Path, files: Sequence[Path], *, beside: bool = False) -> Iterator[Path]:
+def staged(
+    out: Path, files: Sequence[Path], *, overwrite: bool, beside: bool = False
+) -> Iterator[Path]:
     """A new directory to write the merge in, moved into place at the end: its files go into
     the directory `out` (made if missing), or `beside` the file `out` (a JSONL output with its
     store and summary). A merge that fails leaves nothing behind, so the corrected merge can
@@ -248,8 +252,8 @@ def staged(out: Path, files: Sequence[Path], *, beside: bool = False) -> Iterato
 
     One merge at a time writes to one `out` (a lock file where it stages): another one then
     is refused (in use), and one that finds `files` there now (a merge into `out` that has
-    just finished) is refused as `check_new` refuses it. The staging folders of a merge into
-    `out` killed before its end are removed: no merge is writing them."""
+    just finished) is refused as `check_new` refuses it, unless `overwrite`. The staging
+    folders of a merge into `out` killed before its end are removed: no merge writes them."""
     target = out.parent if beside else out
     if target.exists() and not target.is_dir():
         raise UsageError(f"--out {target} is a file, not a directory: choose a new --out")
@@ -258,7 +262,7 @@ def staged(out: Path, files: Sequence[Path], *, beside: bool = False) -> Iterato
     prepare_output(parent)
     name = f".{out.name or 'merge'}"
     with _claimed(out, parent / f"{name}.merge.lock"):
-        _check_absent(out, files)
+        _check_absent(out, files, overwrite=overwrite)
         for folder in {parent, target.parent}:  # where it stages, had `target` been missing
             for leftover in folder.glob(f"{glob.escape(name)}.merging-*"):
                 shutil.rmtree(leftover, ignore_errors=True)
@@ -268,6 +272,8 @@ def staged(out: Path, files: Sequence[Path], *, beside: bool = False) -> Iterato
             yield temporary
             if there:
                 for path in temporary.iterdir():
+                    for journal in ("-wal", "-shm"):  # a replaced store's, never applied to this
+                        (target / f"{path.name}{journal}").unlink(missing_ok=True)
                     os.replace(path, target / path.name)
                 temporary.rmdir()
             else:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Literal
 
 from chatjudge.errors import ChatJudgeError, UsageError
-from chatjudge.rundir import prepare_output
+from chatjudge.outputs import check_produced_output
+from chatjudge.rundir import Produced, ProducedInfo, prepare_output, write_json
 from chatjudge.traces.calls import Call, FailedCall, Interner, TraceProblem, Where
 from chatjudge.traces.completions_log import call_of_record, is_completions_log
 from chatjudge.traces.conversations import contradiction, group, order, turns
@@ -50,6 +51,23 @@ class ImportOptions:
     redact: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
     skip_invalid: bool = False
+    overwrite: bool = False  # replace an --out that is not this import's output
+
+    def record(self, paths: Sequence[Path]) -> ProducedInfo:
+        """What an import writes beside its rows: the files' names (in any order: the rows
+        do not depend on it) and the options that change the rows."""
+        return ProducedInfo(
+            command="import",
+            models={},
+            data=", ".join(sorted(path.name for path in paths)),
+            options={
+                "turns": self.turns,
+                "sample": self.sample,
+                "seed": self.seed,
+                "redact": list(self.redact),
+                "keep": list(self.keep),
+            },
+        )
 
 
 @dataclass(slots=True)
@@ -68,7 +86,10 @@ def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> I
     unless `options.skip_invalid`."""
     _check(paths, options)
     redactor = Redactor(options.redact)
-    prepare_output(out.parent, (out,))  # an unwritable --out: said now, not after the reading
+    produced, made = Produced(out), options.record(paths)
+    check_produced_output(produced, made, paths, overwrite=options.overwrite)
+    # An unwritable --out: said now, not after the reading.
+    prepare_output(out.parent, (out, produced.record))
     problems: list[TraceProblem] = []
     calls: list[Call] = []
     failed = 0
@@ -120,6 +141,7 @@ def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> I
             raise TraceError([TraceProblem(", ".join(p.name for p in paths), why)], 1)
 
     done.n_rows = write_rows(rows(), out)
+    write_json(produced.record, made)  # once the rows are in place
     done.n_conversations = len(chosen)
     done.skipped = [str(p) for p in problems]
     return done
