@@ -119,3 +119,13 @@ def test_render_messages_directly() -> None:
         [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
     )
     assert text == "**user**: a\n**assistant**: b"
+
+
+def test_a_line_nested_too_deep_is_a_row_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    deep = "[" * 10_000 + "]" * 10_000
+    path.write_text(json.dumps(ROWS[0]) + "\n" + '{"id": "c", "chat": ' + deep + "}\n")
+    rows = list(Source(path))
+    assert rows[0].error is None
+    assert (rows[1].number, rows[1].data) == (2, None)
+    assert rows[1].error == "unparseable JSON line: nested more than 200 levels deep"

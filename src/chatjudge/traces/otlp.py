@@ -69,21 +69,23 @@ def hex_id(value: Any) -> str | None:
 def records(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, decoded object) for each line, a TraceProblem for a line that is not
     JSON; a file holding one JSON object (or array of them) written over many lines is read
-    whole, as line 1."""
+    whole, as line 1. Only a file whose first line is no JSON can be such a file, so it is
+    read whole at most once: a file of bad lines costs one pass, not one per line."""
+    first = True
     with path.open("rb") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                value = jsoncodec.loads(line)
+                value = jsoncodec.loads(line, max_depth=jsoncodec.INPUT_DEPTH)
             except ValueError as exc:
-                if number == 1 or not line.startswith(b"{"):
-                    whole = _whole(path)
-                    if whole is not None:
-                        yield from _items(1, whole)
-                        return
+                if first and (whole := _whole(path)) is not None:
+                    yield from _items(1, whole)
+                    return
+                first = False
                 yield number, TraceProblem(Where(path.name, number), f"unparseable JSON: {exc}")
                 continue
+            first = False
             yield from _items(number, value)
 
 
@@ -97,7 +99,7 @@ def _items(number: int, value: Any) -> Iterator[tuple[int, Any]]:
 
 def _whole(path: Path) -> Any:
     try:
-        return jsoncodec.loads(path.read_bytes())
+        return jsoncodec.loads(path.read_bytes(), max_depth=jsoncodec.INPUT_DEPTH)
     except ValueError:
         return None
 
