@@ -151,7 +151,7 @@ def _csv_rows(path: Path) -> Iterator[RawRow]:
         for number, why in bad:
             yield RawRow(number, None, f"line {number} of the file is {why}")
         return
-    with path.open("r", encoding="utf-8", newline="") as fh:
+    with path.open("r", encoding="utf-8-sig", newline="") as fh:  # -sig: a BOM is no data
         for number, rec in enumerate(csv.DictReader(fh), 1):
             if None in rec:
                 yield RawRow(number, None, "more cells than header columns")
