@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.traces.calls import Call, FailedCall, Interner, TraceProblem, Where
+from chatjudge.traces.calls import Call, DuplicateSpan, FailedCall, Interner, TraceProblem, Where
 from chatjudge.traces.genai import EVENT_NAMES, Event
 from chatjudge.traces.spans import NO_MESSAGES, SpanInfo, call_of_span, is_call
 
@@ -104,6 +105,31 @@ def _whole(path: Path) -> Any:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A chat span that records no messages: perhaps they are log records (`finish`)."""
+
+    span_id: str
+    attrs: dict[str, Any]
+    info: SpanInfo
+
+
+Outcome = Call | FailedCall | TraceProblem | _Pending | None  # None: not a call
+
+
+def _said(outcome: Outcome) -> Any:
+    """What a span's outcome says, where it was read left out: two spans under one id that
+    say the same are one span exported twice (an exporter's retry, or two exports given)."""
+    if isinstance(outcome, Call):
+        c = outcome
+        return (c.start, c.end, c.messages, c.reply, c.model, c.conversation, c.kept)
+    if isinstance(outcome, _Pending):
+        return (outcome.attrs, outcome.info.start, outcome.info.end)
+    if isinstance(outcome, TraceProblem):
+        return str(outcome).removeprefix(str(outcome.where))
+    return "failed" if isinstance(outcome, FailedCall) else None
+
+
 class OtlpReader:
     """Reads any number of OTLP JSON files; calls come out as spans are read, calls whose
     messages live in log records once every file has been read (`finish`)."""
@@ -111,13 +137,14 @@ class OtlpReader:
     def __init__(self, keep: tuple[str, ...], intern: Interner) -> None:
         self.keep = keep
         self.intern = intern
-        self._pending: dict[str, tuple[dict[str, Any], SpanInfo]] = {}
+        self._pending: dict[str, _Pending] = {}
         self._logged: dict[str, list[tuple[int, Event]]] = {}
-        self._seen: set[tuple[str | None, str]] = set()
+        # (trace id, span id) of each call read: where, and what it gave
+        self._seen: dict[tuple[str | None, str], tuple[Where, Outcome]] = {}
 
     def read(
         self, path: Path, number: int, record: Any
-    ) -> Iterator[Call | FailedCall | TraceProblem]:
+    ) -> Iterator[Call | FailedCall | TraceProblem | DuplicateSpan]:
         """The calls of one decoded line of `path`; a line whose structure is not OTLP's
         (a string where an object belongs, a time that is no number) is a problem of its
         own, named by file and line."""
@@ -138,20 +165,37 @@ class OtlpReader:
 
     def _span(
         self, span: dict[str, Any], resource: dict[str, Any], path: Path, number: int
-    ) -> Call | FailedCall | TraceProblem | None:
+    ) -> Call | FailedCall | TraceProblem | DuplicateSpan | None:
+        """The span's call; a span whose ids were read before is read once if it says the
+        same, and is a DuplicateSpan if not (spans without ids are each a call)."""
         span_id, trace_id = hex_id(span.get("spanId")), hex_id(span.get("traceId"))
-        if span_id and (trace_id, span_id) in self._seen:  # an exporter's retry wrote it twice
+        where = Where(path.name, number, span_id)
+        outcome = self._outcome(span, resource, where, trace_id)
+        if span_id:
+            seen = self._seen.get((trace_id, span_id))
+            if seen is not None:
+                first, before = seen
+                if _said(outcome) == _said(before):
+                    return None
+                return DuplicateSpan(where, first, trace_id)
+            if outcome is not None:
+                self._seen[(trace_id, span_id)] = (where, outcome)
+        if isinstance(outcome, _Pending):
+            self._pending[outcome.span_id] = outcome
             return None
+        return outcome
+
+    def _outcome(
+        self, span: dict[str, Any], resource: dict[str, Any], where: Where, trace_id: str | None
+    ) -> Outcome:
         attrs = attributes(span.get("attributes"))
         events: list[Event] = [
             (e.get("name", ""), attributes(e.get("attributes"))) for e in span.get("events") or ()
         ]
         if not is_call(attrs, events):
             return None
-        if span_id:  # spans without ids cannot be told to be the same: each is a call
-            self._seen.add((trace_id, span_id))
         info = SpanInfo(
-            Where(path.name, number, span_id),
+            where,
             int(span.get("startTimeUnixNano") or 0),
             int(span.get("endTimeUnixNano") or 0),
             trace_id,
@@ -161,10 +205,9 @@ class OtlpReader:
             return call_of_span(attrs, events, info, keep=self.keep, intern=self.intern)
         except TraceProblem as problem:
             if (span.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR"):
-                return FailedCall(info.where)
-            if span_id and str(problem).endswith(NO_MESSAGES):  # perhaps in log records
-                self._pending[span_id] = (attrs, info)
-                return None
+                return FailedCall(where)
+            if where.span_id and str(problem).endswith(NO_MESSAGES):  # perhaps in log records
+                return _Pending(where.span_id, attrs, info)
             return problem
 
     def _logs(self, block: dict[str, Any]) -> None:
@@ -182,11 +225,13 @@ class OtlpReader:
 
     def finish(self) -> Iterator[Call | TraceProblem]:
         """Spans whose messages were log records, joined with them; those that had none."""
-        for span_id, (attrs, info) in self._pending.items():
+        for span_id, pending in self._pending.items():
             logged = sorted(self._logged.get(span_id, ()), key=lambda t: t[0])
             events = [event for _, event in logged]
             try:
-                yield call_of_span(attrs, events, info, keep=self.keep, intern=self.intern)
+                yield call_of_span(
+                    pending.attrs, events, pending.info, keep=self.keep, intern=self.intern
+                )
             except TraceProblem as problem:
                 yield problem
         self._pending.clear()
