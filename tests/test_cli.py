@@ -86,6 +86,14 @@ def test_failed_items_exit_1(stub: StubServer, tmp_path: Path) -> None:
             '{"chat": 5.5, "question": ["q"], "answer": "a"}\n',
             "row 1, field 'question': expected a string, got a list",
         ),
+        *(  # too deep for `json` (a RecursionError once), and too deep for a record
+            (
+                '{"chat": "x", "question": "q", "answer": "a"}\n'
+                f'{{"chat": "x", "question": "q", "answer": {"[" * depth}{"]" * depth}}}\n',
+                "row 2, field '(row)': unparseable JSON line: nested more than 200 levels deep",
+            )
+            for depth in (10_000, 1_000)
+        ),
     ],
 )
 def test_invalid_data_exit_2_and_nothing_sent(
@@ -96,6 +104,7 @@ def test_invalid_data_exit_2_and_nothing_sent(
     done = _judge(stub, data, tmp_path / "run")
     assert done.returncode == 2
     assert message in done.stderr and "nothing was sent" in done.stderr
+    assert "Traceback" not in done.stderr
     assert stub.stats.requests == 0
     assert not (tmp_path / "run").exists()
 

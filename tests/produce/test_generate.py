@@ -554,6 +554,23 @@ def test_cli_bad_data_or_field_exit_2_and_nothing_sent(stub: StubServer, tmp_pat
     assert stub.stats.requests == 0 and not out.exists()
 
 
+@pytest.mark.parametrize("depth", [10_000, 1_000])
+def test_a_row_nested_too_deep_is_a_row_error(stub: StubServer, tmp_path: Path, depth: int) -> None:
+    """10,000 levels were a RecursionError of `json`; 1,000 (orjson reads them) one of
+    writing the output, after the model was paid."""
+    data = write_jsonl(tmp_path / "deep.jsonl", dialogues(1))
+    with data.open("a") as fh:
+        fh.write(f'{{"id": "x", "prompt": "Hi", "extra": {"[" * depth}{"]" * depth}}}\n')
+    out = tmp_path / "out.jsonl"
+    common = ["--model", "openai/stub", "--base-url", stub.base_url, "--out", str(out)]
+    done = chatjudge_cli("generate", str(data), *common)
+    assert done.returncode == 2, done.stderr
+    said = " ".join(done.stderr.split())
+    assert "row 2, field '(row)': unparseable JSON line: nested more than 200 levels" in said
+    assert "Traceback" not in done.stderr
+    assert stub.stats.requests == 0 and not out.exists()
+
+
 def test_writing_over_the_input_loses_no_row(tmp_path: Path) -> None:
     rows = dialogues(3)
     data = write_jsonl(tmp_path / "d.jsonl", rows)

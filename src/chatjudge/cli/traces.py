@@ -11,6 +11,8 @@ from rich.markup import escape
 from chatjudge.cli.common import OverwriteOpt, err, fail
 from chatjudge.errors import ChatJudgeError
 
+MAX_DUPLICATES_SHOWN = 20
+
 
 def import_traces(
     files: Annotated[
@@ -73,7 +75,8 @@ def import_traces(
 ) -> None:
     """Turn production traces into rows for a pairwise replay: calls grouped into
     conversations, each row the history and user turn a production call saw and the reply
-    it gave (baseline_model_response).
+    it gave (baseline_model_response). A span whose trace and span ids were read before
+    is read once if it makes the same call, and left out with a warning if not.
 
     Then `generate --field response --model CANDIDATE`, `run -p pairwise-chat-quality`
     and `gate` compare a candidate model with production.
@@ -105,6 +108,18 @@ def import_traces(
         err.print(
             f"passed over {done.n_failed_calls} call(s) that failed in production (error "
             "status, no reply)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if done.duplicates:
+        shown = done.duplicates[:MAX_DUPLICATES_SHOWN]
+        more = len(done.duplicates) - len(shown)
+        listed = "".join(f"\n  {escape(d)}" for d in shown) + (
+            f"\n  ... and {more} more" if more else ""
+        )
+        err.print(
+            f"[bold yellow]warning:[/] {len(done.duplicates)} span(s) left out: a span read "
+            f"before has the same trace and span ids, with other content{listed}",
             highlight=False,
             soft_wrap=True,
         )

@@ -19,7 +19,14 @@ from typing import Literal
 from chatjudge.errors import ChatJudgeError, UsageError
 from chatjudge.outputs import check_produced_output
 from chatjudge.rundir import Produced, ProducedInfo, prepare_output, write_json
-from chatjudge.traces.calls import Call, FailedCall, Interner, TraceProblem, Where
+from chatjudge.traces.calls import (
+    Call,
+    DuplicateSpan,
+    FailedCall,
+    Interner,
+    TraceProblem,
+    Where,
+)
 from chatjudge.traces.completions_log import call_of_record, is_completions_log
 from chatjudge.traces.conversations import contradiction, group, order, turns
 from chatjudge.traces.otlp import OtlpReader, is_otlp, records
@@ -79,6 +86,7 @@ class Imported:
     n_conversations: int = 0
     n_rows: int = 0
     skipped: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)  # spans under a taken id, left out
 
 
 def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> Imported:
@@ -93,14 +101,17 @@ def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> I
     problems: list[TraceProblem] = []
     calls: list[Call] = []
     failed = 0
+    duplicates: list[str] = []
     for found in read_calls(paths, options.keep, Interner()):
         if isinstance(found, Call):
             calls.append(found)
         elif isinstance(found, FailedCall):
             failed += 1
+        elif isinstance(found, DuplicateSpan):
+            duplicates.append(str(found))
         else:
             problems.append(found)
-    done = Imported(n_calls=len(calls), n_failed_calls=failed)
+    done = Imported(n_calls=len(calls), n_failed_calls=failed, duplicates=duplicates)
     conversations = group(order(calls))
     del calls  # the conversations hold them now
     by_turn: dict[str, list[list[Call]]] = {}
@@ -171,9 +182,9 @@ def _sample(ids: list[str], n: int | None, seed: int) -> set[str]:
 
 def read_calls(
     paths: Sequence[Path], keep: tuple[str, ...], intern: Interner
-) -> Iterator[Call | FailedCall | TraceProblem]:
+) -> Iterator[Call | FailedCall | TraceProblem | DuplicateSpan]:
     """Every call of every file (OTLP JSON, chat-completions logs, span tables), and every
-    problem found on the way, one at a time."""
+    problem and duplicate span id found on the way, one at a time."""
     otlp = OtlpReader(keep, intern)
     for path in paths:
         if path.suffix.lower() in TABLE_SUFFIXES:
