@@ -71,6 +71,7 @@ bench: $(VENV)/.test-installed
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/ray_executor.py
 	$(BIN)/python bench/import_traces.py
+	$(BIN)/python bench/import_junk.py
 
 clean:
 	rm -rf $(VENV) chatjudge-runs test-output

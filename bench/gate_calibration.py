@@ -2,7 +2,7 @@
 
     python bench/gate_calibration.py            # full: 4,000 replications per scenario
     python bench/gate_calibration.py --quick    # a tenth of them: a one-minute smoke run
-    python bench/gate_calibration.py --only a,c
+    python bench/gate_calibration.py --only a,d
 
 (a) error rates at the boundary: with no true difference, the share of `pass` under
     require=better, and of `fail` under not-worse with M = 0; with the true difference
@@ -12,10 +12,16 @@
 (c) the sequential gate, a look after every batch of 20 rows: error rates under repeated
     looks, the warm-up the asymptotic sequence needs, and the share of rows judged on a
     clear-cut case.
+(d) small samples, n = 2..30, 50 and 100: the wrong-pass rate under the extremal nulls
+    (pairwise wins and losses 1/2 each; ties 1 - 2M and losses 2M; a 1-3 score's +1 with
+    probability 2/3 and -2 with 1/3; a 0/1 metric with few discordant pairs), each at most
+    0.025 + 2 MC SE at every n, beside the rate of the interval without the small-sample
+    rule; then the share passing on a few true effects at small n, with and without it.
 
 Every run is judged through chatjudge.stats exactly as the gate calls it (the default
-10,000 bootstrap resamples and seed); figures print with their Monte Carlo SE and target,
-and the exit status is 1 when a target is missed.
+10,000 bootstrap resamples and seed, the range of a row's difference the protocol gives);
+figures print with their Monte Carlo SE and target, and the exit status is 1 when a target
+is missed.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from chatjudge.stats import (
+    Difference,
     bootstrap_ci,
     confidence_sequence_path,
     decide,
@@ -49,11 +56,21 @@ Draw = Callable[[np.random.Generator, float], tuple[np.ndarray, np.ndarray, np.n
 @dataclass(frozen=True)
 class Scenario:
     """A synthetic pair of runs: `draw(rng, shift)` gives (candidate, baseline, clusters) per
-    row and `truth(shift)` the exact Δ that shift makes."""
+    row and `truth(shift)` the exact Δ that shift makes; `bounds`: the range of one row's
+    difference, as the gate passes it."""
 
     name: str
     draw: Draw
     truth: Callable[[float], float]
+    bounds: tuple[float, float]
+
+    def gate(
+        self, drawn: tuple[np.ndarray, np.ndarray, np.ndarray | None], margin: float, require: str
+    ) -> Difference:
+        """The interval the gate decides on (never three-point: a sign test needs one vote
+        or one 0/1 measurement per row and no clusters, and Tango's rows are many)."""
+        boundary = -margin if require == "not-worse" else 0.0
+        return paired_difference(*drawn, bounds=self.bounds, boundary=boundary)
 
     def shift_for(self, delta: float) -> float:
         """The shift whose true Δ is `delta`."""
@@ -133,12 +150,12 @@ def _normal_truth(shift: float) -> float:
 
 
 SCENARIOS = [
-    Scenario("0/1 metric, two runs (Tango)", _binary, lambda s: s),
-    Scenario("1-3 ordinal, two runs", _ordinal, _ordinal_truth),
-    Scenario("pairwise, 30% ties, position bias", _pairwise, lambda s: s),
-    Scenario("clustered, 10 rows/cluster, ICC 0.5", _clustered, _normal_truth),
-    Scenario("20 clusters (200 rows), ICC 0.5", _few_clusters, _normal_truth),
-    Scenario("3 samples per row, corr 0.5", _samples, _normal_truth),
+    Scenario("0/1 metric, two runs (Tango)", _binary, lambda s: s, (-1.0, 1.0)),
+    Scenario("1-3 ordinal, two runs", _ordinal, _ordinal_truth, (-2.0, 2.0)),
+    Scenario("pairwise, 30% ties, position bias", _pairwise, lambda s: s, (-0.5, 0.5)),
+    Scenario("clustered, 10 rows/cluster, ICC 0.5", _clustered, _normal_truth, (-1.0, 1.0)),
+    Scenario("20 clusters (200 rows), ICC 0.5", _few_clusters, _normal_truth, (-1.0, 1.0)),
+    Scenario("3 samples per row, corr 0.5", _samples, _normal_truth, (-1.0, 1.0)),
 ]
 
 
@@ -195,7 +212,7 @@ def error_rates(report: Report, runs: int, seed: int) -> None:
         better_pass = worse_fail = plain_pass = 0
         for _ in range(runs):
             cand, base, clusters = scenario.draw(rng, 0.0)
-            diff = paired_difference(cand, base, clusters)
+            diff = scenario.gate((cand, base, clusters), 0.0, "better")
             better_pass += decide(diff.ci95, 0.0, "better") == "pass"
             worse_fail += decide(diff.ci95, 0.0, "not-worse") == "fail"
             if scenario.draw is _few_clusters:  # the plain percentile interval, for contrast
@@ -205,7 +222,7 @@ def error_rates(report: Report, runs: int, seed: int) -> None:
         at_margin = scenario.shift_for(-MARGIN)
         margin_pass = 0
         for _ in range(runs):
-            diff = paired_difference(*scenario.draw(rng, at_margin))
+            diff = scenario.gate(scenario.draw(rng, at_margin), MARGIN, "not-worse")
             margin_pass += decide(diff.ci95, MARGIN, "not-worse") == "pass"
         print(f" {scenario.name} [{diff.method}, {time.perf_counter() - start:.0f} s]")
         report.share("Δ = 0: pass under better", better_pass, runs)
@@ -230,7 +247,7 @@ def power_match(report: Report, runs: int, seed: int) -> None:
             shift = scenario.shift_for(delta)
             passed, predicted = np.empty(runs, bool), np.empty(runs)
             for r in range(runs):
-                diff = paired_difference(*scenario.draw(rng, shift))
+                diff = scenario.gate(scenario.draw(rng, shift), margin, require)
                 passed[r] = decide(diff.ci95, margin, require) == "pass"  # type: ignore[arg-type]
                 predicted[r] = power(delta, diff.se, margin, require)  # type: ignore[arg-type]
             label = f"Δ = boundary + {'MDE' if fraction == 1 else 'MDE/2'}"
@@ -324,10 +341,120 @@ def _peeking(rng: np.random.Generator, runs: int, total: int, batch: int) -> flo
     return float(np.mean(lo[np.arange(runs), first] > 0))
 
 
+SMALL_NS = [*range(2, 31), 50, 100]
+SMALL_MARGIN = 0.02
+
+
+@dataclass(frozen=True)
+class Null:
+    """Rows of a few kinds, (candidate, baseline) each, drawn with `probs`: a distribution of
+    one row's difference whose mean sits exactly on the boundary."""
+
+    name: str
+    rows: list[tuple[float, float]]
+    probs: list[float]
+    bounds: tuple[float, float]
+    three_point: bool  # one vote or one 0/1 measurement per row: the sign test applies
+    margin: float
+    require: str
+
+    def sample(self, counts: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """`counts[k]` rows of kind k, in a seeded random order (the gate's row order)."""
+        kinds = np.random.default_rng(seed).permutation(np.repeat(np.arange(len(counts)), counts))
+        table = np.array(self.rows)
+        return table[kinds, 0], table[kinds, 1]
+
+    def passes(self, counts: np.ndarray, seed: int, guarded: bool = True) -> bool:
+        cand, base = self.sample(counts, seed)
+        boundary = -self.margin if self.require == "not-worse" else 0.0
+        if guarded:
+            diff = paired_difference(
+                cand, base, bounds=self.bounds, boundary=boundary, three_point=self.three_point
+            )
+        else:
+            diff = paired_difference(cand, base)
+        return decide(diff.ci95, self.margin, self.require) == "pass"  # type: ignore[arg-type]
+
+
+M2 = 2 * SMALL_MARGIN
+NULLS = [
+    Null("pairwise: wins 1/2, losses 1/2 (M=0)", [(1.0, 0.5), (0.0, 0.5)], [0.5, 0.5],
+         (-0.5, 0.5), True, 0.0, "better"),
+    Null(f"pairwise: ties {1 - M2:g}, losses {M2:g} (M={SMALL_MARGIN:g})",
+         [(0.5, 0.5), (0.0, 0.5)], [1 - M2, M2], (-0.5, 0.5), True, SMALL_MARGIN, "not-worse"),
+    Null("1-3 scores: +1 w.p. 2/3, -2 w.p. 1/3 (M=0)", [(2.0, 1.0), (1.0, 3.0)], [2 / 3, 1 / 3],
+         (-2.0, 2.0), False, 0.0, "better"),
+    Null("0/1 metric: 10% discordant (M=0)", [(1.0, 0.0), (0.0, 1.0), (1.0, 1.0)],
+         [0.05, 0.05, 0.9], (-1.0, 1.0), True, 0.0, "better"),
+    Null("0/1 metric: 4% discordant (M=0)", [(1.0, 0.0), (0.0, 1.0), (1.0, 1.0)],
+         [0.02, 0.02, 0.96], (-1.0, 1.0), True, 0.0, "better"),
+    # rare, skewed differences among many equal rows: why a sample counts as small by the
+    # units that differ, not only by its size
+    Null("1-3 scores: 0 w.p. .9, +1 1/15, -2 1/30 (M=0)", [(1.0, 1.0), (2.0, 1.0), (1.0, 3.0)],
+         [0.9, 1 / 15, 1 / 30], (-2.0, 2.0), False, 0.0, "better"),
+]  # fmt: skip
+
+
+def _pass_rate(null: Null, n: int, runs: int, rng: np.random.Generator, guarded: bool) -> int:
+    """Passes over `runs` draws of n rows; each distinct table of counts is gated once
+    (rows in a seeded random order), since the decision depends on little else."""
+    draws = rng.multinomial(n, null.probs, size=runs)
+    tables, frequency = np.unique(draws, axis=0, return_counts=True)
+    return int(
+        sum(f for t, f in zip(tables, frequency, strict=True) if null.passes(t, n, guarded))
+    )
+
+
+def small_samples(report: Report, runs: int, seed: int) -> None:
+    print(f"(d) small samples: wrong passes under extremal nulls, {runs} runs per n")
+    limit = ALPHA_SIDE + 2 * math.sqrt(ALPHA_SIDE * (1 - ALPHA_SIDE) / runs)
+    header = f"  {'n':>4}  {'null':<44} {'wrong pass':>10} {'MC SE':>7} {'limit':>7}  ok"
+    for k, null in enumerate(NULLS):
+        print(header + "   (no small-sample rule)")
+        start = time.perf_counter()
+        for n in SMALL_NS:
+            passed = _pass_rate(null, n, runs, np.random.default_rng([seed, 300 + k, n]), True)
+            plain = _pass_rate(null, n, runs, np.random.default_rng([seed, 300 + k, n]), False)
+            rate = passed / runs
+            se = math.sqrt(rate * (1 - rate) / runs)
+            ok = rate <= limit
+            print(f"  {n:>4}  {null.name:<44} {rate:>10.4f} {se:>7.4f} {limit:>7.4f}  "
+                  f"{'yes' if ok else 'NO'}   ({plain / runs:.4f})")  # fmt: skip
+            if not ok:
+                report.missed.append(f"{null.name}, n = {n}")
+        print(f"  [{time.perf_counter() - start:.0f} s]")
+    small_power(runs, seed)
+
+
+POWER_CASES = [
+    (Null("pairwise: wins 3/4, losses 1/4 (M=0)", [(1.0, 0.5), (0.0, 0.5)], [0.75, 0.25],
+          (-0.5, 0.5), True, 0.0, "better"), (10, 20, 29)),
+    (Null("pairwise: wins .4, ties .5, losses .1 (M=0.02)",
+          [(1.0, 0.5), (0.5, 0.5), (0.0, 0.5)], [0.4, 0.5, 0.1], (-0.5, 0.5), True,
+          SMALL_MARGIN, "not-worse"), (10, 20, 29)),
+    (Null("1-3 scores: +1 .5, 0 .4, -1 .1 (M=0)", [(2.0, 1.0), (1.0, 1.0), (1.0, 2.0)],
+          [0.5, 0.4, 0.1], (-2.0, 2.0), False, 0.0, "better"), (10, 20, 29)),
+    (Null("0/1 metric: 15% vs 5% discordant (M=0)", [(1.0, 0.0), (0.0, 1.0), (1.0, 1.0)],
+          [0.15, 0.05, 0.8], (-1.0, 1.0), True, 0.0, "better"), (50, 100, 200)),
+]  # fmt: skip
+
+
+def small_power(runs: int, seed: int) -> None:
+    print(f" power at small n: the share passing with and without the rule, {runs} runs")
+    for k, (case, sizes) in enumerate(POWER_CASES):
+        for n in sizes:
+            rates = [
+                _pass_rate(case, n, runs, np.random.default_rng([seed, 400 + k, n]), guarded)
+                / runs
+                for guarded in (True, False)
+            ]
+            print(f"  {n:>4}  {case.name:<44} {rates[0]:>10.4f}   (without: {rates[1]:.4f})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of the replications")
-    parser.add_argument("--only", default="a,b,c", help="parts to run, e.g. a,c")
+    parser.add_argument("--only", default="a,b,c,d", help="parts to run, e.g. a,d")
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
     scale = 10 if args.quick else 1
@@ -340,6 +467,8 @@ def main() -> int:
         power_match(report, 2000 // scale, args.seed)
     if "c" in parts:
         sequential(report, 4000 // scale, args.seed)
+    if "d" in parts:
+        small_samples(report, 20_000 // scale, args.seed)
     print(f"{len(report.missed)} target(s) missed; {time.perf_counter() - start:.0f} s in all")
     for label in report.missed:
         print(f"  missed: {label}")

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from chatjudge.__about__ import __version__
+from chatjudge.options import OVERWRITE_HELP
 from chatjudge.protocols import get_protocol
 from chatjudge.types import Reply
 from tests.runner.conftest import pointwise_rows, read_results, write_jsonl
@@ -84,6 +86,14 @@ def test_failed_items_exit_1(stub: StubServer, tmp_path: Path) -> None:
             '{"chat": 5.5, "question": ["q"], "answer": "a"}\n',
             "row 1, field 'question': expected a string, got a list",
         ),
+        *(  # too deep for `json` (a RecursionError once), and too deep for a record
+            (
+                '{"chat": "x", "question": "q", "answer": "a"}\n'
+                f'{{"chat": "x", "question": "q", "answer": {"[" * depth}{"]" * depth}}}\n',
+                "row 2, field '(row)': unparseable JSON line: nested more than 200 levels deep",
+            )
+            for depth in (10_000, 1_000)
+        ),
     ],
 )
 def test_invalid_data_exit_2_and_nothing_sent(
@@ -94,6 +104,7 @@ def test_invalid_data_exit_2_and_nothing_sent(
     done = _judge(stub, data, tmp_path / "run")
     assert done.returncode == 2
     assert message in done.stderr and "nothing was sent" in done.stderr
+    assert "Traceback" not in done.stderr
     assert stub.stats.requests == 0
     assert not (tmp_path / "run").exists()
 
@@ -333,3 +344,29 @@ def test_a_local_worker_killed_by_sigsegv_stops_the_run_cleanly_and_it_resumes(
     assert len(again) == 10
     assert all(again[r["id"]]["calls"][0]["cached"] for r in finished)
     assert all(again[r["id"]]["scores"] == r["scores"] for r in finished)
+
+
+def test_version_prints_the_package_version() -> None:
+    done = run_cli("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"chatjudge {__version__}\n"
+
+
+def help_text(command: str) -> str:
+    """`chatjudge COMMAND --help` as one line of words, without the panels' borders."""
+    done = run_cli(command, "--help", COLUMNS="200")
+    assert done.returncode == 0, done.stderr
+    return " ".join(done.stdout.replace("│", " ").split())
+
+
+def test_base_url_help_names_the_model_each_command_calls() -> None:
+    assert "--base-url <list[str]> The judges' endpoint" in help_text("run")
+    generate = help_text("generate")
+    assert "--base-url <list[str]> The endpoint of the model under test" in generate
+    for command in ("generate", "simulate"):
+        assert "judge endpoint" not in help_text(command).lower()
+
+
+@pytest.mark.parametrize("command", ["run", "generate", "simulate", "import", "merge", "gate"])
+def test_every_command_that_writes_takes_overwrite_with_one_help(command: str) -> None:
+    assert f"--overwrite {OVERWRITE_HELP}" in help_text(command)

@@ -27,6 +27,7 @@ SECTIONS: dict[type[BaseModel], str] = {
     rundir.RunInfo: "## `run.json`",
     rundir.GenerationSummary: "### `<name>.summary.json` of `generate`",
     rundir.SimulationSummary: "### `<name>.summary.json` of `simulate`",
+    rundir.ProducedInfo: "## `<name>.run.json`",
     formats.Comparison: "## `compare.json`",
     formats.Agreement: "## `agreement.json`",
     formats.Gate: "## `gate.json`",

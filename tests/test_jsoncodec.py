@@ -8,6 +8,7 @@ import json
 import math
 
 import numpy as np
+import orjson
 import pytest
 
 from chatjudge import jsoncodec
@@ -71,3 +72,28 @@ def test_a_record_that_falls_back_to_json_holds_no_nan_or_infinity() -> None:
     encoded = jsoncodec.dumps(value)
     assert b"NaN" not in encoded and b"Infinity" not in encoded
     assert json.loads(encoded) == {"rationale": "cut \ud83d", "score": None, "ci": [None, 1.0]}
+
+
+def test_deep_nesting_is_a_value_error_never_a_recursion_error() -> None:
+    """orjson stops at 1,024 levels and `json` then runs out of stack: a ValueError."""
+    deep = "[" * 10_000 + "]" * 10_000
+    with pytest.raises(ValueError, match="nested too deeply"):
+        jsoncodec.loads(deep)
+    with pytest.raises(ValueError, match="nested more than 200 levels deep"):
+        jsoncodec.loads(deep.encode(), max_depth=jsoncodec.INPUT_DEPTH)
+
+
+def test_input_depth_is_what_a_record_can_carry_back_out() -> None:
+    """Input is read up to INPUT_DEPTH levels, and what is read is written by orjson (which
+    stops at 254 levels) inside a record, and read back the same."""
+    limit = jsoncodec.INPUT_DEPTH
+    deepest = "[" * limit + "]" * limit
+    value = jsoncodec.loads(deepest, max_depth=limit)
+    record = {"status": "ok", "fields": {"extra": value}}
+    assert orjson.loads(orjson.dumps(record)) == record  # orjson itself, no fallback
+    assert jsoncodec.loads(jsoncodec.dumps(record)) == record
+    for deeper in ('{"a": ' * (limit + 1) + "1" + "}" * (limit + 1), "[" + deepest + "]"):
+        with pytest.raises(ValueError, match=f"nested more than {limit} levels deep"):
+            jsoncodec.loads(deeper, max_depth=limit)
+    brackets = json.dumps({"text": "[{" * 5_000, "list": [[1]] * 300})  # many brackets, flat
+    assert jsoncodec.loads(brackets, max_depth=limit)["text"] == "[{" * 5_000

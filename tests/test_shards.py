@@ -12,6 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -338,6 +341,24 @@ def test_a_merge_never_writes_over_a_run_or_a_shard(
         merge([shards[0], POINTWISE], tmp_path / "merged")
 
 
+def test_a_merge_replaces_an_earlier_output_only_with_overwrite(
+    pointwise_shards: tuple[list[Path], Path], tmp_path: Path
+) -> None:
+    shards, whole = pointwise_shards
+    earlier = Path(shutil.copytree(shards[1], tmp_path / "earlier"))  # another run
+    (earlier / "calls.sqlite-wal").write_bytes(b"the journal of a store killed mid-write")
+    before = results(earlier)
+    done = run_cli("merge", *map(str, shards), "--out", str(earlier))
+    assert done.returncode == 2 and "or --overwrite to replace them" in done.stderr
+    assert results(earlier) == before != results(whole)
+    done = run_cli("merge", *map(str, shards), "--out", str(shards[0]), "--overwrite")
+    assert done.returncode == 2 and "is one of the shards" in done.stderr
+    done = run_cli("merge", *map(str, shards), "--out", str(earlier), "--overwrite")
+    assert done.returncode == 0, done.stderr
+    assert not (earlier / "calls.sqlite-wal").exists()  # the old store's, not applied to the new
+    assert_merged_equals_whole(earlier, whole)
+
+
 def test_produced_shards_of_different_models_or_unfinished_are_refused(
     server: StubServer, tmp_path: Path
 ) -> None:
@@ -348,7 +369,7 @@ def test_produced_shards_of_different_models_or_unfinished_are_refused(
     message = refused(*shards, out=tmp_path / "merged.jsonl")
     assert "model: openai/candidate vs openai/other" in message
     assert "option max_tokens: 1024 vs 99" in message
-    cli(*produce_args(server, "generate", PAIRWISE, shards[1], "--shard", "1/2"))
+    cli(*produce_args(server, "generate", PAIRWISE, shards[1], "--shard", "1/2", "--overwrite"))
     lines = shards[1].read_text("utf-8").splitlines(keepends=True)
     shards[1].write_text("".join(lines[:-1]), "utf-8")  # as if killed before its last row
     message = refused(*shards, out=tmp_path / "merged.jsonl")
@@ -611,8 +632,8 @@ def test_a_produced_line_that_is_not_json_is_named_by_file_and_line(tmp_path: Pa
     message = refused(*shards, out=tmp_path / "merged.jsonl")
     assert f"{shards[0]}, line 1, is cut off or not a JSON object" in message
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["s0.jsonl", "s0.calls.sqlite", "s0.summary.json"]
-        + ["s1.jsonl", "s1.calls.sqlite", "s1.summary.json"]
+        ["s0.jsonl", "s0.calls.sqlite", "s0.summary.json", "s0.run.json"]
+        + ["s1.jsonl", "s1.calls.sqlite", "s1.summary.json", "s1.run.json"]
     )  # nothing of the merge: no store, no summary, no rows
 
 
@@ -644,3 +665,71 @@ def test_reading_a_killed_shards_store_leaves_no_file_beside_it(tmp_path: Path) 
     from chatjudge.store import Store
 
     assert Store(tmp_path / "out" / "calls.sqlite").get("k") is not None
+
+
+# A killed merge, and two merges into one --out at once
+
+
+def test_the_next_merge_removes_what_a_killed_merge_left(tmp_path: Path) -> None:
+    """A merge killed mid-way leaves its staging folder (`.OUT.merging-*`, beside a new --out,
+    inside an existing one) and its lock file: the next merge into that --out removes them."""
+    shards = judged_shards(POINTWISE, tmp_path, N)
+    (tmp_path / "into").mkdir()
+    produced = [tmp_path / "p0.jsonl", tmp_path / "p1.jsonl"]
+    for i, out in enumerate(produced):
+        chatjudge.generate(PAIRWISE, lambda messages: "a reply", out=out, shard=f"{i}/2")
+    for folder, name in ((tmp_path, ".merged"), (tmp_path / "into", ".into"),
+                         (tmp_path, ".m.jsonl")):  # fmt: skip
+        (folder / f"{name}.merging-0badc0de").mkdir()
+        (folder / f"{name}.merging-0badc0de" / "results.jsonl").write_text('{"format": 1, "i')
+        (folder / f"{name}.merge.lock").touch()  # its lock file, no longer held by anyone
+    for out in (tmp_path / "merged", tmp_path / "into"):
+        done = run_cli("merge", *map(str, shards), "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        assert len(read_jsonl(out / "results.jsonl")) == 15
+    done = run_cli("merge", *map(str, produced), "--out", str(tmp_path / "m.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert len(read_jsonl(tmp_path / "m.jsonl")) == len(read_jsonl(PAIRWISE))
+    assert [p for p in tmp_path.rglob(".*")] == []  # nothing hidden is left anywhere
+    assert sorted(p.name for p in (tmp_path / "into").iterdir()) == sorted(
+        p.name for p in (tmp_path / "merged").iterdir()
+    )
+
+
+def test_a_second_merge_into_the_same_out_at_once_is_refused_as_in_use(tmp_path: Path) -> None:
+    """While one merge writes --out (it holds the lock beside it), another one into the same
+    --out is exit 2, "in use", writing nothing; the first one's output is then written."""
+    import fcntl
+
+    shards = judged_shards(POINTWISE, tmp_path, N)
+    out = tmp_path / "merged"
+    with (tmp_path / ".merged.merge.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as the merge writing `out` holds it
+        done = run_cli("merge", *map(str, shards), "--out", str(out))
+        other = run_cli("merge", *map(str, shards), "--out", str(tmp_path / "elsewhere"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"--out {out} is in use by another merge" in " ".join(done.stderr.split())
+    assert not out.exists()
+    assert other.returncode == 0, other.stderr  # another --out is not held up
+    (tmp_path / ".merged.merge.lock").unlink()  # as the merge that held it does at its end
+    done = run_cli("merge", *map(str, shards), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+
+
+def test_of_merges_started_together_into_one_out_one_writes_it(tmp_path: Path) -> None:
+    """Real processes racing for one --out: exactly one exits 0; each other one exits 2,
+    refused as in use or as finding the winner's output, never with a traceback."""
+    shards = judged_shards(POINTWISE, tmp_path, N)
+    out = tmp_path / "merged"
+    args = [sys.executable, "-m", "chatjudge.cli", "merge", *map(str, shards), "--out", str(out)]
+    racers = [subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True) for _ in range(4)]  # fmt: skip
+    ended = [(racer.wait(timeout=120), racer.communicate()[1]) for racer in racers]
+    assert sorted(code for code, _ in ended) == [0, 2, 2, 2], ended
+    for code, err in ended:
+        if code == 2:
+            told = " ".join(err.split())
+            assert "is in use by another merge" in told or "already holds" in told, err
+            assert "Traceback" not in err
+    assert len(read_jsonl(out / "results.jsonl")) == 15
+    assert [p.name for p in tmp_path.rglob(".*")] == []

@@ -15,11 +15,13 @@ from chatjudge.data.shard import of
 from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.models import ModelSpec, check_options, get_model
 from chatjudge.options import RunConfig
+from chatjudge.outputs import check_not_input
 from chatjudge.protocols import Protocol, get_protocol
 from chatjudge.rundir import (
     REPORT,
     RESULTS,
     RUN_INFO,
+    STORE,
     SUMMARY,
     default_out_dir,
     iter_results,
@@ -107,12 +109,24 @@ def build_engine(
 
 
 def _check_out_dir(engine: Engine, *, create: bool) -> None:
-    """The run directory can be written, and holds no other run whose results this one
-    would replace (unless `overwrite`): both found before anything is sent."""
+    """The run directory can be written, none of its files is the data, and it holds no
+    other run, nor files of a run's names that no run.json says a run wrote, that this one
+    would replace (unless `overwrite`): all found before anything is sent."""
     out_dir = engine.out_dir
     files = tuple(out_dir / name for name in (RESULTS, SUMMARY, RUN_INFO, REPORT))
+    data = engine.source.file()
+    check_not_input(out_dir, (*files, out_dir / STORE), [data] if data is not None else [])
     prepare_output(out_dir, files, create=create)
-    if not (out_dir / RUN_INFO).is_file() or engine.config.run.overwrite:
+    if engine.config.run.overwrite:
+        return
+    if not (out_dir / RUN_INFO).is_file():
+        there = [f.name for f in files if f.exists()]
+        if there:
+            raise UsageError(
+                f"{out_dir} holds {', '.join(there)} but no {RUN_INFO}: no chatjudge run wrote "
+                "them, and they would be replaced. Use another --out, or --overwrite to "
+                "replace them."
+            )
         return
     differences = run_differences(read_run_info(out_dir), engine.run_info())
     if differences:

@@ -7,7 +7,12 @@ with `json` these took about a tenth of the CPU chatjudge spent per call.
 
 Reading accepts what `json` accepts: what orjson refuses (NaN and Infinity literals,
 lone surrogate escapes) is read again by `json`. One difference is left: an integer
-beyond 64 bits is read as a float, where `json` keeps every digit.
+beyond 64 bits is read as a float, where `json` keeps every digit. A document too deep
+for `json` (orjson stops at 1,024 levels) is a ValueError, never a RecursionError; the
+lines and cells of input files (data rows, traces, labels) are read with
+`max_depth=INPUT_DEPTH`, so that every value read from a user's file can be written back
+by orjson inside a record.
+
 Writing gives compact UTF-8 JSON; NaN and Infinity become null (valid JSON, where
 `json` writes `NaN`: no file chatjudge writes holds them), numpy values become numbers
 and anything else that is not JSON its `str()`, so a date or a Decimal in a user's data
@@ -26,14 +31,62 @@ from typing import Any
 import orjson
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+# The deepest nesting read from input files: orjson writes up to 254 levels, which leaves
+# room for the records (results, rows) that carry an input value a few levels down.
+INPUT_DEPTH = 200
+_COUNTED = 1 << 16  # shorter texts have their brackets counted before they are walked
 
 
-def loads(data: str | bytes, *, parse_constant: Callable[[str], Any] | None = None) -> Any:
-    """Parse one JSON document; `parse_constant` is used for NaN/Infinity, as in `json.loads`."""
+def loads(
+    data: str | bytes,
+    *,
+    parse_constant: Callable[[str], Any] | None = None,
+    max_depth: int | None = None,
+) -> Any:
+    """Parse one JSON document; `parse_constant` is used for NaN/Infinity, as in `json.loads`.
+    A document nested more than `max_depth` levels (or too deep for `json`) is a ValueError."""
     try:
-        return orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return json.loads(data, parse_constant=parse_constant)
+        try:
+            value = json.loads(data, parse_constant=parse_constant)
+        except RecursionError:
+            raise ValueError(_too_deep(max_depth)) from None
+    if max_depth is not None and _deeper(data, value, max_depth):
+        raise ValueError(_too_deep(max_depth))
+    return value
+
+
+def _too_deep(limit: int | None) -> str:
+    return f"nested more than {limit} levels deep" if limit else "nested too deeply to read"
+
+
+def _deeper(data: str | bytes, value: Any, limit: int) -> bool:
+    """Whether `value` nests more than `limit` lists and objects. A text with no more
+    brackets than `limit` cannot: counting them settles a short text faster than a walk;
+    a long one (a batch of OTLP spans, whose brackets are countless) is walked a level at
+    a time straight away, in about a quarter of the time orjson took to parse it."""
+    if len(data) <= 2 * limit or not isinstance(value, dict | list):
+        return False
+    if len(data) < _COUNTED and _brackets(data) <= limit:
+        return False
+    level, depth = [value], 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        inner: list[Any] = []
+        for container in level:
+            items = container.values() if type(container) is dict else container
+            inner += [item for item in items if type(item) is dict or type(item) is list]
+        level = inner
+    return False
+
+
+def _brackets(data: str | bytes) -> int:
+    if isinstance(data, bytes):
+        return data.count(b"[") + data.count(b"{")
+    return data.count("[") + data.count("{")
 
 
 def dumps(value: Any) -> bytes:

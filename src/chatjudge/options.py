@@ -28,17 +28,30 @@ def option(
     flags: tuple[str, ...] = (),
     fingerprint: bool | str = False,
     when_set: bool = False,
+    help_for: Mapping[str, str] | None = None,
     **limits: Any,
 ) -> Any:
     """Declare one option. `flags`: the CLI's (default `--name-with-dashes`; a boolean gets
     a single flag unless given `--x/--no-x`); `fingerprint`: it changes results (a string
     names it in the fingerprint); `when_set`: it enters the fingerprint only when given (an
     option added after chatjudge 0.1 keeps the default run directories that version named);
+    `help_for`: the help of a command in which the option plays another role, by command;
     `limits`: pydantic's `ge`, `gt`, ..."""
     extra: dict[str, Any] = {"flags": list(flags), "fingerprint": fingerprint}
     if when_set:
         extra["when_set"] = True
+    if help_for:
+        extra["help_for"] = dict(help_for)
     return Field(default, description=help, json_schema_extra=extra, **limits)
+
+
+# Every command that writes takes --overwrite with this help (`run`, `generate`, `simulate`
+# from here; `import`, `merge`, `gate` through `chatjudge.cli.common.OverwriteOpt`).
+OVERWRITE_HELP = (
+    "Replace what --out holds when it is not this command's output of the same data and "
+    "options; without it, that is refused (exit 2), and the same command resumes there. "
+    "Never over the command's own input, nor over a run's own files."
+)
 
 
 class OptionGroup(BaseModel):
@@ -67,18 +80,14 @@ class RunOptions(OptionGroup):
     executor: Literal["local", "ray"] = option(
         "local",
         "Where model calls run: this process, or Ray workers (the cluster at RAY_ADDRESS, "
-        "else a local one); the store and results stay here either way.",
+        "else a local one on loopback only); the store and results stay here either way.",
     )
     workers: int | None = option(
         None,
         "Ray workers per model (default: one per CPU of the cluster; local models share them).",
         ge=1,
     )
-    overwrite: bool = option(
-        False,
-        "Replace the results of a different run (another protocol, data, judge or "
-        "result-changing option) found in --out; without it, that is refused (exit 2).",
-    )
+    overwrite: bool = option(False, OVERWRITE_HELP)
     skip_invalid: bool = option(
         False,
         "Go on with the valid rows and list the invalid ones (row, field) in the summary "
@@ -171,8 +180,12 @@ class ClientOptions(OptionGroup):
 
     base_url: tuple[str, ...] = option(
         (),
-        f"Judge endpoint ({base_url_providers()}); repeat to spread calls over replicas.",
+        f"The judges' endpoint ({base_url_providers()}); repeat to spread calls over replicas.",
         fingerprint="base_urls",
+        help_for={
+            "generate": f"The endpoint of the model under test ({base_url_providers()}); "
+            "repeat to spread calls over replicas."
+        },
     )
     timeout: float = option(120.0, "Seconds per call attempt.", gt=0)
     local_workers: int | None = option(
@@ -351,6 +364,12 @@ def option_fields(command: str = "run") -> Iterator[tuple[str, FieldInfo]]:
 
 def flags_of(name: str, info: FieldInfo) -> list[str]:
     return _extra(info)["flags"] or ["--" + name.replace("_", "-")]
+
+
+def help_of(info: FieldInfo, command: str) -> str | None:
+    """An option's help in `command`'s words (`--base-url`: the judges' endpoint for `run`,
+    the model under test's for `generate`)."""
+    return _extra(info).get("help_for", {}).get(command, info.description)
 
 
 def describe(*errors: ValidationError) -> str:

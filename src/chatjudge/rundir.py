@@ -35,6 +35,7 @@ RESULTS, SUMMARY, STORE, RUN_INFO, REPORT = (
     "report.html",
 )
 COMPARISON, COMPARISON_REPORT, AGREEMENT = "compare.json", "compare.html", "agreement.json"
+RUN_FILES = frozenset({RESULTS, SUMMARY, STORE, RUN_INFO, REPORT})  # only `run` writes these
 RUNS_ROOT = Path("chatjudge-runs")
 M = TypeVar("M", bound=BaseModel)
 
@@ -237,9 +238,10 @@ def default_out_dir(
 
 @dataclass(frozen=True)
 class Produced:
-    """What `generate` and `simulate` write: the rows (JSONL), and beside them their store
-    and summary, named after the rows' file (`out.jsonl`, `out.calls.sqlite`,
-    `out.summary.json`), so that the same `--out` resumes."""
+    """What `generate` and `simulate` write: the rows (JSONL), and beside them their store,
+    summary and record, named after the rows' file (`out.jsonl`, `out.calls.sqlite`,
+    `out.summary.json`, `out.run.json`), so that the same `--out` resumes. `import` writes
+    the rows and the record."""
 
     rows: Path
 
@@ -250,6 +252,25 @@ class Produced:
     @property
     def summary(self) -> Path:
         return self.rows.with_name(self.rows.stem + ".summary.json")
+
+    @property
+    def record(self) -> Path:
+        return self.rows.with_name(self.rows.stem + ".run.json")
+
+
+class ProducedInfo(Record):
+    """`<out>.run.json`: which command wrote the rows beside it, from what data, models and
+    options (never a key). `generate` and `simulate` write it before their first call, as
+    `run` writes `run.json`, and `import` with its rows: the same command resumes (or
+    rewrites) that output, any other is refused unless `--overwrite` (`chatjudge.outputs`)."""
+
+    format: int = FORMAT
+    command: Literal["generate", "simulate", "import"]
+    models: dict[str, str]  # by role: model_under_test; assistant, simulated_user; import none
+    field: str | None = None  # generate: the field its replies fill
+    data: str  # the input's name, as `run.json`'s (import: its files' names)
+    options: dict[str, Any]  # every option's value, by name
+    chatjudge_version: str = __version__
 
 
 def default_output(
@@ -366,6 +387,27 @@ def run_differences(
     if _judges(old) != _judges(new):
         found.append(f"judges: {_judge_names(old)} vs {_judge_names(new)}")
     return found + option_differences(old.config, new.config, "run", ignore=ignore)
+
+
+def produced_differences(old: ProducedInfo, new: ProducedInfo) -> list[str]:
+    """What differs between two outputs' command, data, models and result-changing options
+    (more rows or samples are the same output, resumed)."""
+    if old.command != new.command:
+        return [f"command: {old.command} vs {new.command}"]
+    found = [f"data: {old.data} vs {new.data}"] if old.data != new.data else []
+    for role in sorted(old.models.keys() | new.models.keys()):
+        a, b = old.models.get(role), new.models.get(role)
+        if a != b:
+            found.append(f"{role}: {a} vs {b}")
+    if old.field != new.field:
+        found.append(f"field: {old.field} vs {new.field}")
+    if new.command != "import":
+        return found + option_differences(old.options, new.options, new.command, ignore=GROWTH)
+    for name in sorted(old.options.keys() | new.options.keys()):  # import's all change rows
+        a, b = plain(old.options.get(name)), plain(new.options.get(name))
+        if a != b:
+            found.append(f"option {name}: {a!r} vs {b!r}")
+    return found
 
 
 def option_differences(

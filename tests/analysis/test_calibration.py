@@ -3,6 +3,7 @@ human calibration (`--human`) in agree, report and compare; bad human files."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from pathlib import Path
@@ -18,6 +19,7 @@ from chatjudge.cli import app
 from chatjudge.report import summary_table
 from chatjudge.stats import ppi_mean, style_control
 from chatjudge.stats.style import style_counts
+from tests.support.cli import run_cli
 
 runner = CliRunner()
 N = 40
@@ -229,6 +231,50 @@ def test_bad_human_files_exit_2_with_row_and_field(
         done = runner.invoke(app, [*command, str(pairwise_run), "--human", str(human)])
         assert done.exit_code == 2, done.output
         assert message in " ".join(done.output.split()), done.output
+
+
+GOOD_LINE = b'{"id": "q1", "label": "B"}\n'
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("png.jsonl", b"\x89PNG\r\n\x1a\n\x00\x00", "png.jsonl: row 1: not valid UTF-8: byte 0x89"),
+        (
+            "png.csv",
+            b"id,label\n\x89PNG\r\n",
+            "png.csv: row 2: line 2 of the file is not valid UTF-8: byte 0x89",
+        ),
+        ("cut.jsonl", GOOD_LINE + b'{"id": "q2", "lab', "cut.jsonl: row 2: unparseable JSON line"),
+        (
+            "deep.jsonl",
+            GOOD_LINE + b"[" * 10_000 + b"]" * 10_000 + b"\n",
+            "deep.jsonl: row 2: unparseable JSON line: nested more than 200 levels deep",
+        ),
+    ],
+    ids=["binary", "binary-csv", "cut-line", "deep"],
+)
+def test_a_human_file_that_cannot_be_read_names_the_file_and_row(
+    pairwise_run: Path, tmp_path: Path, name: str, content: bytes, message: str
+) -> None:
+    human = tmp_path / name
+    human.write_bytes(content)
+    for command in ("agree", "gate"):
+        done = run_cli(command, str(pairwise_run), "--human", str(human))
+        assert done.returncode == 2, done.stderr
+        assert f"{tmp_path / message}" in " ".join(done.stderr.split())
+        assert "Traceback" not in done.stderr
+
+
+def test_a_human_file_with_a_byte_order_mark_loads(pairwise_run: Path, tmp_path: Path) -> None:
+    labels = {f"q{i}": "B" if i % 3 else "A" for i in range(0, N, 2)}
+    plain = human_file(tmp_path / "h.jsonl", labels)
+    expected = calibrate_run(pairwise_run, plain)
+    (tmp_path / "h.csv").write_text("id,label\n" + "".join(f"{k},{v}\n" for k, v in labels.items()))
+    for path in (plain, tmp_path / "h.csv"):
+        marked = tmp_path / f"bom{path.suffix}"
+        marked.write_bytes(codecs.BOM_UTF8 + path.read_bytes())
+        assert calibrate_run(pairwise_run, marked) == expected, path.suffix
 
 
 def pointwise_rows(n: int = 30) -> list[dict]:

@@ -17,9 +17,11 @@ from typer.testing import CliRunner
 import chatjudge
 from chatjudge.analysis.formats import GATE, Gate, GateDifference, GateLook, GateSlice, read_gate
 from chatjudge.analysis.gate_text import markdown
+from chatjudge.analysis.gate_units import field_value, slice_values
 from chatjudge.cli import app
 from chatjudge.errors import ChatJudgeWarning, UsageError
 from chatjudge.stats.paired import paired_difference
+from tests.support.cli import run_cli
 
 runner = CliRunner()
 STRICT = ConfigDict(extra="forbid", strict=True)
@@ -122,9 +124,14 @@ def test_one_pairwise_run_gates_the_preference_minus_one_half(tmp_path: Path) ->
         "run": {"rows": 20, "failed": 0, "unpaired": 0}
     }
     prefs = np.array([1.0] * 12 + [0.5] * 4 + [0.0] * 4)
-    expected = paired_difference(prefs, np.full(20, 0.5), None, seed=0)
+    # 20 rows, each one vote against the fixed 1/2: a small sample, guarded by the sign test
+    expected = paired_difference(
+        prefs, np.full(20, 0.5), None, seed=0, bounds=(-0.5, 0.5), three_point=True
+    )
     assert g.difference.ci95 == pytest.approx(list(expected.ci95), abs=1e-6)
-    assert g.method == expected.method
+    assert g.method == expected.method == "cluster-bootstrap+sign-test"
+    assert g.small_sample is not None and g.small_sample.rule == "sign-test"
+    assert g.small_sample.difference_range == [-0.5, 0.5]
     StrictGate.model_validate_json((run / GATE).read_text(encoding="utf-8"))
     assert read_gate(run / GATE) == g
 
@@ -364,10 +371,13 @@ def test_slices_are_bonferroni_adjusted_and_worst_first(tmp_path: Path) -> None:
     fr = g.slices[0]
     assert fr.difference.value == -1.0 and fr.n_pairs == n and fr.counts and fr.below_margin
     mask = np.array(lang) == "de"
+    # 15 of its 30 rows differ: a small slice, guarded at its own level and at -margin
     d = paired_difference(
-        np.where(np.arange(3 * n) % 2 == 0, 1.0, 0.0)[mask], np.ones(n), None, level=1 - 0.05 / 3
-    )
+        np.where(np.arange(3 * n) % 2 == 0, 1.0, 0.0)[mask], np.ones(n), None,
+        level=1 - 0.05 / 3, bounds=(-1.0, 1.0), boundary=-0.1, three_point=True,
+    )  # fmt: skip
     assert g.slices[1].difference.ci95 == pytest.approx(list(d.ci95), abs=1e-6)
+    assert g.slices[1].method == d.method == "tango+betting"
     assert g.outcome == "fail"  # the whole is far below -0.1 too
 
     strict = chatjudge.gate(
@@ -379,9 +389,9 @@ def test_slices_are_bonferroni_adjusted_and_worst_first(tmp_path: Path) -> None:
 
 def test_a_regressed_slice_fails_the_gate_only_from_30_rows(tmp_path: Path) -> None:
     def runs(n_small: int) -> tuple[Path, Path]:
-        n_big = 60
+        n_big = 60  # 50 better, 10 alike: the whole has three distinct differences
         group = ["big"] * n_big + ["small"] * n_small
-        base = pointwise_rows([(0, 2)] * n_big + [(1, 2)] * n_small, group=group)
+        base = pointwise_rows([(0, 2)] * 50 + [(1, 2)] * (10 + n_small), group=group)
         cand = pointwise_rows([(1, 2)] * n_big + [(0, 2)] * n_small, group=group)
         root = tmp_path / str(n_small)
         return judged(base, root / "b"), judged(cand, root / "c")
@@ -528,3 +538,129 @@ def test_a_custom_protocol_metric_through_its_toml(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     result = cli("--baseline", str(base), "--candidate", str(cand), "-p", "interactivity-accuracy")
     assert result.exit_code == 2 and "not the runs' protocol" in result.output
+
+
+# --- small samples: never a pass on a few identical rows --------------------------------
+
+
+def test_three_winning_pairwise_rows_are_inconclusive_not_a_pass(tmp_path: Path) -> None:
+    run = judged(pairwise_rows(["C"] * 3), tmp_path / "pw", fair_judge, flip=False)
+    done = run_cli("gate", str(run), "--require", "better")
+    assert done.returncode == 3, done.stdout + done.stderr
+    g = read_gate(run / GATE)
+    lo, hi = g.difference.ci95
+    assert g.difference.value == 0.5 and lo <= 0 < hi  # not [+0.5000, +0.5000]
+    assert g.method == "cluster-bootstrap+sign-test"
+    assert g.small_sample is not None and g.small_sample.sign_p == [0.125, 1.0]
+    assert g.mde80 > 0.5 and g.rows_to_decide == 6
+    assert "Small sample, 3 units (fewer than 30): " in done.stdout
+    assert "no outcome of this many rows can pass" in done.stdout
+    assert "Small sample" in (run / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("wins", "outcome"), [(5, "inconclusive"), (6, "pass")])
+def test_all_winning_pairwise_rows_pass_from_six(
+    tmp_path: Path, wins: int, outcome: str
+) -> None:
+    run = judged(pairwise_rows(["C"] * wins), tmp_path / "pw", fair_judge, flip=False)
+    assert chatjudge.gate(run, require="better", report=False).outcome == outcome
+
+
+@pytest.mark.parametrize(("ties", "outcome"), [(3, "inconclusive"), (90, "inconclusive"),
+                                               (91, "pass")])  # fmt: skip
+def test_all_tie_rows_pass_a_margin_of_002_from_91(
+    tmp_path: Path, ties: int, outcome: str
+) -> None:
+    run = judged(pairwise_rows(["T"] * ties), tmp_path / "pw", fair_judge, flip=False)
+    g = chatjudge.gate(run, margin=0.02, report=False)
+    assert g.outcome == outcome and g.method == "cluster-bootstrap+betting"
+    assert g.small_sample is not None and g.small_sample.difference_range == [-0.5, 0.5]
+    if outcome == "inconclusive":
+        assert g.rows_to_decide == 91  # at least what equal rows need
+    assert g.mde80 > 0
+
+
+@pytest.mark.parametrize(
+    ("rows", "score", "outcome"), [(3, 3, "inconclusive"), (9, 2, "inconclusive"), (10, 2, "pass")]
+)
+def test_score_differences_on_few_rows_need_the_bounded_mean_count(
+    tmp_path: Path, rows: int, score: int, outcome: str
+) -> None:
+    # interactivity is a 1-3 score: a row's difference lies in [-2, 2]
+    base = judged(pointwise_rows([(1, 1)] * rows), tmp_path / "b")
+    cand = judged(pointwise_rows([(1, score)] * rows), tmp_path / "c")
+    g = chatjudge.gate(cand, base, metric="interactivity", require="better", report=False)
+    assert g.outcome == outcome and g.method == "cluster-bootstrap+betting"
+    assert g.small_sample is not None and g.small_sample.difference_range == [-2.0, 2.0]
+
+
+def test_four_discordant_pairs_one_way_do_not_pass(tmp_path: Path) -> None:
+    # accuracy 0 -> 1 on 4 rows: Tango's lower end is 0.020, the exact McNemar p 1/16
+    base = judged(pointwise_rows([(0, 2)] * 4), tmp_path / "b")
+    cand = judged(pointwise_rows([(1, 2)] * 4), tmp_path / "c")
+    g = chatjudge.gate(cand, base, metric="accuracy", require="better", report=False)
+    assert g.outcome == "inconclusive" and g.method == "tango+sign-test"
+    assert g.difference.ci95[0] == 0.0 and g.small_sample is not None
+    assert g.small_sample.sign_p == [0.0625, 1.0]
+
+
+def test_two_rows_gate_and_fewer_say_why_not(tmp_path: Path) -> None:
+    two = judged(pairwise_rows(["C", "C"]), tmp_path / "two", fair_judge, flip=False)
+    done = run_cli("gate", str(two), "--require", "better")
+    assert done.returncode == 3, done.stderr  # once: "level must be between 0 and 1, got 1.0"
+    one = judged(pairwise_rows(["C"]), tmp_path / "one", fair_judge, flip=False)
+    done = run_cli("gate", str(one))
+    assert done.returncode == 2
+    assert "1 row(s) in 1 unit(s) judged ok: an interval needs at least 2 units" in done.stderr
+    rows = pointwise_rows([(1, 2)] * 3)
+    broken = [{**r, "chat": "BROKEN"} for r in rows]
+    base = judged(rows, tmp_path / "b")
+    cand = judged(broken, tmp_path / "c", parse_retries=0)
+    done = run_cli("gate", "--baseline", str(base), "--candidate", str(cand))
+    assert done.returncode == 2
+    assert "0 row(s) in 0 unit(s) judged ok in both runs" in done.stderr
+    assert "candidate: 3 rows, 3 failed, 0 unpaired" in done.stderr
+
+
+def test_a_run_against_itself_is_nothing_to_compare(tmp_path: Path) -> None:
+    run = judged(pointwise_rows([(1, 2), (0, 2)] * 5), tmp_path / "run")
+    (tmp_path / "link").symlink_to(run, target_is_directory=True)
+    for other in (run, tmp_path / "link", tmp_path / "run" / ".." / "run"):
+        done = run_cli("gate", "--baseline", str(run), "--candidate", str(other))
+        assert done.returncode == 2, done.stdout
+        assert "are the same run directory: nothing to compare" in done.stderr
+    assert not (run / GATE).exists()
+
+
+# --- slices of rows without a value ----------------------------------------------------
+
+
+def test_rows_without_a_value_for_by_are_one_slice(tmp_path: Path) -> None:
+    tier = ["free", "pro", None, "free", None, "pro"] * 2
+    rows = pointwise_rows([(1, 2)] * 12, tier=tier)
+    for r in rows[10:]:
+        del r["tier"]  # absent, as in a row the column never reached
+    base = judged(rows, tmp_path / "b")
+    cand = judged([{**r, "chat": r["chat"].replace("ACC=1", "ACC=0")} for r in rows],
+                  tmp_path / "c")  # fmt: skip
+    done = run_cli(
+        "gate", "--baseline", str(base), "--candidate", str(cand), "--metric", "accuracy",
+        "--by", "tier",
+    )  # fmt: skip
+    assert done.returncode in (1, 3), done.stderr
+    g = read_gate(cand / GATE)
+    assert sorted((s.value, s.n_pairs) for s in g.slices) == [
+        ("(missing)", 5), ("free", 4), ("pro", 3)
+    ]
+    assert "tier=(missing)" in done.stdout
+    with pytest.raises(UsageError, match="row 'q0' has no field 'topic' \\(--by\\)"):
+        chatjudge.gate(cand, base, metric="accuracy", by="topic", report=False)
+
+
+def test_null_nan_and_absent_are_the_missing_slice() -> None:
+    rows: list[dict[str, Any]] = [{"t": "a"}, {"t": None}, {"t": float("nan")}, {}, {"t": 3}]
+    assert slice_values(["r0", "r1", "r2", "r3", "r4"], rows, "t") == [
+        "a", "(missing)", "(missing)", "(missing)", "3"
+    ]
+    with pytest.raises(UsageError, match="row 'q1' has no value for 'doc' \\(--cluster\\)"):
+        field_value("q1", {"doc": None}, "doc", "--cluster")

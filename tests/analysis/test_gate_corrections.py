@@ -16,7 +16,7 @@ from chatjudge.analysis.formats import read_gate
 from chatjudge.analysis.gate_text import markdown
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text, style_control, style_counts
-from tests.analysis.test_gate import cli, judged, pairwise_rows, pointwise_rows
+from tests.analysis.test_gate import cli, fair_judge, judged, pairwise_rows, pointwise_rows
 
 
 def length_loving_judge(prompt: str) -> str:
@@ -103,3 +103,12 @@ def test_the_report_section_shows_the_corrected_and_the_raw_difference(tmp_path:
     gate_part = page[page.index("Gate: "):]
     assert "raw preference: candidate − baseline" in gate_part
     assert "style_controlled_preference" in gate_part and "(corrected)" in gate_part
+
+
+def test_a_controlled_rate_on_few_rows_is_under_the_small_sample_rule(tmp_path: Path) -> None:
+    # three rows the candidate wins: the length-controlled fit alone says [+0.4997, +0.4997]
+    run = judged(pairwise_rows(["C"] * 3), tmp_path / "pw", fair_judge, flip=False)
+    g = chatjudge.gate(run, control="length", require="better", report=False)
+    assert g.outcome == "inconclusive" and g.difference.ci95[0] <= 0
+    assert g.method.endswith("sign-test on the raw preference")
+    assert g.small_sample is not None and g.small_sample.sign_p == [0.125, 1.0]

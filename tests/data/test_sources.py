@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 
@@ -119,3 +120,22 @@ def test_render_messages_directly() -> None:
         [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
     )
     assert text == "**user**: a\n**assistant**: b"
+
+
+def test_a_byte_order_mark_is_no_data(files: dict[str, Path], tmp_path: Path) -> None:
+    """Editors on Windows save UTF-8 with a BOM: such a file loads as the same items."""
+    expected = _as_dicts(_items(ROWS))
+    for kind in ("jsonl", "csv"):
+        marked = tmp_path / f"bom.{kind}"
+        marked.write_bytes(codecs.BOM_UTF8 + files[kind].read_bytes())
+        assert _as_dicts(_items(marked)) == expected, kind
+
+
+def test_a_line_nested_too_deep_is_a_row_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    deep = "[" * 10_000 + "]" * 10_000
+    path.write_text(json.dumps(ROWS[0]) + "\n" + '{"id": "c", "chat": ' + deep + "}\n")
+    rows = list(Source(path))
+    assert rows[0].error is None
+    assert (rows[1].number, rows[1].data) == (2, None)
+    assert rows[1].error == "unparseable JSON line: nested more than 200 levels deep"

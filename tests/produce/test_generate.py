@@ -252,8 +252,11 @@ def test_same_call_again_sends_nothing_and_writes_the_same_file(
     assert stub.stats.requests == 16
     assert summary_of(out)["usage"]["calls"] == 8
 
-    # A generation setting changes the key: sent again.
-    go(temperature=0.5)
+    # A generation setting changes the key: sent again, into an output it may replace.
+    with pytest.raises(UsageError, match=r"option temperature: 0\.0 vs 0\.5"):
+        go(temperature=0.5)
+    assert stub.stats.requests == 16 and out.read_bytes() == first
+    go(temperature=0.5, overwrite=True)
     assert stub.stats.requests == 24
 
 
@@ -548,6 +551,23 @@ def test_cli_bad_data_or_field_exit_2_and_nothing_sent(stub: StubServer, tmp_pat
     wrong = chatjudge_cli("generate", str(good), *common, "--field", "answer")
     assert wrong.returncode == 2
     assert "--field must be one of" in wrong.stderr
+    assert stub.stats.requests == 0 and not out.exists()
+
+
+@pytest.mark.parametrize("depth", [10_000, 1_000])
+def test_a_row_nested_too_deep_is_a_row_error(stub: StubServer, tmp_path: Path, depth: int) -> None:
+    """10,000 levels were a RecursionError of `json`; 1,000 (orjson reads them) one of
+    writing the output, after the model was paid."""
+    data = write_jsonl(tmp_path / "deep.jsonl", dialogues(1))
+    with data.open("a") as fh:
+        fh.write(f'{{"id": "x", "prompt": "Hi", "extra": {"[" * depth}{"]" * depth}}}\n')
+    out = tmp_path / "out.jsonl"
+    common = ["--model", "openai/stub", "--base-url", stub.base_url, "--out", str(out)]
+    done = chatjudge_cli("generate", str(data), *common)
+    assert done.returncode == 2, done.stderr
+    said = " ".join(done.stderr.split())
+    assert "row 2, field '(row)': unparseable JSON line: nested more than 200 levels" in said
+    assert "Traceback" not in done.stderr
     assert stub.stats.requests == 0 and not out.exists()
 
 

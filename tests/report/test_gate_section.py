@@ -37,6 +37,10 @@ def test_the_gate_section_draws_the_interval_against_the_margin(
     section = page.locator('[data-section="gate"]')
     assert section.is_visible()
     assert f"Gate: {g.outcome}" in section.inner_text()
+    # 15 of 60 rows differ: the small-sample rule guarded the interval, and says so
+    assert g.method == "tango+betting" and "Small sample, 15 of 60 units differ" in (
+        section.inner_text()
+    )
     row = section.locator('.interval-row[data-key="gate"]')
     assert float(row.get_attribute("data-value")) == g.difference.value
     lo, hi = (float(row.get_attribute(a)) for a in ("data-lo", "data-hi"))

@@ -16,6 +16,7 @@ from chatjudge.stats import (
     paired_difference,
     power,
     rows_to_decide,
+    sign_test,
     tango_interval,
 )
 
@@ -351,3 +352,127 @@ def test_noise_split_needs_inner_measurements() -> None:
         noise_split([np.ones(2), np.array([]), np.ones(2)], None)
     with pytest.raises(ValueError, match="baseline row 1: measurement 0 is not a finite number"):
         noise_split([np.ones(2), np.ones(2)], [np.ones(2), np.array([np.nan, 1.0])])
+
+
+# --- small samples: a rule valid at every n -----------------------------------------------
+
+PAIRWISE = {"bounds": (-0.5, 0.5), "three_point": True}  # one vote per row against 1/2
+
+
+def _wins(n: int) -> Difference:
+    return paired_difference(np.ones(n), np.full(n, 0.5), **PAIRWISE)  # type: ignore[arg-type]
+
+
+def test_two_rows_give_an_interval() -> None:
+    # with 2 units the expanded percentiles sit 1e-72 from each end: their central level
+    # once rounded to 1.0 and was refused
+    diff = paired_difference(np.array([0.8, 0.3]), np.array([0.5, 0.5]))
+    assert diff.ci95 == pytest.approx((-0.2, 0.3))
+    guarded = paired_difference(np.array([1.0, 1.0]), np.full(2, 0.5), **PAIRWISE)  # type: ignore[arg-type]
+    assert decide(guarded.ci95, 0.0, "better") == "inconclusive"
+
+
+def test_all_wins_pass_from_six_units_by_the_sign_test() -> None:
+    three = _wins(3)
+    assert three.value == 0.5 and three.ci95 == (0.0, 0.5)  # not the bootstrap's [0.5, 0.5]
+    assert three.method == "cluster-bootstrap+sign-test"
+    assert three.small is not None and three.small.sign_p == (0.125, 1.0)
+    assert three.small.why == "3 units (fewer than 30)"
+    assert decide(_wins(5).ci95, 0.0, "better") == "inconclusive"  # p = 1/32
+    assert decide(_wins(6).ci95, 0.0, "better") == "pass"  # p = 1/64
+    losses = paired_difference(np.zeros(6), np.full(6, 0.5), **PAIRWISE)  # type: ignore[arg-type]
+    assert decide(losses.ci95, 0.0, "not-worse") == "fail"
+    assert decide(paired_difference(np.zeros(5), np.full(5, 0.5), **PAIRWISE).ci95,  # type: ignore[arg-type]
+                  0.0, "not-worse") == "inconclusive"  # fmt: skip
+
+
+def test_tango_with_four_discordant_pairs_one_way_does_not_pass() -> None:
+    # Tango's lower end is 0.020 > 0, but the exact one-sided McNemar p is 1/16
+    assert tango_interval(0, 4, 4)[0] > 0
+    cand, base = np.ones(4), np.zeros(4)
+    diff = paired_difference(cand, base, bounds=(-1.0, 1.0), three_point=True)
+    assert diff.method == "tango+sign-test" and diff.ci95[0] == 0.0
+    assert decide(diff.ci95, 0.0, "better") == "inconclusive"
+    # 6 of 6 among 40 rows: p = 1/64, a pass; the rows that agree do not count
+    cand = np.r_[np.ones(6), np.ones(20), np.zeros(14)]
+    base = np.r_[np.zeros(6), np.ones(20), np.zeros(14)]
+    diff = paired_difference(cand, base, bounds=(-1.0, 1.0), three_point=True)
+    assert diff.small is not None and diff.small.why == "6 of 40 units differ (fewer than 30)"
+    assert decide(diff.ci95, 0.0, "better") == "pass"
+
+
+@pytest.mark.parametrize(
+    ("n", "outcome"), [(3, "inconclusive"), (90, "inconclusive"), (91, "pass")]
+)
+def test_all_ties_clear_a_margin_of_002_from_91_units(n: int, outcome: str) -> None:
+    diff = paired_difference(np.full(n, 0.5), np.full(n, 0.5), boundary=-0.02, **PAIRWISE)  # type: ignore[arg-type]
+    assert diff.method == "cluster-bootstrap+betting"
+    assert diff.small is not None and diff.small.betting is not None
+    assert diff.ci95[0] < 0 < diff.ci95[1]  # never the bootstrap's [0, 0]
+    assert decide(diff.ci95, 0.02, "not-worse") == outcome
+
+
+@pytest.mark.parametrize(
+    ("n", "step", "outcome"),
+    [(3, 2.0, "inconclusive"), (9, 1.0, "inconclusive"), (10, 1.0, "pass")],
+)
+def test_equal_score_differences_need_the_bounded_mean_count(
+    n: int, step: float, outcome: str
+) -> None:
+    # two 1-3 scores: a row's difference lies in [-2, 2]; +1 on every row passes from 10
+    diff = paired_difference(np.full(n, 1.0 + step), np.ones(n), bounds=(-2.0, 2.0))
+    assert diff.method == "cluster-bootstrap+betting"
+    assert decide(diff.ci95, 0.0, "better") == outcome
+
+
+def test_a_large_varied_sample_keeps_its_method() -> None:
+    rng = np.random.default_rng(5)
+    cand, base = rng.integers(1, 4, 200).astype(float), rng.integers(1, 4, 200).astype(float)
+    plain = paired_difference(cand, base)
+    guarded = paired_difference(cand, base, bounds=(-2.0, 2.0))
+    assert guarded == plain and guarded.small is None
+
+
+def test_a_small_sample_without_a_range_is_flagged_not_guarded() -> None:
+    diff = paired_difference(np.full(4, 2.0), np.ones(4))
+    assert diff.ci95 == (1.0, 1.0)
+    assert diff.small is not None and diff.small.rule == "unguarded"
+    assert diff.method == "cluster-bootstrap"
+
+
+def test_few_distinct_differences_are_a_small_sample_at_any_size() -> None:
+    cand = np.r_[np.ones(300), np.zeros(100)]
+    diff = paired_difference(cand, np.full(400, 0.5), boundary=-0.05, **PAIRWISE)  # type: ignore[arg-type]
+    assert diff.small is not None and diff.small.why == "2 distinct unit differences (fewer than 3)"
+    assert diff.small.betting is not None and diff.ci95[0] <= diff.small.betting[0]
+
+
+def test_the_sign_test_by_hand() -> None:
+    assert sign_test(3, 0) == (0.125, 1.0)
+    assert sign_test(6, 0) == pytest.approx((1 / 64, 1.0))
+    assert sign_test(9, 1)[0] == pytest.approx(11 / 1024)
+    assert sign_test(0, 0) == (1.0, 1.0)
+
+
+def test_claims_the_data_contradict_are_refused() -> None:
+    with pytest.raises(ValueError, match="three_point: row 0 differs by 0.25"):
+        paired_difference(np.array([0.75, 1.0]), np.full(2, 0.5), **PAIRWISE)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="outside the range"):
+        paired_difference(np.full(3, 3.0), np.ones(3), bounds=(-1.0, 1.0))
+
+
+def test_mde_and_rows_to_decide_never_zero_on_equal_differences() -> None:
+    three = _wins(3)
+    assert three.se == 0.0
+    mde = mde80(three.se, n_units=3, lower=-0.5, boundary=0.0)
+    # 3 equal units would need to lie 0.5 x ((1/(0.98 x 0.025))^(1/3) - 1) above 0
+    assert mde == pytest.approx(0.5 * ((1 / (0.98 * 0.025)) ** (1 / 3) - 1))
+    assert mde > 0.5  # more than any pairwise difference can be: 3 rows cannot pass
+    assert mde80(0.0, n_units=91, lower=-0.5, boundary=-0.02) < 0.02  # 91 ties clear it
+    assert rows_to_decide(three, 0.0, "better", (-0.5, 0.5)) == 6
+    ties = paired_difference(np.full(3, 0.5), np.full(3, 0.5), boundary=-0.02, **PAIRWISE)  # type: ignore[arg-type]
+    assert rows_to_decide(ties, 0.02, "not-worse", (-0.5, 0.5)) == 91
+    scores = paired_difference(np.full(3, 2.0), np.ones(3), bounds=(-2.0, 2.0))
+    assert rows_to_decide(scores, 0.0, "better", (-2.0, 2.0)) == 10
+    # below the boundary: the count that makes a fail, mirrored against the top of the range
+    assert rows_to_decide(_diff(-0.5, 0.0, 3), 0.0, "better", (-0.5, 0.5)) == 6

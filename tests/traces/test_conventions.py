@@ -21,7 +21,9 @@ SYSTEM = {"role": "system", "content": "Be brief."}
 
 def imported(tmp_path: Path, *files: Path, turns: str = "all") -> list[dict]:
     out = tmp_path / "rows.jsonl"
-    done = run_cli("import", *map(str, files), "--out", str(out), "--turns", turns)
+    done = run_cli(  # each import replaces the test's earlier one
+        "import", *map(str, files), "--out", str(out), "--turns", turns, "--overwrite"
+    )
     assert done.returncode == 0, done.stderr
     return read_rows(out)
 
@@ -479,3 +481,40 @@ def test_openinference_request_and_response_json_take_the_first_choice(tmp_path:
         "Hi",
         "First",
     )
+
+
+def test_a_span_exported_twice_is_read_once_and_another_under_its_id_is_named(
+    tmp_path: Path,
+) -> None:
+    """An exporter's retry writes the same span again: read once, nothing said. A span with
+    the same trace and span ids but other content is left out, counted and named."""
+    ids = write_otlp(
+        [Span(genai([user("Hi")], "Hello"), 0), Span(genai([user("Yo")], "Hey"), 1)],
+        tmp_path / "t.jsonl",
+    )
+    first, second = (tmp_path / "t.jsonl").read_text().splitlines()
+    again = json.loads(second)
+    span = again["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert span["spanId"] == ids[1]
+    span["attributes"] = [  # the same span with its keys in another order: the same span
+        {"value": a["value"], "key": a["key"]} for a in span["attributes"]
+    ]
+    (tmp_path / "t.jsonl").write_text("\n".join([first, second, json.dumps(again)]) + "\n")
+    out = tmp_path / "rows.jsonl"
+    done = run_cli("import", str(tmp_path / "t.jsonl"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr
+    assert sorted(r["prompt"] for r in read_rows(out)) == ["Hi", "Yo"]
+
+    other = json.loads(second)
+    other_span = other["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    reply = next(a for a in other_span["attributes"] if a["key"] == "gen_ai.output.messages")
+    reply["value"]["stringValue"] = reply["value"]["stringValue"].replace("Hey", "Go away")
+    (tmp_path / "t.jsonl").write_text("\n".join([first, second, json.dumps(other)]) + "\n")
+    done = run_cli("import", str(tmp_path / "t.jsonl"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stderr.split())
+    assert "warning: 1 span(s) left out: a span read before has the same trace and span" in said
+    named = f"t.jsonl:3 span {ids[1]} (trace {span['traceId']}): other content under the ids "
+    assert named + f"of t.jsonl:2 span {ids[1]}, which was kept" in said
+    assert sorted(r["baseline_model_response"] for r in read_rows(out)) == ["Hello", "Hey"]

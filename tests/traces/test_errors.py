@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import random
+import time
 from pathlib import Path
 
 import pytest
@@ -69,8 +71,18 @@ def test_a_span_without_messages_names_the_span_and_content_capture(tmp_path: Pa
             },
             "unknown attribute layout (GenAI): unknown message role 'narrator'",
         ),
+        (  # orjson reads 1,024 levels; Python cannot walk them
+            {
+                **genai([user("Hi")], "Hello"),
+                "gen_ai.input.messages": '[{"role": "user", "parts": ['
+                + "[" * 1_018
+                + "]" * 1_018
+                + "]}]",
+            },
+            "unknown attribute layout (GenAI): messages nested too deeply to read",
+        ),
     ],
-    ids=["not-json", "no-role", "openinference-keys", "unknown-role"],
+    ids=["not-json", "no-role", "openinference-keys", "unknown-role", "nested-too-deep"],
 )
 def test_an_unknown_attribute_layout(tmp_path: Path, attrs: dict, why: str) -> None:
     [span_id] = write_otlp([Span(attrs, 0)], tmp_path / "t.jsonl")
@@ -291,4 +303,28 @@ def test_a_line_whose_structure_is_not_otlp_is_named(tmp_path: Path, damage) -> 
     (tmp_path / "t.jsonl").write_text(json.dumps(record) + "\n")
     message = refused(tmp_path, tmp_path / "t.jsonl")
     assert "t.jsonl:1: not OTLP JSON as exporters write it" in message
+    assert "Traceback" not in message
+
+
+def test_a_file_of_junk_is_refused_in_one_pass(tmp_path: Path) -> None:
+    """Each bad line used to re-read and re-parse the whole file (5 MB: 47 s); now one
+    pass: the file and its first bad lines named, the rest counted."""
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(random.Random(0).randbytes(5 * 2**20))
+    lines = sum(1 for line in junk.read_bytes().split(b"\n") if line.strip())  # not blank
+    start = time.perf_counter()
+    message = refused(tmp_path, junk)
+    assert time.perf_counter() - start < 15  # generous: about 1 s on the benchmark machine
+    assert f"invalid traces ({lines} problem(s))" in message
+    assert "junk.bin:1: unparseable JSON" in message
+    assert "junk.bin:2: unparseable JSON" in message
+    assert f"... and {lines - 200} more" in message
+
+
+def test_a_line_nested_too_deep_is_a_row_error(tmp_path: Path) -> None:
+    write_otlp([Span(genai([user("Hi")], "Hello"), 0)], tmp_path / "t.jsonl")
+    with (tmp_path / "t.jsonl").open("a") as fh:
+        fh.write("[" * 10_000 + "]" * 10_000 + "\n")
+    message = refused(tmp_path, tmp_path / "t.jsonl")
+    assert "t.jsonl:2: unparseable JSON: nested more than 200 levels deep" in message
     assert "Traceback" not in message

@@ -41,7 +41,7 @@ def write_log(path: Path, order: list[int] | None = None) -> Path:
 def imported(tmp_path: Path, *args: str, log: Path | None = None) -> list[dict]:
     out = tmp_path / "rows.jsonl"
     source = log or write_log(tmp_path / "log.jsonl")
-    done = run_cli("import", str(source), "--out", str(out), *args)
+    done = run_cli("import", str(source), "--out", str(out), *args, "--overwrite")  # the last
     assert done.returncode == 0, done.stderr
     return read_rows(out)
 

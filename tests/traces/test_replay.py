@@ -49,3 +49,42 @@ def test_traces_to_a_gate_decision(traced: Traced, stub: StubServer, tmp_path: P
     assert gate["n_pairs"] == 7
     # every call came from the one deployment, whose tier the resource attribute names
     assert [(s["value"], s["n_pairs"]) for s in gate["slices"]] == [("pro", 7)]
+
+
+def test_a_kept_attribute_some_calls_lack_is_a_slice_of_its_own(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """`import --keep user.tier` writes null where a call had no tier; `gate --by user.tier`
+    then puts those rows in the slice `(missing)`, counted like any other."""
+    log = tmp_path / "log.jsonl"
+    records = []
+    for c in range(6):
+        record = {
+            "timestamp": 1_700_000_000 + c,
+            "request": {"model": "prod-1", "messages": [{"role": "user", "content": f"q{c}"}]},
+            "response": {"choices": [{"message": {"role": "assistant", "content": f"a{c}"}}]},
+        }
+        if c < 4:
+            record["metadata"] = {"user.tier": "pro" if c % 2 else "free"}
+        records.append(record)
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    rows, replies, run_dir = tmp_path / "rows.jsonl", tmp_path / "replies.jsonl", tmp_path / "run"
+    model = ["--base-url", stub.base_url, "--quiet"]
+    steps = [
+        ["import", str(log), "--out", str(rows), "--keep", "user.tier"],
+        ["generate", str(rows), "--field", "response", "--model", "openai/candidate",
+         "--out", str(replies), *model],
+        ["run", str(replies), "-p", "pairwise-chat-quality", "--judge", "openai/judge",
+         "--out", str(run_dir), *model],
+    ]  # fmt: skip
+    for step in steps:
+        done = run_cli(*step)
+        assert done.returncode == 0, done.stderr
+    assert [r.get("user.tier") for r in read_rows(rows)].count(None) == 2  # null or absent
+    done = run_cli("gate", str(run_dir), "--by", "user.tier", "--out", str(tmp_path / "g.json"))
+    assert done.returncode in (0, 1, 3), done.stderr
+    gate = json.loads((tmp_path / "g.json").read_text())
+    assert sorted((s["value"], s["n_pairs"]) for s in gate["slices"]) == [
+        ("(missing)", 2), ("free", 2), ("pro", 2)
+    ]
+    assert "user.tier=(missing)" in done.stdout

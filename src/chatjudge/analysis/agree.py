@@ -38,7 +38,7 @@ def read_human_labels(path: Path, column: str | None = None) -> tuple[str, dict[
     if column not in frame.columns:
         raise UsageError(f"{path}: no column '{column}'")
     labels: dict[str, list[Any]] = defaultdict(list)
-    for row_number, (item_id, value) in enumerate(zip(frame["id"], frame[column], strict=True), 1):
+    for row_number, item_id, value in zip(frame.index, frame["id"], frame[column], strict=True):
         if value is None or (isinstance(value, float) and math.isnan(value)):
             continue
         if isinstance(value, str) and not value.strip():

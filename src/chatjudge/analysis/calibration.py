@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from chatjudge.data.sources import Source
 from chatjudge.errors import UsageError
 from chatjudge.protocols import BUILTIN, get_protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
@@ -91,18 +92,22 @@ def calibrate_run(
 
 
 def read_label_frame(path: Path) -> Any:
-    """A human labels file (JSONL or CSV, cells as text) as a DataFrame, or a usage error."""
+    """A human labels file (JSONL or CSV) as a DataFrame indexed by row number (the line,
+    for JSONL), or a usage error naming the file and the row. Read as `run` reads data, so
+    a file the data reader takes (a byte-order mark, say) is taken here too."""
     import pandas as pd
 
     if not path.is_file():
         raise UsageError(f"human labels file not found: {path}")
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        frame = pd.read_json(path, lines=True, dtype=False)
-    elif suffix == ".csv":
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    else:
+    if path.suffix.lower() not in (".jsonl", ".ndjson", ".csv"):
         raise UsageError(f"{path}: human labels must be .jsonl or .csv")
+    rows, numbers = [], []
+    for raw in Source(path):
+        if raw.data is None:
+            raise UsageError(f"{path}: row {raw.number}: {raw.error}")
+        rows.append(raw.data)
+        numbers.append(raw.number)
+    frame = pd.DataFrame.from_records(rows, index=numbers)
     if "id" not in frame.columns:
         raise UsageError(f"{path}: no 'id' column")
     return frame
@@ -154,7 +159,7 @@ def _ratings(
     """Per rated score (or the preference), each labelled id's ratings, checked row by row."""
     out: dict[str, dict[str, list[Any]]] = {t: defaultdict(list) for t in columns.values()}
     records = frame.to_dict(orient="records")
-    for number, row in enumerate(records, 1):
+    for number, row in zip(frame.index, records, strict=True):
         item = row.get("id")
         if _missing(item):
             raise UsageError(f"{path}: row {number}, field 'id': missing id")

@@ -76,6 +76,18 @@ class GateSlice(Record):
     level: float  # 1 - 0.05 / number of slices
     below_margin: bool  # the adjusted interval lies wholly below -margin
     counts: bool  # 30 rows or more: may fail the gate with --slices-must-not-regress
+    method: str | None = None  # as Gate.method; None when the slice has one unit (no interval)
+
+
+class GateSmallSample(Record):
+    """A small sample (fewer than 30 units that differ, or fewer than 3 distinct unit
+    differences) and the rule valid at every n that guarded the interval decided on."""
+
+    rule: Literal["sign-test", "betting", "unguarded"]
+    why: str  # e.g. "3 units (fewer than 30)"
+    sign_p: list[float] | None = None  # sign-test: exact one-sided p for Δ > 0, for Δ < 0
+    betting_ci: list[float] | None = None  # betting: its interval, hulled with the method's
+    difference_range: list[float] | None = None  # [L, U]: what one row's difference can be
 
 
 class GateNoise(Record):
@@ -137,6 +149,7 @@ class Gate(Record):
     mismatches: list[str]
     looks: list[GateLook]
     sequential: GateSequential | None = None
+    small_sample: GateSmallSample | None = None  # set when the rule for few units applied
     # Corrections for the judge's biases, named as such (one pairwise run: style control;
     # --human: the candidate run's metrics as the humans would rate them).
     control: Literal["length", "style"] | None = None  # the difference is this controlled rate's

@@ -7,14 +7,16 @@ their preference rates). The interval treats the row as the unit (samples, order
 a panel's judges nested inside it; `cluster` groups rows that move together), and the
 decision follows DESIGN.md §8: not-worse passes when lo > -margin and fails when
 hi < -margin; better passes when lo > 0 and fails when hi < 0; else inconclusive.
-The statistics are `chatjudge.stats.paired`'s; this module pairs, decides and records.
+The statistics are `chatjudge.stats.paired`'s; this module pairs, decides and records,
+and gives the statistics what the protocol knows: the range a row's difference can
+take, which guards a small sample's interval.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +31,7 @@ from chatjudge.analysis.formats import (
     GateLook,
     GateNoise,
     GateSlice,
+    GateSmallSample,
     read_gate,
 )
 from chatjudge.analysis.gate_corrections import (
@@ -45,13 +48,17 @@ from chatjudge.analysis.gate_units import (
     read_joined,
     read_rows,
     resolve_protocol,
+    slice_values,
 )
 from chatjudge.errors import ChatJudgeWarning, UsageError
+from chatjudge.outputs import check_file_output
 from chatjudge.protocols import Protocol
 from chatjudge.rundir import Metric, read_run_info, run_differences, write_json
 from chatjudge.stats.paired import (
     Difference,
+    SmallSample,
     decide,
+    guarded_interval,
     mde80,
     noise_split,
     paired_difference,
@@ -74,6 +81,25 @@ class Paired:
     baseline_inner: list[np.ndarray] | None  # None: one pairwise run (the baseline is 1/2)
     clusters: np.ndarray | None
     rows: list[dict[str, Any]]  # each pair's fields (the candidate's)
+    bounds: tuple[float, float] | None = None  # the range of one row's difference
+    three_point: bool = False  # every row's difference is -a, 0 or a (no clusters)
+
+    def difference(
+        self, mask: np.ndarray | None, boundary: float, level: float, seed: int
+    ) -> Difference:
+        """The paired difference over the rows in `mask` (all: None), guarded for a
+        small sample as a decision at `boundary` needs."""
+        keep = slice(None) if mask is None else mask
+        return paired_difference(
+            self.candidate[keep],
+            self.baseline[keep],
+            self.clusters[keep] if self.clusters is not None else None,
+            level=level,
+            seed=seed,
+            bounds=self.bounds,
+            boundary=boundary,
+            three_point=self.three_point,
+        )
 
 
 def gate(
@@ -90,6 +116,7 @@ def gate(
     protocol: str | Path | Protocol | None = None,
     allow_mismatch: bool = False,
     out: str | Path | None = None,
+    overwrite: bool = False,
     seed: int = 0,
     report: bool = True,
     control: Control | None = None,
@@ -102,7 +129,8 @@ def gate(
     `candidate` alone must be a pairwise run (candidate vs baseline inside it); with
     `baseline`, two runs of one protocol on the same rows. `out`: where gate.json goes
     (default: the candidate run directory, whose report.html then gets a gate section;
-    `out=False`-like callers pass a path). Warnings (`ChatJudgeWarning`) tell of
+    `out=False`-like callers pass a path); a file there that is not a gate.json is refused
+    unless `overwrite`, and an input or a run's file always. Warnings (`ChatJudgeWarning`) tell of
     accepted mismatches and of peeking (gating a grown run again).
 
     Corrections (`chatjudge.analysis.gate_corrections`): `control` decides one pairwise
@@ -115,6 +143,14 @@ def gate(
         raise UsageError(f"--margin must be 0 or more (a distance below zero), got {margin}")
     cand_dir = Path(candidate)
     base_dir = Path(baseline) if baseline is not None else None
+    if base_dir is not None and base_dir.resolve() == cand_dir.resolve():
+        raise UsageError(
+            f"--baseline {base_dir} and --candidate {cand_dir} are the same run directory: "
+            "nothing to compare"
+        )
+    target = Path(out) if out is not None else cand_dir / GATE
+    inputs = [Path(p) for p in (data, human) if p is not None]
+    check_file_output(target, inputs, kind="gate.json", is_kind=_is_gate, overwrite=overwrite)
     cand_info = read_run_info(cand_dir)
     found: list[str] = []
     if base_dir is not None:
@@ -142,14 +178,14 @@ def gate(
     if base is not None and proto.kind == "pairwise" and not allow_mismatch:
         _same_baseline(proto, base, cand)
     paired, counts = pair(cand, base, cluster)
-    if len(paired.ids) < 2:
+    units = len(set(paired.clusters)) if paired.clusters is not None else len(paired.ids)
+    if units < 2:
+        both = " in both runs" if base is not None else ""
         raise UsageError(
-            f"only {len(paired.ids)} row(s) judged ok in both runs: nothing to gate on "
-            f"(counts: {counts})"
+            f"{len(paired.ids)} row(s) in {units} unit(s) judged ok{both}: an interval needs "
+            f"at least 2 units, nothing to gate on ({_counts_text(counts)})"
         )
-    diff = raw = paired_difference(
-        paired.candidate, paired.baseline, paired.clusters, level=0.95, seed=seed
-    )
+    diff = raw = paired.difference(None, _boundary(margin, require), 0.95, seed)
     style = style_of(paired.rows, paired.candidate, seed) if _one_pairwise(proto, base) else None
     if control is not None:
         if style is None:
@@ -159,7 +195,7 @@ def gate(
                 "--control resamples single rows: it cannot be combined with --cluster or "
                 "with samples grouped by source row"
             )
-        diff = controlled_difference(style, control, raw)
+        diff = _held_to(controlled_difference(style, control, raw), raw)
     runs = (
         {"run": str(cand_dir)}
         if base_dir is None
@@ -179,7 +215,6 @@ def gate(
         result.calibrated = {k: CalibratedMetric(**v) for k, v in figures.items()}
         for notice in notices:
             warnings.warn(notice, ChatJudgeWarning, 2)
-    target = Path(out) if out is not None else cand_dir / GATE
     result.looks = earlier_looks(target, result)
     target.parent.mkdir(parents=True, exist_ok=True)
     write_json(target, result)
@@ -192,6 +227,30 @@ def gate(
 
 def _one_pairwise(protocol: Protocol, base: RunRows | None) -> bool:
     return protocol.kind == "pairwise" and base is None
+
+
+def _held_to(controlled: Difference, raw: Difference) -> Difference:
+    """A controlled difference on a small sample, under the raw one's small-sample rule:
+    a fitted model is no more exact with a few rows than the bootstrap is."""
+    if raw.small is None:
+        return controlled
+    return replace(
+        controlled,
+        ci95=guarded_interval(controlled.ci95, raw.small),
+        method=f"{controlled.method}; {raw.small.rule} on the raw preference",
+        small=raw.small,
+    )
+
+
+def _boundary(margin: float, require: Require) -> float:
+    return -margin if require == "not-worse" else 0.0
+
+
+def _counts_text(counts: dict[str, dict[str, int]]) -> str:
+    return "; ".join(
+        f"{role}: {c['rows']} rows, {c['failed']} failed, {c['unpaired']} unpaired"
+        for role, c in counts.items()
+    )
 
 
 def _difference(diff: Difference) -> GateDifference:
@@ -230,6 +289,7 @@ def assemble(
     ci = (float(diff.ci95[0]), float(diff.ci95[1]))
     outcome = decide(ci, s.margin, s.require)
     reason = _reason(outcome, ci, s.margin, s.require)
+    boundary = _boundary(s.margin, s.require)
     slices = _slices(paired, s.by, s.margin, s.seed) if s.by else []
     if s.slices_must_not_regress and outcome != "fail":
         bad = [x for x in slices if x.counts and x.below_margin]
@@ -246,8 +306,19 @@ def assemble(
         difference=_difference(diff),
         se=round(float(diff.se), 6),
         method=diff.method,
-        mde80=round(float(mde80(diff.se)), 6),
-        rows_to_decide=rows_to_decide(diff, s.margin, s.require) if undecided else None,
+        mde80=round(
+            mde80(
+                diff.se,
+                n_units=diff.n_units,
+                lower=paired.bounds[0] if paired.bounds else None,
+                boundary=boundary,
+            ),
+            6,
+        ),
+        rows_to_decide=(
+            rows_to_decide(diff, s.margin, s.require, paired.bounds) if undecided else None
+        ),
+        small_sample=_small(diff.small, paired.bounds),
         margin=s.margin,
         require=s.require,
         n_pairs=len(paired.ids),
@@ -284,6 +355,7 @@ def pair(
             "candidate": _count(cand, len(cand.rows.keys() - base.rows.keys())),
         }
     rows = [cand.rows[i] for i in ids]
+    base_rows = [base.rows[i] for i in ids] if base is not None else []
     units = [r.unit for r in rows]
     if cluster is not None:
         clusters: np.ndarray | None = np.array(
@@ -303,12 +375,39 @@ def pair(
         ),
         candidate_inner=[np.array(r.inner, dtype=float) for r in rows],
         baseline_inner=(
-            None if base is None else [np.array(base.rows[i].inner, dtype=float) for i in ids]
+            None if base is None else [np.array(r.inner, dtype=float) for r in base_rows]
         ),
         clusters=clusters,
         rows=[dict(r.fields) for r in rows],
+        bounds=_bounds(cand, base),
+        three_point=clusters is None
+        and all(len(r.inner) == 1 for r in [*rows, *base_rows])
+        and _three_point(cand, base),
     )
     return paired, counts
+
+
+def _bounds(cand: RunRows, base: RunRows | None) -> tuple[float, float] | None:
+    """The range of one row's difference: the metric's range less the baseline's (one
+    pairwise run: its fixed 1/2)."""
+    scale = cand.scale
+    if scale is None:
+        return None
+    if base is None:
+        return (scale.low - 0.5, scale.high - 0.5)
+    return (scale.low - scale.high, scale.high - scale.low)
+
+
+def _three_point(cand: RunRows, base: RunRows | None) -> bool:
+    """Whether one measurement's difference can only be -a, 0 or a: a vote against the
+    fixed 1/2, or two 0/1 metrics (then the exact sign test is valid for the mean)."""
+    scale = cand.scale
+    if scale is None or scale.values is None:
+        return False
+    others = (0.5,) if base is None else scale.values
+    found = {c - b for c in scale.values for b in others}
+    reach = max(abs(d) for d in found)
+    return found <= {-reach, 0.0, reach}
 
 
 def _order(run: RunRows, item_id: str) -> tuple[str, str]:
@@ -350,9 +449,23 @@ def _reason(outcome: str, ci: tuple[float, float], margin: float, require: str) 
     return f"the interval [{lo:+.4g}, {hi:+.4g}] contains {bound}"
 
 
+def _small(small: SmallSample | None, bounds: tuple[float, float] | None) -> GateSmallSample | None:
+    if small is None:
+        return None
+    return GateSmallSample(
+        rule=small.rule,
+        why=small.why,
+        sign_p=[round(p, 6) for p in small.sign_p] if small.sign_p else None,
+        betting_ci=[round(float(v), 6) for v in small.betting] if small.betting else None,
+        difference_range=list(bounds) if bounds is not None else None,
+    )
+
+
 def _slices(paired: Paired, by: str, margin: float, seed: int) -> list[GateSlice]:
-    """Per value of `by`: the difference with a Bonferroni-adjusted interval, worst first."""
-    rows = [field_value(i, f, by, "--by") for i, f in zip(paired.ids, paired.rows, strict=True)]
+    """Per value of `by`: the difference with a Bonferroni-adjusted interval (guarded
+    for a small slice at that level and at -margin, where a slice regresses), worst
+    first; rows without a value are one slice."""
+    rows = slice_values(paired.ids, paired.rows, by)
     values = np.array(rows)
     names = sorted(set(rows))
     level = 1 - 0.05 / len(names)
@@ -362,14 +475,13 @@ def _slices(paired: Paired, by: str, margin: float, seed: int) -> list[GateSlice
         n = int(mask.sum())
         clusters = paired.clusters[mask] if paired.clusters is not None else None
         units = len(set(clusters)) if clusters is not None else n
+        method = None
         if units < 2:
             delta = float(np.mean(paired.candidate[mask] - paired.baseline[mask]))
             ci: list[float] | None = None
         else:
-            d = paired_difference(
-                paired.candidate[mask], paired.baseline[mask], clusters, level=level, seed=seed
-            )
-            delta, ci = float(d.value), [round(float(v), 6) for v in d.ci95]
+            d = paired.difference(mask, -margin, level, seed)
+            delta, ci, method = float(d.value), [round(float(v), 6) for v in d.ci95], d.method
         out.append(
             GateSlice(
                 value=value,
@@ -378,6 +490,7 @@ def _slices(paired: Paired, by: str, margin: float, seed: int) -> list[GateSlice
                 level=round(level, 6),
                 below_margin=ci is not None and ci[1] < -margin,
                 counts=n >= SLICE_MIN_ROWS,
+                method=method,
             )
         )
     return sorted(out, key=lambda s: (s.difference.value, s.value))
@@ -401,10 +514,18 @@ def _noise(paired: Paired) -> GateNoise | None:
     )
 
 
+def _is_gate(path: Path) -> bool:
+    try:
+        read_gate(path)
+    except UsageError:
+        return False
+    return True
+
+
 def earlier_looks(target: Path, new: Gate) -> list[GateLook]:
     """The looks before this one at the same runs and metric. Gating a run again after
     it grew is peeking: the interval's 95% no longer holds, so it is warned about."""
-    if not target.is_file():
+    if not target.is_file() or not _is_gate(target):  # not a gate: --overwrite replaces it
         return []
     old = read_gate(target)
     if old.runs != new.runs or old.metric != new.metric:

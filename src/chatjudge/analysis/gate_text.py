@@ -44,8 +44,10 @@ def notes(g: Gate) -> list[str]:
     lines = [f"Outcome: {g.outcome} ({g.reason})."]
     lines.append(
         f"Minimum detectable effect at 80% power with these rows: ±{g.mde80:.4f} "
-        f"(standard error {g.se:.4f}, {g.method})."
+        f"(standard error {g.se:.4f}, {g.method}){_out_of_reach(g)}."
     )
+    if g.small_sample is not None:
+        lines.append(small_sample(g))
     if g.outcome == "inconclusive" and g.sequential is None:
         if g.rows_to_decide is not None:
             lines.append(
@@ -93,6 +95,41 @@ def notes(g: Gate) -> list[str]:
             )
             lines.append(f"Budget: ${s.max_cost_usd:,.4f}, {spent} spent.{stop}")
     return lines
+
+
+def small_sample(g: Gate) -> str:
+    """What the rule for few units did, in words (gate.json's `small_sample`)."""
+    s = g.small_sample
+    assert s is not None
+    if s.rule == "sign-test" and s.sign_p is not None:
+        up, down = s.sign_p
+        return (
+            f"Small sample, {s.why}: a pass or a fail also needs the exact one-sided sign "
+            f"test on the units that differ (p = {up:.4g} for better, {down:.4g} for worse; "
+            "at most 0.025 decides), so the interval keeps 0 on a side it does not clear."
+        )
+    if s.rule == "betting" and s.betting_ci is not None and s.difference_range:
+        low, high = s.difference_range
+        return (
+            f"Small sample, {s.why}: the interval is the wider of the method's own and a "
+            f"betting interval valid at every sample size for differences within "
+            f"[{low:g}, {high:g}] ({interval(s.betting_ci)})."
+        )
+    return (
+        f"Small sample, {s.why}: no range is known for this metric, so nothing guards "
+        "the interval, which is an approximation this small."
+    )
+
+
+def _out_of_reach(g: Gate) -> str:
+    """When no sample of this size can pass at all (the rule for few units)."""
+    s = g.small_sample
+    if s is None or not s.difference_range:
+        return ""
+    boundary = 0.0 if g.require == "better" else -g.margin
+    if g.mde80 < s.difference_range[1] - boundary:
+        return ""
+    return "; more than any difference can be: no outcome of this many rows can pass"
 
 
 def corrections(g: Gate) -> list[str]:

@@ -10,6 +10,7 @@ interval resamples, never the sample.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,17 @@ from chatjudge.runner.summary import metric_value
 
 PREFERENCE = "preference"  # pairwise: the candidate's preference rate, ties counting half
 VOTE = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}
+MISSING = "(missing)"  # the `--by` slice of rows with no value for the field
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """What one measurement of a metric can be: its range, and its few values when it
+    takes only a few (a vote, a 0/1 metric); the gate's small-sample guard needs them."""
+
+    low: float
+    high: float
+    values: tuple[float, ...] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +63,7 @@ class RunRows:
     path: Path
     info: RunInfo
     summary: Summary
+    scale: Scale | None = None  # of the metric read
     rows: dict[str, Row] = field(default_factory=dict)
 
     @property
@@ -120,6 +133,25 @@ def spec_reads(spec: MetricSpec | None, choice: str) -> bool:
     return spec is None or spec.source == choice
 
 
+def metric_scale(protocol: Protocol, metric: str) -> Scale | None:
+    """The range (and the values, when few) of one measurement of `metric`: a vote 0,
+    1/2 or 1; a choice's share 0 or 1; a score's declared range, offset and scaled,
+    whose two ends are its only values when it is an integer from k to k + 1. None for a
+    metric reading a choice as a number (nothing bounds it)."""
+    spec = _spec(protocol, metric)
+    if spec is None:
+        return Scale(0.0, 1.0, (0.0, 0.5, 1.0))
+    if spec.equals is not None:
+        return Scale(0.0, 1.0, (0.0, 1.0))
+    score = next((s for s in protocol.scores if s.name == spec.source), None)
+    if score is None:
+        return None
+    low, high = sorted((end + spec.offset) * spec.scale for end in (score.min, score.max))
+    # a pairwise run averages a score over the two orders: more than its two ends
+    two = score.integer and score.max - score.min == 1 and protocol.kind == "pointwise"
+    return Scale(low, high, (low, high) if two else None)
+
+
 def _spec(protocol: Protocol, metric: str) -> MetricSpec | None:
     """The metric's declaration; `None` for the pairwise preference."""
     if metric == PREFERENCE and protocol.kind == "pairwise":
@@ -131,7 +163,9 @@ def read_rows(
     run_dir: Path, protocol: Protocol, metric: str, joined: dict[str, dict[str, Any]] | None
 ) -> RunRows:
     """Every results record of `run_dir` as a `Row` (fields joined from `--data` by id)."""
-    run = RunRows(run_dir, read_run_info(run_dir), read_summary(run_dir))
+    run = RunRows(
+        run_dir, read_run_info(run_dir), read_summary(run_dir), metric_scale(protocol, metric)
+    )
     for record in iter_results(run_dir):
         fields = dict(record.get("fields") or {})
         item_id = str(record["id"])
@@ -164,10 +198,30 @@ def read_joined(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def field_value(item_id: str, fields: dict[str, Any], name: str, option: str) -> str:
-    """A row's value of column `name` (for `--by`/`--cluster`), as text."""
-    if fields.get(name) is None:
+    """A row's value of column `name` (for `--cluster`), as text."""
+    if name not in fields:
         raise UsageError(
             f"row {item_id!r} has no field {name!r} ({option}): results of runs made before "
             "chatjudge kept every input column lack it; join the input with --data FILE"
         )
+    if _missing(fields[name]):
+        raise UsageError(
+            f"row {item_id!r} has no value for {name!r} ({option}): every row needs one "
+            "to be grouped"
+        )
     return str(fields[name])
+
+
+def slice_values(ids: Sequence[str], rows: Sequence[dict[str, Any]], name: str) -> list[str]:
+    """Each row's value of column `name` (for `--by`), as text; null, NaN or absent is
+    the one slice `(missing)`. Refused only when no row has the column at all."""
+    if ids and not any(name in fields for fields in rows):
+        raise UsageError(
+            f"row {ids[0]!r} has no field {name!r} (--by): results of runs made before "
+            "chatjudge kept every input column lack it; join the input with --data FILE"
+        )
+    return [MISSING if _missing(f.get(name)) else str(f[name]) for f in rows]
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))

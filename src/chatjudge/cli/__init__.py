@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
+from chatjudge.__about__ import __version__
 from chatjudge.cli import analyse, gate, merge, produce, run, traces
 from chatjudge.cli.help import Command, Group
 
@@ -16,6 +19,28 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(given: bool) -> None:
+    if given:
+        typer.echo(f"chatjudge {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print chatjudge's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """The options of `chatjudge` itself, before the command."""
+
 
 # In the order `chatjudge --help` lists them.
 for command in (

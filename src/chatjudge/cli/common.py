@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
-from chatjudge.options import flags_of, option_fields
+from chatjudge.options import OVERWRITE_HELP, flags_of, help_of, option_fields
 from chatjudge.secrets import mask
 
 out = Console()
@@ -48,6 +48,7 @@ DryRunOpt = Annotated[
         "output caps and the cost as a range; exit 0.",
     ),
 ]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)]
 ColumnOpt = Annotated[
     str | None, typer.Option(help="The rating column (default: label, score or human).")
 ]
@@ -84,19 +85,19 @@ def with_options(name: str) -> Callable[[Callable[..., None]], Callable[..., Non
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         signature = inspect.signature(command, eval_str=True)
         fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-        generated = [_flag(option, info) for option, info in option_fields(name)]
+        generated = [_flag(option, info, name) for option, info in option_fields(name)]
         command.__signature__ = signature.replace(parameters=[*fixed, *generated])  # type: ignore[attr-defined]
         return command
 
     return decorate
 
 
-def _flag(name: str, info: Any) -> inspect.Parameter:
+def _flag(name: str, info: Any, command: str) -> inspect.Parameter:
     annotation: Any = info.annotation
     default = info.default
     if default == ():  # a repeatable option
         annotation, default = list[str] | None, None
-    option = typer.Option(*flags_of(name, info), help=info.description)
+    option = typer.Option(*flags_of(name, info), help=help_of(info, command))
     return inspect.Parameter(
         name,
         inspect.Parameter.KEYWORD_ONLY,

@@ -8,7 +8,15 @@ from typing import Annotated, Any
 
 import typer
 
-from chatjudge.cli.common import ColumnOpt, HumanOpt, fail, interrupted, out, show_warnings
+from chatjudge.cli.common import (
+    ColumnOpt,
+    HumanOpt,
+    OverwriteOpt,
+    fail,
+    interrupted,
+    out,
+    show_warnings,
+)
 from chatjudge.errors import BudgetReachedError, ChatJudgeError, UsageError
 
 
@@ -40,7 +48,10 @@ def gate(
         str | None, typer.Option(help="A column grouping rows that move together.")
     ] = None,
     by: Annotated[
-        str | None, typer.Option(help="A column: the difference per slice, worst first.")
+        str | None,
+        typer.Option(
+            help="A column: the difference per slice, worst first (no value: '(missing)')."
+        ),
     ] = None,
     slices_must_not_regress: Annotated[
         bool,
@@ -130,6 +141,7 @@ def gate(
     score: Annotated[
         str | None, typer.Option(help="--human, pointwise: the score the rating column rates.")
     ] = None,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Decide whether the candidate ships: a paired difference with its 95% interval.
 
@@ -142,6 +154,7 @@ def gate(
     from chatjudge.analysis.gate import gate as run_gate
     from chatjudge.analysis.gate_text import markdown as gate_markdown
     from chatjudge.analysis.gate_text import notes, table
+    from chatjudge.outputs import check_not_a_run_file, check_not_input
 
     show_warnings()
     if require not in ("not-worse", "better"):
@@ -158,6 +171,10 @@ def gate(
         "seed": seed,
     }
     try:
+        if markdown is not None:  # written last: refused now, never over an input or a run's file
+            inputs = [p for p in (run_or_data, data, human, baseline_data) if p is not None]
+            check_not_input(markdown, [markdown], inputs, flag="--markdown")
+            check_not_a_run_file(markdown, [markdown], flag="--markdown")
         if sequential:
             from chatjudge.analysis.gate_sequential import gate_sequential
 
@@ -172,6 +189,8 @@ def gate(
                 options["prices"] = prices
             if base_url:
                 options["base_url"] = tuple(base_url)
+            if overwrite:
+                options["overwrite"] = True  # the judged runs' --out, as `run --overwrite`
             result = gate_sequential(
                 run_or_data,
                 protocol,
@@ -199,6 +218,7 @@ def gate(
                 protocol=protocol,
                 allow_mismatch=allow_mismatch,
                 out=out_path,
+                overwrite=overwrite,
                 control=control,  # type: ignore[arg-type]
                 human=human,
                 human_column=column,

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from chatjudge.cli.common import err, exit_status, fail, out, print_paths, warn_skipped
+from chatjudge.cli.common import (
+    OverwriteOpt,
+    err,
+    exit_status,
+    fail,
+    out,
+    print_paths,
+    warn_skipped,
+)
 from chatjudge.errors import ChatJudgeError
 
 
@@ -26,7 +34,8 @@ def merge(
             "--out",
             "-o",
             help="The merged run directory (or JSONL file): what one unsharded command "
-            "would have written, so that command resumes there sending nothing.",
+            "would have written, so that command resumes there sending nothing. One merge "
+            "at a time: another one into the same --out meanwhile is refused (in use).",
         ),
     ],
     protocol: Annotated[
@@ -35,6 +44,7 @@ def merge(
             "--protocol", "-p", help="Runs judged with a custom protocol: its .toml file."
         ),
     ] = None,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Join the shards of one run (or of one generate/simulate) into one output, identical
     to an unsharded run's; shards of different configurations are refused (exit 2)."""
@@ -43,7 +53,7 @@ def merge(
     from chatjudge.rundir import REPORT, Produced
 
     try:
-        merged = join(shards, out_path, protocol=protocol)
+        merged = join(shards, out_path, protocol=protocol, overwrite=overwrite)
     except ChatJudgeError as exc:
         raise fail(str(exc)) from None
     err.print(f"merged {len(shards)} shard(s) -> {merged.out}", highlight=False)

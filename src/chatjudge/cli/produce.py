@@ -56,7 +56,8 @@ OutOpt = Annotated[
         "--out",
         "-o",
         help="The JSONL file to write (default: under ./chatjudge-runs/, named after the "
-        "command, so it resumes); its store and summary are written beside it.",
+        "command, so it resumes); its store, summary and record (<name>.run.json: what "
+        "wrote it, so that the same command resumes there) are written beside it.",
     ),
 ]
 

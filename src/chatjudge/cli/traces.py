@@ -8,8 +8,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from chatjudge.cli.common import err, fail
+from chatjudge.cli.common import OverwriteOpt, err, fail
 from chatjudge.errors import ChatJudgeError
+
+MAX_DUPLICATES_SHOWN = 20
 
 
 def import_traces(
@@ -22,7 +24,15 @@ def import_traces(
             show_default=False,
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The JSONL file of rows to write.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="The JSONL file of rows to write; beside it, <name>.run.json records the "
+            "import (files and options), so that the same import rewrites it.",
+        ),
+    ],
     turns: Annotated[
         str,
         typer.Option(
@@ -61,10 +71,12 @@ def import_traces(
             "id) on stderr, exit 1; without it, invalid input stops everything (exit 2).",
         ),
     ] = False,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Turn production traces into rows for a pairwise replay: calls grouped into
     conversations, each row the history and user turn a production call saw and the reply
-    it gave (baseline_model_response).
+    it gave (baseline_model_response). A span whose trace and span ids were read before
+    is read once if it makes the same call, and left out with a warning if not.
 
     Then `generate --field response --model CANDIDATE`, `run -p pairwise-chat-quality`
     and `gate` compare a candidate model with production.
@@ -78,6 +90,7 @@ def import_traces(
         redact=tuple(redact or ()),
         keep=tuple(keep or ()),
         skip_invalid=skip_invalid,
+        overwrite=overwrite,
     )
     try:
         done = import_traces(files, out, options)
@@ -95,6 +108,18 @@ def import_traces(
         err.print(
             f"passed over {done.n_failed_calls} call(s) that failed in production (error "
             "status, no reply)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if done.duplicates:
+        shown = done.duplicates[:MAX_DUPLICATES_SHOWN]
+        more = len(done.duplicates) - len(shown)
+        listed = "".join(f"\n  {escape(d)}" for d in shown) + (
+            f"\n  ... and {more} more" if more else ""
+        )
+        err.print(
+            f"[bold yellow]warning:[/] {len(done.duplicates)} span(s) left out: a span read "
+            f"before has the same trace and span ids, with other content{listed}",
             highlight=False,
             soft_wrap=True,
         )

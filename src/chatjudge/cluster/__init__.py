@@ -27,6 +27,7 @@ from chatjudge.options import RunConfig
 
 PROBE_TIMEOUT = 10.0  # seconds for the cluster's port to accept a connection
 CONNECT_TIMEOUT = 45.0  # seconds for Ray to join it (Ray itself retries for minutes)
+LOOPBACK = "127.0.0.1"  # the one node address on which Ray binds its services to loopback
 
 
 def connect() -> None:
@@ -41,8 +42,35 @@ def connect() -> None:
     if address:
         _join(ray, address)
     else:
-        ray.init(include_dashboard=False, log_to_driver=False)
+        _start_local(ray)
         atexit.register(_stop_local, ray)  # runs before Ray's own exit hook (registered first)
+
+
+def _start_local(ray: Any) -> None:
+    """Start a one-machine cluster that listens on loopback only (no one else can reach it).
+
+    Ray binds its services (GCS, raylet, agents, workers, the driver's) to loopback only when
+    the node's address is exactly 127.0.0.1, but turns a 127.0.0.1 given to `ray.init` into
+    the machine's outward address unless multi-node clusters are off. That switch,
+    `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`, is read once, when Ray is imported: its value is set
+    off for this start only, and put back. A Ray that starts elsewhere all the same is stopped.
+    """
+    from ray._private import ray_constants
+
+    allowed = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(_node_ip_address=LOOPBACK, include_dashboard=False, log_to_driver=False)
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = allowed
+    gcs = ray.get_runtime_context().gcs_address
+    if gcs.rpartition(":")[0] != LOOPBACK:
+        _stop_local(ray)
+        raise UsageError(
+            f"Ray {ray.__version__} started the local cluster at {gcs}, not on loopback "
+            "only, so chatjudge stopped it: start a cluster on a private network yourself "
+            "and set RAY_ADDRESS (docs/scaling.md), or run without --executor ray"
+        )
 
 
 def _stop_local(ray: Any) -> None:

@@ -8,7 +8,6 @@ stays flat however large the file is.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -116,7 +115,9 @@ def _jsonl_rows(path: Path) -> Iterator[RawRow]:
             if not line.strip():
                 continue
             try:
-                rec = jsoncodec.loads(line, parse_constant=_missing)
+                rec = jsoncodec.loads(
+                    line, parse_constant=_missing, max_depth=jsoncodec.INPUT_DEPTH
+                )
             except ValueError as exc:  # bad bytes are told apart only here, off the hot path
                 yield RawRow(number, None, _not_utf8(line) or f"unparseable JSON line: {exc}")
                 continue
@@ -150,7 +151,7 @@ def _csv_rows(path: Path) -> Iterator[RawRow]:
         for number, why in bad:
             yield RawRow(number, None, f"line {number} of the file is {why}")
         return
-    with path.open("r", encoding="utf-8", newline="") as fh:
+    with path.open("r", encoding="utf-8-sig", newline="") as fh:  # -sig: a BOM is no data
         for number, rec in enumerate(csv.DictReader(fh), 1):
             if None in rec:
                 yield RawRow(number, None, "more cells than header columns")
@@ -164,7 +165,7 @@ def _decode_cell(value: str | None) -> Any:
         return None
     if value.lstrip().startswith("["):
         try:
-            decoded = json.loads(value)
+            decoded = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH)
         except ValueError:
             return value
         if isinstance(decoded, list):

@@ -24,13 +24,18 @@ class Merged:
 
 
 def merge(
-    shards: Sequence[str | Path], out: str | Path, *, protocol: str | Path | Protocol | None = None
+    shards: Sequence[str | Path],
+    out: str | Path,
+    *,
+    protocol: str | Path | Protocol | None = None,
+    overwrite: bool = False,
 ) -> Merged:
     """Join `shards` (run directories, or JSONL outputs of `generate`/`simulate`) into `out`.
 
     `protocol`: for run directories judged with a custom protocol, its `.toml` file. A
-    problem (missing or repeated shards, different configurations, an existing output)
-    raises `UsageError` before anything is written."""
+    problem (missing or repeated shards, different configurations, an existing output
+    unless `overwrite`, another merge writing `out`) raises `UsageError` before anything
+    is written."""
     paths = [Path(p) for p in shards]
     target = Path(out)
     if not paths:
@@ -40,11 +45,11 @@ def merge(
         raise UsageError(f"no such file or directory: {', '.join(missing)}")
     directories = [p.is_dir() for p in paths]
     if all(directories):
-        return Merged("run", target, merge_runs(paths, target, protocol))
+        return Merged("run", target, merge_runs(paths, target, protocol, overwrite=overwrite))
     if not any(directories):
         if protocol is not None:
             raise UsageError("--protocol applies to run directories, not to JSONL outputs")
-        return Merged("produced", target, merge_produced(paths, target))
+        return Merged("produced", target, merge_produced(paths, target, overwrite=overwrite))
     raise UsageError(
         "give the run directories of `chatjudge run --shard`, or the JSONL files of "
         "`generate`/`simulate --shard`, not both"

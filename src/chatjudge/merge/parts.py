@@ -5,13 +5,15 @@ place only when all of it is written."""
 
 from __future__ import annotations
 
+import fcntl
+import glob
 import os
 import secrets
 import shutil
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -79,14 +81,20 @@ def data_differences(a: str | None, b: str | None) -> list[str]:
     ]
 
 
-def check_new(out: Path, files: Iterable[Path], inputs: Iterable[Path]) -> None:
-    """The merge writes a new output: never over an input, nor over an earlier output."""
+def check_new(out: Path, files: Iterable[Path], inputs: Iterable[Path], *, overwrite: bool) -> None:
+    """The merge writes a new output: never over an input, and over an earlier output only
+    with `overwrite`."""
     if out.resolve() in {Path(p).resolve() for p in inputs}:
         raise UsageError(f"--out {out} is one of the shards: write the merge elsewhere")
+    _check_absent(out, files, overwrite=overwrite)
+
+
+def _check_absent(out: Path, files: Iterable[Path], *, overwrite: bool) -> None:
     there = [str(f) for f in files if f.exists()]
-    if there:
+    if there and not overwrite:
         raise UsageError(
-            f"--out {out} already holds {', '.join(there)}: choose a new --out, or remove them"
+            f"--out {out} already holds {', '.join(there)}: choose a new --out, or "
+            "--overwrite to replace them"
         )
 
 
@@ -239,25 +247,75 @@ def count_rows(path: Path) -> int:
 
 
 @contextmanager
-def staged(target: Path) -> Iterator[Path]:
+def staged(
+    out: Path, files: Sequence[Path], *, overwrite: bool, beside: bool = False
+) -> Iterator[Path]:
     """A new directory to write the merge in, moved into place at the end: its files go into
-    the directory `target` (made if missing); a merge that fails leaves nothing behind, so
-    the corrected merge can be written to the same place."""
+    the directory `out` (made if missing), or `beside` the file `out` (a JSONL output with its
+    store and summary). A merge that fails leaves nothing behind, so the corrected merge can
+    be written to the same place.
+
+    One merge at a time writes to one `out` (a lock file where it stages): another one then
+    is refused (in use), and one that finds `files` there now (a merge into `out` that has
+    just finished) is refused as `check_new` refuses it, unless `overwrite`. The staging
+    folders of a merge into `out` killed before its end are removed: no merge writes them."""
+    target = out.parent if beside else out
     if target.exists() and not target.is_dir():
         raise UsageError(f"--out {target} is a file, not a directory: choose a new --out")
     there = target.is_dir()
     parent = target if there else target.parent
     prepare_output(parent)
-    temporary = parent / f".{target.name or 'merge'}.merging-{secrets.token_hex(4)}"
-    temporary.mkdir()  # as mkdir makes directories (with the umask), unlike mkdtemp
+    name = f".{out.name or 'merge'}"
+    with _claimed(out, parent / f"{name}.merge.lock"):
+        _check_absent(out, files, overwrite=overwrite)
+        for folder in {parent, target.parent}:  # where it stages, had `target` been missing
+            for leftover in folder.glob(f"{glob.escape(name)}.merging-*"):
+                shutil.rmtree(leftover, ignore_errors=True)
+        temporary = parent / f"{name}.merging-{secrets.token_hex(4)}"
+        temporary.mkdir()  # as mkdir makes directories (with the umask), unlike mkdtemp
+        try:
+            yield temporary
+            if there:
+                for path in temporary.iterdir():
+                    for journal in ("-wal", "-shm"):  # a replaced store's, never applied to this
+                        (target / f"{path.name}{journal}").unlink(missing_ok=True)
+                    os.replace(path, target / path.name)
+                temporary.rmdir()
+            else:
+                temporary.rename(target)
+        except BaseException:
+            shutil.rmtree(temporary, ignore_errors=True)
+            raise
+
+
+@contextmanager
+def _claimed(out: Path, lock: Path) -> Iterator[None]:
+    """Hold `lock`, the hidden file that says a merge is writing `out`, or refuse (in use).
+
+    An advisory lock (flock) ends with the process that holds it, so a killed merge never
+    leaves `out` locked; the file is removed before it is released, and a merge that has
+    locked a file removed meanwhile (the previous merge's) takes the new one instead."""
+    while True:
+        handle = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = os.fstat(handle)
+            current = os.stat(lock)
+        except BlockingIOError:
+            os.close(handle)
+            raise UsageError(
+                f"--out {out} is in use by another merge: wait for it to end, or choose "
+                "another --out"
+            ) from None
+        except FileNotFoundError:  # removed by the merge that held it: take a new one
+            os.close(handle)
+            continue
+        if (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+            break
+        os.close(handle)
     try:
-        yield temporary
-        if there:
-            for path in temporary.iterdir():
-                os.replace(path, target / path.name)
-            temporary.rmdir()
-        else:
-            temporary.rename(target)
-    except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
-        raise
+        yield
+    finally:
+        with suppress(FileNotFoundError):
+            lock.unlink()
+        os.close(handle)

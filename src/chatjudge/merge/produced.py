@@ -1,6 +1,6 @@
 """Merging the JSONL outputs of `generate --shard` and `simulate --shard` (each with its
-store and summary beside it) into the file, store and summary one unsharded command would
-have written. Each shard's summary lists where its rows stand among all input rows
+store and summary beside it) into the file, store, summary and record one unsharded command
+would have written. Each shard's summary lists where its rows stand among all input rows
 (`shard.indexes`), which puts the rows back in input order."""
 
 from __future__ import annotations
@@ -26,12 +26,14 @@ from chatjudge.merge.parts import (
     sum_costs,
     sum_usage,
 )
+from chatjudge.outputs import check_not_a_run_file
 from chatjudge.produce.generation import token_metrics
 from chatjudge.produce.simulation import summarize
 from chatjudge.rundir import (
     FORMAT,
     GenerationSummary,
     Produced,
+    ProducedInfo,
     SimulationSummary,
     option_differences,
     read_model,
@@ -41,7 +43,7 @@ from chatjudge.rundir import (
 ProducedSummary = GenerationSummary | SimulationSummary
 
 
-def merge_produced(files: Sequence[Path], out: Path) -> dict[str, Any]:
+def merge_produced(files: Sequence[Path], out: Path, *, overwrite: bool = False) -> dict[str, Any]:
     """Join the shards' outputs `files` into `out` (with its store and summary beside it);
     returns the summary written. Refused (UsageError) before anything is written: shards of
     different commands, models or result-changing options, of different data, unfinished,
@@ -70,7 +72,9 @@ def merge_produced(files: Sequence[Path], out: Path) -> dict[str, Any]:
     samples = first.samples if isinstance(first, SimulationSummary) else 1
     _check_finished(shards, summaries, samples)
     target = Produced(out)
-    check_new(out, (out, target.store, target.summary), files)
+    outputs = (out, target.store, target.summary, target.record)
+    check_not_a_run_file(out, outputs)
+    check_new(out, outputs, files, overwrite=overwrite)
     indexes = [s.shard.indexes if s.shard else [] for s in summaries]
 
     def position(number: int, row: int, line: bytes) -> int:
@@ -87,7 +91,7 @@ def merge_produced(files: Sequence[Path], out: Path) -> dict[str, Any]:
     rows_files = [s.rows for s in shards]
     lines = order_lines(rows_files, position)  # every line read and checked before any write
     rows: list[tuple[int, dict[str, Any]]] = []  # (position, row) of what the summary needs
-    with staged(out.parent) as aside:
+    with staged(out, outputs, overwrite=overwrite, beside=True) as aside:
         merge_stores([shard.store for shard in shards], aside / target.store.name)
         with (aside / out.name).open("wb") as written:
             for place, (where, line) in enumerate(read_lines(rows_files, lines)):
@@ -103,6 +107,7 @@ def merge_produced(files: Sequence[Path], out: Path) -> dict[str, Any]:
         generations = [s for s in summaries if isinstance(s, GenerationSummary)]
         simulations = [s for s in summaries if isinstance(s, SimulationSummary)]
         summary = _generation(generations, rows) if generations else _simulation(simulations, rows)
+        write_json(aside / target.record.name, _record(summary, first))
         return write_json(aside / target.summary.name, summary, only_set=True)
 
 
@@ -119,6 +124,26 @@ def _read(shard: Produced) -> ProducedSummary:
         kind = None  # read_model says what is wrong with it
     model: type[ProducedSummary] = SimulationSummary if kind == "simulation" else GenerationSummary
     return read_model(path, model, f"{kind or 'generate'} summary")
+
+
+def _record(merged: ProducedSummary, first: ProducedSummary) -> ProducedInfo:
+    """The merged output's record, as the unsharded command writes it: that command then
+    resumes the merged output."""
+    assert first.shard is not None  # every shard has its record (`check_cover`)
+    if isinstance(merged, GenerationSummary):
+        return ProducedInfo(
+            command="generate",
+            models={"model_under_test": merged.model},
+            field=merged.field,
+            data=first.shard.data,
+            options=merged.options,
+        )
+    return ProducedInfo(
+        command="simulate",
+        models={"assistant": merged.assistant, "simulated_user": merged.user},
+        data=first.shard.data,
+        options=merged.options,
+    )
 
 
 def _differences(a: ProducedSummary, b: ProducedSummary) -> list[str]:

@@ -46,7 +46,11 @@ from chatjudge.runner.summary import SummaryBuilder
 
 
 def merge_runs(
-    dirs: Sequence[Path], out: Path, protocol: str | Path | Protocol | None = None
+    dirs: Sequence[Path],
+    out: Path,
+    protocol: str | Path | Protocol | None = None,
+    *,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Join the shards' run directories `dirs` into `out`; returns the summary written.
 
@@ -70,7 +74,7 @@ def merge_runs(
     proto = _protocol(first, protocol)
     summaries = _finished(dirs)
     files = tuple(out / name for name in (RESULTS, SUMMARY, RUN_INFO, STORE, REPORT))
-    check_new(out, files, dirs)
+    check_new(out, files, dirs, overwrite=overwrite)
     results = [d / RESULTS for d in dirs]
     lines = order_lines(results, _index_of)  # every line read and checked before any write
     config = {**first.config, "shard": None}
@@ -86,7 +90,7 @@ def merge_runs(
     )
     from chatjudge.report import ReportBuilder  # the page machinery, only when writing one
 
-    with staged(out) as aside:
+    with staged(out, files, overwrite=overwrite) as aside:
         merge_stores([d / STORE for d in dirs], aside / STORE)
         write_json(aside / RUN_INFO, merged)
         summary = SummaryBuilder(

@@ -16,10 +16,11 @@ from chatjudge.data.shard import of
 from chatjudge.errors import UsageError
 from chatjudge.models import ModelSpec, check_options, get_model
 from chatjudge.options import RunConfig, SimulationOptions
+from chatjudge.outputs import check_produced_output
 from chatjudge.produce import generation as gen
 from chatjudge.produce import simulation as sim
 from chatjudge.produce.user import load_instructions
-from chatjudge.rundir import Produced, default_output, prepare_output
+from chatjudge.rundir import Produced, ProducedInfo, default_output, prepare_output
 from chatjudge.sync import run_sync
 
 _USER_TEMPERATURE = SimulationOptions.model_fields["user_temperature"].default
@@ -59,9 +60,16 @@ def build_generation(
             source.name, f"generate-{field}", [built.name], config.fingerprint("generate")
         )
     )
-    _not_the_input(data, path, create=not dry_run)
+    made = ProducedInfo(
+        command="generate",
+        models={"model_under_test": built.name},
+        field=field,
+        data=source.name,
+        options=config.options("generate"),
+    )
+    output = _output(source, path, made, config, create=not dry_run)
     (built,) = distribute([built], config, call_with="messages")
-    return gen.Generation(source, validation, built, field, config, Produced(path))
+    return gen.Generation(source, validation, built, field, config, output, made)
 
 
 def build_simulation(
@@ -107,18 +115,29 @@ def build_simulation(
             source.name, "simulate", [built.name, simulated.name], config.fingerprint("simulate")
         )
     )
-    _not_the_input(data, path, create=not dry_run)
+    made = ProducedInfo(
+        command="simulate",
+        models={"assistant": built.name, "simulated_user": simulated.name},
+        data=source.name,
+        options=config.options("simulate"),
+    )
+    output = _output(source, path, made, config, create=not dry_run)
     built, simulated = distribute([built, simulated], config, call_with="messages")
-    return sim.Simulation(source, validation, built, simulated, config, Produced(path))
+    return sim.Simulation(source, validation, built, simulated, config, output, made)
 
 
-def _not_the_input(data: Any, out: Path, *, create: bool) -> None:
-    """The output is written while the input is read: one file cannot be both; and it can be
-    written (checked before anything is sent)."""
-    if isinstance(data, str | Path) and Path(data).resolve() == out.resolve():
-        raise UsageError(f"--out {out} is the input file: write the output to another file")
+def _output(
+    source: Source, out: Path, made: ProducedInfo, config: RunConfig, *, create: bool
+) -> Produced:
+    """Where the command writes, checked before anything is sent: not over its input, nor
+    over another command's output unless `--overwrite`; and it can be written."""
     produced = Produced(out)
-    prepare_output(out.parent, (out, produced.store, produced.summary), create=create)
+    data = source.file()
+    inputs = [data] if data is not None else []
+    check_produced_output(produced, made, inputs, overwrite=config.run.overwrite)
+    files = (out, produced.store, produced.summary, produced.record)
+    prepare_output(out.parent, files, create=create)
+    return produced
 
 
 def generate(

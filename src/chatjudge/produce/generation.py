@@ -30,7 +30,7 @@ from chatjudge.options import RunConfig
 from chatjudge.produce.conversation import as_messages, failure_cause, visible
 from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
 from chatjudge.produce.roles import Role
-from chatjudge.rundir import FORMAT, GenerationSummary, Produced, write_json
+from chatjudge.rundir import FORMAT, GenerationSummary, Produced, ProducedInfo, write_json
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
@@ -65,6 +65,7 @@ class Generation:
     field: str
     config: RunConfig
     output: Produced
+    made: ProducedInfo  # what this command records beside its rows
 
     async def estimate(self) -> CostEstimate:
         """`--dry-run`: the calls this generation would send (after what the store holds)
@@ -108,6 +109,7 @@ class Generation:
         budget = budget_for(config.pricing.max_cost_usd, prices)
         self.output.rows.parent.mkdir(parents=True, exist_ok=True)
         store = Store(self.output.store)
+        write_json(self.output.record, self.made)  # before the first call, as run.json
         meter = meter_for(budget, self.model, prices[self.model.name])
         role = Role(
             Caller(self.model, CallPolicy.of(config), config.run.concurrency, meter),

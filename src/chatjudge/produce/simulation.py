@@ -44,7 +44,7 @@ from chatjudge.produce.conversation import as_messages, failure_cause, visible
 from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
 from chatjudge.produce.roles import Role
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
-from chatjudge.rundir import FORMAT, Produced, SimulationSummary, write_json
+from chatjudge.rundir import FORMAT, Produced, ProducedInfo, SimulationSummary, write_json
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
@@ -78,6 +78,7 @@ class Simulation:
     user: Model
     config: RunConfig
     output: Produced
+    made: ProducedInfo  # what this command records beside its rows
 
     async def estimate(self) -> CostEstimate:
         """`--dry-run`: the calls these conversations would send and what they could cost,
@@ -176,6 +177,7 @@ class Simulation:
 
         self.output.rows.parent.mkdir(parents=True, exist_ok=True)
         store = Store(self.output.store)
+        write_json(self.output.record, self.made)  # before the first call, as run.json
         lookup = not config.run.no_cache
         concurrency = config.run.concurrency
         assistant = Role(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from chatjudge.analysis.formats import Gate
-from chatjudge.analysis.gate_text import corrections
+from chatjudge.analysis.gate_text import corrections, small_sample
 from chatjudge.report.charts import CHART_W, ROW_H, Interval, text_width
 from chatjudge.stats.paired import Outcome
 
@@ -51,7 +51,10 @@ def gate_sections(gate: Gate) -> list[Section]:
             note=f"Paired difference with its 95% interval ({gate.method}); "
             f"{gate.require} passes when the whole interval lies above {bound}. "
             f"Minimum detectable effect at 80% power: {gate.mde80:.4f}. "
-            + " ".join(corrections(gate)),
+            + " ".join(
+                ([small_sample(gate)] if gate.small_sample is not None else [])
+                + corrections(gate)
+            ),
             chart=forest(rows, gate.margin, key="gate"),
         )
     ]

@@ -1,6 +1,7 @@
-"""Statistics on plain sequences: bootstrap intervals, agreement with humans, ratings."""
+"""Statistics on plain sequences: bootstrap and betting intervals, agreement, ratings."""
 
 from chatjudge.stats.agreement import Agreement, agreement, normalize_label
+from chatjudge.stats.betting import betting_interval
 from chatjudge.stats.bootstrap import Estimate, bootstrap_ci, bootstrap_metrics
 from chatjudge.stats.correlation import Correlation, correlation
 from chatjudge.stats.paired import (
@@ -8,12 +9,14 @@ from chatjudge.stats.paired import (
     NoiseSplit,
     Outcome,
     Require,
+    SmallSample,
     decide,
     mde80,
     noise_split,
     paired_difference,
     power,
     rows_to_decide,
+    sign_test,
     tango_interval,
 )
 from chatjudge.stats.ppi import Calibrated, ppi_mean
@@ -34,8 +37,10 @@ __all__ = [
     "Rating",
     "Ratings",
     "Require",
+    "SmallSample",
     "StyleControl",
     "agreement",
+    "betting_interval",
     "bootstrap_ci",
     "bootstrap_metrics",
     "bradley_terry",
@@ -53,6 +58,7 @@ __all__ = [
     "power",
     "ppi_mean",
     "rows_to_decide",
+    "sign_test",
     "style_control",
     "tango_interval",
     "win_rate_matrix",

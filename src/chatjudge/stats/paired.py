@@ -12,6 +12,11 @@ one-sided error rate at (1 - level) / 2:
 - otherwise: a paired cluster bootstrap of the row-weighted mean difference, read with
   Hesterberg's (2015) expanded percentiles, because the plain percentile interval is
   too narrow with few units (with 20 clusters its one-sided error is about 0.03).
+Both are approximations that fail on a small sample (five units that all differ by +1
+have a bootstrap interval of [1, 1]); given the range a unit's difference can take, a
+small sample is guarded by a rule valid at every n (`SmallSample`): the exact sign test
+at a boundary of 0 for differences of -a, 0 or a, else the hull with the betting
+interval of `chatjudge.stats.betting`.
 `docs/statistics.md` gives the references and when not to trust each.
 """
 
@@ -19,13 +24,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
 
-from chatjudge.stats.bootstrap import percentile_interval, resampled_sums
+from chatjudge.stats.betting import ALL_IN, betting_interval
+from chatjudge.stats.bootstrap import resampled_sums
 
 _NORMAL = NormalDist()  # quantiles without loading scipy on the run's start-up path
 Require = Literal["not-worse", "better"]
@@ -33,6 +39,26 @@ Outcome = Literal["pass", "fail", "inconclusive"]
 
 _Z80 = 2.80  # z(0.975) + z(0.80), rounded as the gate prints it: MDE = 2.80 x SE
 _HUGE = 1e12  # stands for an infinite score statistic inside the root finder
+SMALL_UNITS = 30  # fewer units that differ than this is a small sample...
+SMALL_DISTINCT = 3  # ...and so are fewer distinct unit differences than this
+SmallRule = Literal["sign-test", "betting", "unguarded"]
+
+
+@dataclass(frozen=True, slots=True)
+class SmallSample:
+    """Why a sample counted as small, and the rule valid at every n that guarded it.
+
+    `sign-test`: differences of -a, 0 or a at a boundary of 0; the interval keeps 0
+    on each side the exact one-sided sign test does not reject (`sign_p`: its p-values
+    for Δ > 0 and for Δ < 0, on the units that differ). `betting`: the interval is the
+    hull of the method's own and `betting` (valid at every n for the known range).
+    `unguarded`: no range was given, so nothing guards the method's interval.
+    """
+
+    rule: SmallRule
+    why: str
+    sign_p: tuple[float, float] | None = None
+    betting: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +67,8 @@ class Difference:
 
     `se` is the analytic standard error (the cluster-robust one where units are
     clusters); it drives the MDE, the predicted power and the projection of rows, so
-    those do not move with the bootstrap's seed.
+    those do not move with the bootstrap's seed. `small`: set when the sample was small
+    (see `SmallSample`); `ci95` is then the guarded interval, the one to decide on.
     """
 
     value: float
@@ -50,6 +77,7 @@ class Difference:
     n_units: int
     n_rows: int
     method: str
+    small: SmallSample | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +151,9 @@ def paired_difference(
     level: float = 0.95,
     n_resamples: int = 10_000,
     seed: int = 0,
+    bounds: tuple[float, float] | None = None,
+    boundary: float = 0.0,
+    three_point: bool = False,
 ) -> Difference:
     """The paired difference Δ of candidate and baseline, with its interval.
 
@@ -132,6 +163,14 @@ def paired_difference(
     difference, ΣS/Σm over units with row-sum S and size m, drawn as a multinomial
     count matrix. For one pairwise run, pass the candidate's preference per row (1 win,
     0.5 tie, 0 loss) and baseline = 0.5 everywhere.
+
+    `bounds`: the range [L, U] one row's difference can take (a preference minus 1/2:
+    [-0.5, 0.5]; two 0/1 metrics: [-1, 1]; two 1-3 scores: [-2, 2]). With it, a small
+    sample (fewer than 30 units that differ, or fewer than 3 distinct unit differences)
+    gets an interval valid at every n for a decision at `boundary` (-margin, or 0):
+    with `three_point` (no clusters, every row's difference -a, 0 or a where a = U = -L)
+    and a boundary of 0, the exact sign test; otherwise the hull with the betting
+    interval. Without `bounds` a small sample is only flagged (`small.rule` unguarded).
     """
     _check_level(level)
     cand = _as_column(candidate, "candidate")
@@ -142,24 +181,129 @@ def paired_difference(
     if clusters is None:
         if len(diff) < 2:
             raise ValueError(f"a paired difference needs at least 2 rows, got {len(diff)}")
-        binary = np.isin(cand, (0.0, 1.0)).all() and np.isin(base, (0.0, 1.0)).all()
-        if binary:
-            return _tango_difference(cand, base, level)
         sums, sizes = diff, np.ones(len(diff))
     else:
         sums, sizes = _unit_sums(diff, clusters)
         if len(sums) < 2:
             raise ValueError(f"a clustered difference needs at least 2 clusters, got {len(sums)}")
-    value = float(sums.sum() / sizes.sum())
-    ci = _expanded_percentile(sums, sizes, level, n_resamples, seed)
-    return Difference(
-        value=value,
-        ci95=ci,
-        se=_ratio_se(sums, sizes),
-        n_units=len(sums),
-        n_rows=len(diff),
-        method="cluster-bootstrap",
+    binary = np.isin(cand, (0.0, 1.0)).all() and np.isin(base, (0.0, 1.0)).all()
+    if clusters is None and binary:
+        found = _tango_difference(cand, base, level)
+    else:
+        found = Difference(
+            value=float(sums.sum() / sizes.sum()),
+            ci95=_expanded_percentile(sums, sizes, level, n_resamples, seed),
+            se=_ratio_se(sums, sizes),
+            n_units=len(sums),
+            n_rows=len(diff),
+            method="cluster-bootstrap",
+        )
+    if three_point:
+        _check_three_point(diff, clusters, bounds)
+    return _guarded(found, sums / sizes, sizes, level, bounds, boundary, three_point)
+
+
+def _guarded(
+    diff: Difference,
+    means: np.ndarray,
+    sizes: np.ndarray,
+    level: float,
+    bounds: tuple[float, float] | None,
+    boundary: float,
+    three_point: bool,
+) -> Difference:
+    """`diff` with the small-sample rule applied to its interval, when the sample is small."""
+    why = _small_why(means)
+    if why is None:
+        return diff
+    if bounds is None:
+        return replace(diff, small=SmallSample("unguarded", why))
+    lower, upper = bounds
+    means = _within(means, lower, upper)
+    if three_point and boundary == 0:
+        up, down = int(np.count_nonzero(means > 0)), int(np.count_nonzero(means < 0))
+        small = SmallSample("sign-test", why, sign_p=sign_test(up, down))
+    else:
+        bet = betting_interval(means, lower, upper, level, sizes=sizes)
+        small = SmallSample("betting", why, betting=bet)
+    return replace(
+        diff,
+        ci95=guarded_interval(diff.ci95, small, level),
+        method=f"{diff.method}+{small.rule}",
+        small=small,
     )
+
+
+def guarded_interval(
+    ci: tuple[float, float], small: SmallSample, level: float = 0.95
+) -> tuple[float, float]:
+    """`ci` as the small-sample rule lets it decide: kept 0 on a side the sign test does not
+    clear at (1 - level) / 2, or widened to hold the betting interval."""
+    lo, hi = ci
+    if small.sign_p is not None:
+        alpha = (1 - level) / 2
+        p_up, p_down = small.sign_p
+        lo = lo if p_up <= alpha else min(lo, 0.0)  # no pass without the sign test...
+        hi = hi if p_down <= alpha else max(hi, 0.0)  # ...and no fail either
+    if small.betting is not None:
+        lo, hi = min(lo, small.betting[0]), max(hi, small.betting[1])
+    return lo, hi
+
+
+def _small_why(means: np.ndarray) -> str | None:
+    """Why these unit differences are a small sample, or None when they are not."""
+    n = len(means)
+    differ = int(np.count_nonzero(means))
+    if n < SMALL_UNITS:
+        return f"{n} units (fewer than {SMALL_UNITS})"
+    if differ < SMALL_UNITS:
+        return f"{differ} of {n} units differ (fewer than {SMALL_UNITS})"
+    distinct = len(np.unique(means))
+    if distinct < SMALL_DISTINCT:
+        return f"{distinct} distinct unit differences (fewer than {SMALL_DISTINCT})"
+    return None
+
+
+def sign_test(up: int, down: int) -> tuple[float, float]:
+    """The exact one-sided sign test's p-values for Δ > 0 and for Δ < 0, from the counts
+    of units with a positive and a negative difference (ties at 0 left out).
+
+    Valid for the mean where every difference is -a, 0 or a: the mean is then a x
+    (P(up) - P(down)), so Δ <= 0 makes `up` at most Binomial(up + down, 1/2).
+    """
+    if up < 0 or down < 0:
+        raise ValueError(f"counts must be >= 0, got {up} and {down}")
+    from scipy import special  # binomial tails; scipy.special takes 0.24 s to load
+
+    n = up + down
+    return (
+        float(special.bdtrc(up - 1, n, 0.5)) if up else 1.0,
+        float(special.bdtrc(down - 1, n, 0.5)) if down else 1.0,
+    )
+
+
+def _check_three_point(
+    diff: np.ndarray, clusters: np.ndarray | None, bounds: tuple[float, float] | None
+) -> None:
+    if clusters is not None or bounds is None or bounds[0] != -bounds[1]:
+        raise ValueError("three_point needs no clusters and symmetric bounds (-a, a)")
+    a = bounds[1]
+    bad = np.flatnonzero(~np.isin(diff, (-a, 0.0, a)))
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(f"three_point: row {k} differs by {diff[k]}, not -a, 0 or a")
+
+
+def _within(means: np.ndarray, lower: float, upper: float) -> np.ndarray:
+    """Unit means inside [lower, upper], allowing for rounding in their sums."""
+    slack = 1e-9 * (upper - lower)
+    bad = np.flatnonzero((means < lower - slack) | (means > upper + slack))
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(
+            f"unit {k} differs by {means[k]}, outside the range [{lower}, {upper}] given"
+        )
+    return np.clip(means, lower, upper)
 
 
 def _tango_difference(cand: np.ndarray, base: np.ndarray, level: float) -> Difference:
@@ -192,9 +336,11 @@ def _expanded_percentile(
     from scipy import special  # t quantiles; scipy.special takes 0.24 s to load
 
     tail = float(special.stdtrit(g - 1, (1 - level) / 2)) * math.sqrt(g / (g - 1))
-    ci = percentile_interval(stats, 1 - 2 * float(_NORMAL.cdf(tail)))
-    assert ci is not None  # every resample has rows: no NaN
-    return ci
+    # the tail probability itself, not 1 - 2 x it: with 2 units it is 1e-72, and the
+    # central level it leaves rounds to 1.0
+    q = float(special.ndtr(tail))
+    lo, hi = np.quantile(stats, [q, 1 - q])
+    return float(lo), float(hi)
 
 
 def _ratio_se(sums: np.ndarray, sizes: np.ndarray) -> float:
@@ -229,14 +375,58 @@ def decide(ci: tuple[float, float], margin: float, require: Require) -> Outcome:
     return "inconclusive"
 
 
-def mde80(se: float) -> float:
+def mde80(
+    se: float,
+    *,
+    n_units: int | None = None,
+    lower: float | None = None,
+    boundary: float = 0.0,
+) -> float:
     """Minimum detectable effect: the distance from the boundary found with 80% power.
 
-    2.80 x SE, for a two-sided 95% interval (z 1.96 + z 0.84).
+    2.80 x SE, for a two-sided 95% interval (z 1.96 + z 0.84). Given `n_units` and
+    `lower`, the lowest difference a unit can take, never less than `equal_distance`:
+    a small sample's guard passes nothing closer to the boundary, and it is not 0
+    where the SE is (every unit equal).
     """
     if se < 0:
         raise ValueError(f"a standard error is >= 0, got {se}")
-    return _Z80 * se
+    if n_units is None or lower is None:
+        return _Z80 * se
+    return max(_Z80 * se, equal_distance(n_units, boundary - lower))
+
+
+def equal_distance(n_units: int, room: float, alpha: float = 0.025) -> float:
+    """How far above the boundary n equal unit differences must lie to pass the betting
+    test: `room` (the boundary minus the lowest possible difference) x
+    ((1/(ALL_IN alpha))^(1/n) - 1).
+
+    0.43 for 6 pairwise units at 0 (room 0.5), 0.01997 for 91 at -0.02 (room 0.48: ties
+    just clear it), 0.90 for ten 1-3 score differences at 0 (room 2). More than the
+    distance to the top of the range means no sample of n units can pass.
+    """
+    if n_units < 1:
+        raise ValueError(f"n_units must be at least 1, got {n_units}")
+    return max(room, 0.0) * ((1 / (ALL_IN * alpha)) ** (1 / n_units) - 1)
+
+
+def equal_units(
+    value: float, boundary: float, bounds: tuple[float, float], alpha: float = 0.025
+) -> int:
+    """The fewest units, all differing by `value`, that the betting test decides on the
+    side of `boundary` where `value` lies: ln(1/(ALL_IN alpha)) / ln((d - L)/(b - L))
+    above it, mirrored with U below it (6 all-win pairwise units at 0, 91 all-tie ones
+    at -0.02, 10 units of +1 on 1-3 scores)."""
+    lower, upper = bounds
+    if value > boundary:
+        room, reach = boundary - lower, value - lower
+    elif value < boundary:
+        room, reach = upper - boundary, upper - value
+    else:
+        raise ValueError("no number of units decides a difference on the boundary")
+    if room <= 0:  # the boundary lies beyond the range: every sample is on one side
+        return 1
+    return max(1, math.ceil(math.log(1 / (ALL_IN * alpha)) / math.log(reach / room) - 1e-12))
 
 
 def power(delta: float, se: float, margin: float, require: Require) -> float:
@@ -253,20 +443,32 @@ def power(delta: float, se: float, margin: float, require: Require) -> float:
     return float(_NORMAL.cdf(distance / se - _NORMAL.inv_cdf(0.975)))
 
 
-def rows_to_decide(diff: Difference, margin: float, require: Require) -> int | None:
+def rows_to_decide(
+    diff: Difference,
+    margin: float,
+    require: Require,
+    bounds: tuple[float, float] | None = None,
+) -> int | None:
     """About how many rows (same variance, observed Δ) would make the interval exclude the boundary.
 
     The 95% normal interval's half-width shrinks as 1/sqrt(rows); this is the row
     count where it equals the distance from the observed Δ to the boundary (fewer
-    than `n_rows` when already decided). A projection, not a promise: at that size
+    than `n_rows` when already decided). Given `bounds`, the range of a row's
+    difference, never fewer than `equal_units` (in rows): what the small-sample guard
+    needs even when every unit differs alike. A projection, not a promise: at that size
     the interval decides about half the time, and gating again after adding rows is
     peeking (use a sequential gate). None when Δ is on the boundary.
     """
-    distance = abs(diff.value - _boundary(margin, require))
+    boundary = _boundary(margin, require)
+    distance = abs(diff.value - boundary)
     if distance == 0:
         return None
     z = float(_NORMAL.inv_cdf(0.975))
-    return max(1, math.ceil(diff.n_rows * (z * diff.se / distance) ** 2))
+    rows = math.ceil(diff.n_rows * (z * diff.se / distance) ** 2)
+    if bounds is not None:
+        per_unit = diff.n_rows / diff.n_units
+        rows = max(rows, math.ceil(per_unit * equal_units(diff.value, boundary, bounds)))
+    return max(1, rows)
 
 
 def noise_split(

@@ -42,6 +42,23 @@ class FailedCall:
     where: Where
 
 
+@dataclass(frozen=True, slots=True)
+class DuplicateSpan:
+    """A span with the trace and span ids of one read before but other content: two spans
+    under one id (a faulty id generator, or files of two exports). The first is kept, and
+    the import says so; a span exported twice (the same content) is no duplicate."""
+
+    where: Where
+    first: Where
+    trace_id: str | None
+
+    def __str__(self) -> str:
+        return (
+            f"{self.where} (trace {self.trace_id}): other content under the ids of "
+            f"{self.first}, which was kept"
+        )
+
+
 @dataclass(slots=True)
 class Call:
     """One chat call: what the model saw (`messages`), what it answered (`reply`)."""

@@ -17,8 +17,16 @@ from pathlib import Path
 from typing import Literal
 
 from chatjudge.errors import ChatJudgeError, UsageError
-from chatjudge.rundir import prepare_output
-from chatjudge.traces.calls import Call, FailedCall, Interner, TraceProblem, Where
+from chatjudge.outputs import check_produced_output
+from chatjudge.rundir import Produced, ProducedInfo, prepare_output, write_json
+from chatjudge.traces.calls import (
+    Call,
+    DuplicateSpan,
+    FailedCall,
+    Interner,
+    TraceProblem,
+    Where,
+)
 from chatjudge.traces.completions_log import call_of_record, is_completions_log
 from chatjudge.traces.conversations import contradiction, group, order, turns
 from chatjudge.traces.otlp import OtlpReader, is_otlp, records
@@ -50,6 +58,23 @@ class ImportOptions:
     redact: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
     skip_invalid: bool = False
+    overwrite: bool = False  # replace an --out that is not this import's output
+
+    def record(self, paths: Sequence[Path]) -> ProducedInfo:
+        """What an import writes beside its rows: the files' names (in any order: the rows
+        do not depend on it) and the options that change the rows."""
+        return ProducedInfo(
+            command="import",
+            models={},
+            data=", ".join(sorted(path.name for path in paths)),
+            options={
+                "turns": self.turns,
+                "sample": self.sample,
+                "seed": self.seed,
+                "redact": list(self.redact),
+                "keep": list(self.keep),
+            },
+        )
 
 
 @dataclass(slots=True)
@@ -61,6 +86,7 @@ class Imported:
     n_conversations: int = 0
     n_rows: int = 0
     skipped: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)  # spans under a taken id, left out
 
 
 def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> Imported:
@@ -68,18 +94,24 @@ def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> I
     unless `options.skip_invalid`."""
     _check(paths, options)
     redactor = Redactor(options.redact)
-    prepare_output(out.parent, (out,))  # an unwritable --out: said now, not after the reading
+    produced, made = Produced(out), options.record(paths)
+    check_produced_output(produced, made, paths, overwrite=options.overwrite)
+    # An unwritable --out: said now, not after the reading.
+    prepare_output(out.parent, (out, produced.record))
     problems: list[TraceProblem] = []
     calls: list[Call] = []
     failed = 0
+    duplicates: list[str] = []
     for found in read_calls(paths, options.keep, Interner()):
         if isinstance(found, Call):
             calls.append(found)
         elif isinstance(found, FailedCall):
             failed += 1
+        elif isinstance(found, DuplicateSpan):
+            duplicates.append(str(found))
         else:
             problems.append(found)
-    done = Imported(n_calls=len(calls), n_failed_calls=failed)
+    done = Imported(n_calls=len(calls), n_failed_calls=failed, duplicates=duplicates)
     conversations = group(order(calls))
     del calls  # the conversations hold them now
     by_turn: dict[str, list[list[Call]]] = {}
@@ -120,6 +152,7 @@ def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> I
             raise TraceError([TraceProblem(", ".join(p.name for p in paths), why)], 1)
 
     done.n_rows = write_rows(rows(), out)
+    write_json(produced.record, made)  # once the rows are in place
     done.n_conversations = len(chosen)
     done.skipped = [str(p) for p in problems]
     return done
@@ -149,9 +182,9 @@ def _sample(ids: list[str], n: int | None, seed: int) -> set[str]:
 
 def read_calls(
     paths: Sequence[Path], keep: tuple[str, ...], intern: Interner
-) -> Iterator[Call | FailedCall | TraceProblem]:
+) -> Iterator[Call | FailedCall | TraceProblem | DuplicateSpan]:
     """Every call of every file (OTLP JSON, chat-completions logs, span tables), and every
-    problem found on the way, one at a time."""
+    problem and duplicate span id found on the way, one at a time."""
     otlp = OtlpReader(keep, intern)
     for path in paths:
         if path.suffix.lower() in TABLE_SUFFIXES:

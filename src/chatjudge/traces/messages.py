@@ -19,6 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatjudge import jsoncodec
+
 # Roles as the formats name them, and the role they mean here.
 ROLE_ALIASES = {
     "system": "system",
@@ -68,7 +70,7 @@ def canonical_arguments(value: Any) -> str:
         return ""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH)
         except ValueError:
             return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.traces.calls import Call, FailedCall, Interner, TraceProblem, Where
+from chatjudge.traces.calls import Call, DuplicateSpan, FailedCall, Interner, TraceProblem, Where
 from chatjudge.traces.genai import EVENT_NAMES, Event
 from chatjudge.traces.spans import NO_MESSAGES, SpanInfo, call_of_span, is_call
 
@@ -69,21 +70,23 @@ def hex_id(value: Any) -> str | None:
 def records(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, decoded object) for each line, a TraceProblem for a line that is not
     JSON; a file holding one JSON object (or array of them) written over many lines is read
-    whole, as line 1."""
+    whole, as line 1. Only a file whose first line is no JSON can be such a file, so it is
+    read whole at most once: a file of bad lines costs one pass, not one per line."""
+    first = True
     with path.open("rb") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                value = jsoncodec.loads(line)
+                value = jsoncodec.loads(line, max_depth=jsoncodec.INPUT_DEPTH)
             except ValueError as exc:
-                if number == 1 or not line.startswith(b"{"):
-                    whole = _whole(path)
-                    if whole is not None:
-                        yield from _items(1, whole)
-                        return
+                if first and (whole := _whole(path)) is not None:
+                    yield from _items(1, whole)
+                    return
+                first = False
                 yield number, TraceProblem(Where(path.name, number), f"unparseable JSON: {exc}")
                 continue
+            first = False
             yield from _items(number, value)
 
 
@@ -97,9 +100,34 @@ def _items(number: int, value: Any) -> Iterator[tuple[int, Any]]:
 
 def _whole(path: Path) -> Any:
     try:
-        return jsoncodec.loads(path.read_bytes())
+        return jsoncodec.loads(path.read_bytes(), max_depth=jsoncodec.INPUT_DEPTH)
     except ValueError:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A chat span that records no messages: perhaps they are log records (`finish`)."""
+
+    span_id: str
+    attrs: dict[str, Any]
+    info: SpanInfo
+
+
+Outcome = Call | FailedCall | TraceProblem | _Pending | None  # None: not a call
+
+
+def _said(outcome: Outcome) -> Any:
+    """What a span's outcome says, where it was read left out: two spans under one id that
+    say the same are one span exported twice (an exporter's retry, or two exports given)."""
+    if isinstance(outcome, Call):
+        c = outcome
+        return (c.start, c.end, c.messages, c.reply, c.model, c.conversation, c.kept)
+    if isinstance(outcome, _Pending):
+        return (outcome.attrs, outcome.info.start, outcome.info.end)
+    if isinstance(outcome, TraceProblem):
+        return str(outcome).removeprefix(str(outcome.where))
+    return "failed" if isinstance(outcome, FailedCall) else None
 
 
 class OtlpReader:
@@ -109,13 +137,14 @@ class OtlpReader:
     def __init__(self, keep: tuple[str, ...], intern: Interner) -> None:
         self.keep = keep
         self.intern = intern
-        self._pending: dict[str, tuple[dict[str, Any], SpanInfo]] = {}
+        self._pending: dict[str, _Pending] = {}
         self._logged: dict[str, list[tuple[int, Event]]] = {}
-        self._seen: set[tuple[str | None, str]] = set()
+        # (trace id, span id) of each call read: where, and what it gave
+        self._seen: dict[tuple[str | None, str], tuple[Where, Outcome]] = {}
 
     def read(
         self, path: Path, number: int, record: Any
-    ) -> Iterator[Call | FailedCall | TraceProblem]:
+    ) -> Iterator[Call | FailedCall | TraceProblem | DuplicateSpan]:
         """The calls of one decoded line of `path`; a line whose structure is not OTLP's
         (a string where an object belongs, a time that is no number) is a problem of its
         own, named by file and line."""
@@ -136,20 +165,37 @@ class OtlpReader:
 
     def _span(
         self, span: dict[str, Any], resource: dict[str, Any], path: Path, number: int
-    ) -> Call | FailedCall | TraceProblem | None:
+    ) -> Call | FailedCall | TraceProblem | DuplicateSpan | None:
+        """The span's call; a span whose ids were read before is read once if it says the
+        same, and is a DuplicateSpan if not (spans without ids are each a call)."""
         span_id, trace_id = hex_id(span.get("spanId")), hex_id(span.get("traceId"))
-        if span_id and (trace_id, span_id) in self._seen:  # an exporter's retry wrote it twice
+        where = Where(path.name, number, span_id)
+        outcome = self._outcome(span, resource, where, trace_id)
+        if span_id:
+            seen = self._seen.get((trace_id, span_id))
+            if seen is not None:
+                first, before = seen
+                if _said(outcome) == _said(before):
+                    return None
+                return DuplicateSpan(where, first, trace_id)
+            if outcome is not None:
+                self._seen[(trace_id, span_id)] = (where, outcome)
+        if isinstance(outcome, _Pending):
+            self._pending[outcome.span_id] = outcome
             return None
+        return outcome
+
+    def _outcome(
+        self, span: dict[str, Any], resource: dict[str, Any], where: Where, trace_id: str | None
+    ) -> Outcome:
         attrs = attributes(span.get("attributes"))
         events: list[Event] = [
             (e.get("name", ""), attributes(e.get("attributes"))) for e in span.get("events") or ()
         ]
         if not is_call(attrs, events):
             return None
-        if span_id:  # spans without ids cannot be told to be the same: each is a call
-            self._seen.add((trace_id, span_id))
         info = SpanInfo(
-            Where(path.name, number, span_id),
+            where,
             int(span.get("startTimeUnixNano") or 0),
             int(span.get("endTimeUnixNano") or 0),
             trace_id,
@@ -159,10 +205,9 @@ class OtlpReader:
             return call_of_span(attrs, events, info, keep=self.keep, intern=self.intern)
         except TraceProblem as problem:
             if (span.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR"):
-                return FailedCall(info.where)
-            if span_id and str(problem).endswith(NO_MESSAGES):  # perhaps in log records
-                self._pending[span_id] = (attrs, info)
-                return None
+                return FailedCall(where)
+            if where.span_id and str(problem).endswith(NO_MESSAGES):  # perhaps in log records
+                return _Pending(where.span_id, attrs, info)
             return problem
 
     def _logs(self, block: dict[str, Any]) -> None:
@@ -180,11 +225,13 @@ class OtlpReader:
 
     def finish(self) -> Iterator[Call | TraceProblem]:
         """Spans whose messages were log records, joined with them; those that had none."""
-        for span_id, (attrs, info) in self._pending.items():
+        for span_id, pending in self._pending.items():
             logged = sorted(self._logged.get(span_id, ()), key=lambda t: t[0])
             events = [event for _, event in logged]
             try:
-                yield call_of_span(attrs, events, info, keep=self.keep, intern=self.intern)
+                yield call_of_span(
+                    pending.attrs, events, pending.info, keep=self.keep, intern=self.intern
+                )
             except TraceProblem as problem:
                 yield problem
         self._pending.clear()

@@ -55,6 +55,10 @@ def call_of_span(
         )
     except LayoutError as exc:
         raise TraceProblem(where, f"unknown attribute layout ({convention}): {exc}") from None
+    except RecursionError:  # JSON held in an attribute nests deeper than Python goes
+        raise TraceProblem(
+            where, f"unknown attribute layout ({convention}): messages nested too deeply to read"
+        ) from None
     if found is None:
         raise TraceProblem(where, NO_MESSAGES)
     messages, reply = found

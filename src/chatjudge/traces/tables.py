@@ -10,12 +10,12 @@ same conventions as OTLP spans.
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from chatjudge import jsoncodec
 from chatjudge.traces.calls import Call, FailedCall, Interner, TraceProblem, Where
 from chatjudge.traces.spans import SpanInfo, call_of_span, is_call
 from chatjudge.traces.times import nanoseconds
@@ -58,7 +58,7 @@ def _decoded(column: str, value: Any) -> Any:
     """A cell's value; a JSON column's text (CSV's only way to hold one) decoded."""
     if column in JSON_COLUMNS and isinstance(value, str) and value[:1] in ("[", "{"):
         try:
-            return json.loads(value)
+            return jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH)
         except ValueError:
             return value
     return value
