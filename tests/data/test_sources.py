@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from chatjudge.data import Source, iter_items, render_messages, validate
+from chatjudge.data import Source, iter_items, validate
 from chatjudge.errors import UsageError
 from chatjudge.protocols import get_protocol
 
@@ -113,13 +113,6 @@ def test_unknown_format_and_missing_file_are_usage_errors(tmp_path: Path) -> Non
         Source(bad)
     with pytest.raises(UsageError, match="unsupported data"):
         Source(42)
-
-
-def test_render_messages_directly() -> None:
-    text = render_messages(
-        [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
-    )
-    assert text == "**user**: a\n**assistant**: b"
 
 
 def test_a_byte_order_mark_is_no_data(files: dict[str, Path], tmp_path: Path) -> None:

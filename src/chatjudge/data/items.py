@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from chatjudge.data.conversation import render_messages
+from chatjudge.conversation import as_text
 from chatjudge.data.sources import Source
 from chatjudge.data.validate import row_problems
 from chatjudge.errors import DataValidationError, Problem, UsageError
@@ -118,7 +118,7 @@ def iter_items(
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
         values = {n: data.get(n) for n in names}
-        text = {n: _as_text(v, include_system) for n, v in values.items()}
+        text = {n: as_text(v, include_system=include_system) for n, v in values.items()}
         yield Item(
             index,
             raw.number,
@@ -140,11 +140,3 @@ def _limited(source: Source, limit: int | None) -> Iterator[Any]:
         if limit is not None and i >= limit:
             return
         yield raw
-
-
-def _as_text(value: Any, include_system: bool) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return render_messages(value, include_system=include_system)
-    return value if isinstance(value, str) else str(value)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from chatjudge.data.conversation import ROLES
 from chatjudge.errors import Problem
 from chatjudge.fields import FieldSpec
+from chatjudge.messages import message_problems
 
 
 def row_problems(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> list[Problem]:
@@ -27,7 +27,7 @@ def row_problems(number: int, data: dict[str, Any], fields: Sequence[FieldSpec])
             if not spec.conversation:
                 problems.append(Problem(number, spec.name, "expected a string, got a list"))
             else:
-                problems.extend(_message_problems(number, spec.name, value))
+                problems.extend(Problem(number, spec.name, m) for m in message_problems(value))
         elif not _scalar_ok(value, spec.conversation):
             expected = "a string or a list of messages" if spec.conversation else "a string"
             problems.append(
@@ -51,29 +51,3 @@ def _scalar_ok(value: Any, conversation: bool) -> bool:
     if isinstance(value, str):
         return True
     return not conversation and isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _message_problems(number: int, field: str, messages: list[Any]) -> list[Problem]:
-    problems: list[Problem] = []
-    for i, message in enumerate(messages, 1):  # the message number is formatted only on a problem
-        if not isinstance(message, dict):
-            problems.append(
-                Problem(number, field, f"message {i}: expected an object with role and content")
-            )
-            continue
-        role = message.get("role")
-        if role not in ROLES:
-            problems.append(
-                Problem(
-                    number,
-                    field,
-                    f"message {i}: unknown role {role!r} (use user, assistant or system)",
-                )
-            )
-        content = message.get("content")
-        if not isinstance(content, str):
-            got = "missing" if content is None else type(content).__name__
-            problems.append(
-                Problem(number, field, f"message {i}: content must be a string, got {got}")
-            )
-    return problems

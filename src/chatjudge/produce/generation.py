@@ -21,14 +21,15 @@ from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
 from chatjudge.calls.budget import budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import CostEstimate, DryCaller, WouldSend, finish, role_estimate
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
+from chatjudge.conversation import as_messages
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
 from chatjudge.errors import ModelError, UsageError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
-from chatjudge.produce.conversation import as_messages, failure_cause, visible
 from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
+from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
 from chatjudge.rundir import FORMAT, GenerationSummary, Produced, ProducedInfo, write_json
 from chatjudge.stats import bootstrap_metrics

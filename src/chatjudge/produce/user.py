@@ -18,8 +18,9 @@ from typing import Any
 
 from chatjudge import jsoncodec
 from chatjudge.calls import Usage
+from chatjudge.conversation import transcript
 from chatjudge.errors import UsageError
-from chatjudge.produce.conversation import transcript, visible
+from chatjudge.produce.replies import visible
 from chatjudge.produce.roles import Role
 from chatjudge.protocols.template import Template
 from chatjudge.types import Message, OutputSchema

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatjudge.messages import LayoutError
 from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from, replied
-from chatjudge.traces.messages import LayoutError, openai_call
+from chatjudge.traces.choices import openai_call
 from chatjudge.traces.times import nanoseconds
 
 _TIME_KEYS = ("timestamp", "time", "start_time", "created_at")

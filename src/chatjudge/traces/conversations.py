@@ -22,8 +22,9 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from chatjudge.conversation import rendered_reply
+from chatjudge.messages import Msg
 from chatjudge.traces.calls import Call, TraceProblem
-from chatjudge.traces.messages import Msg, rendered_reply
 from chatjudge.traces.redact import Redactor
 
 

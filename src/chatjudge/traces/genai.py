@@ -16,17 +16,16 @@ import json
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.traces.messages import (
+from chatjudge.messages import (
     LayoutError,
     Msg,
     ToolCall,
     canonical_arguments,
-    choice_index,
-    first_choice,
     openai_message,
     role_of,
     text_of,
 )
+from chatjudge.traces.choices import choice_index, first_choice
 from chatjudge.traces.openinference import indexed
 
 CHAT_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chatjudge.traces.messages import LayoutError, Msg, openai_call, openai_message
+from chatjudge.messages import LayoutError, Msg, openai_message
+from chatjudge.traces.choices import openai_call
 
 
 def is_llm_span(attrs: dict[str, Any]) -> bool:

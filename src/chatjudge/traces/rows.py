@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from chatjudge import jsoncodec
+from chatjudge.conversation import rendered_history, rendered_reply
 from chatjudge.traces.calls import Call, TraceProblem
-from chatjudge.traces.messages import rendered_history, rendered_reply
 from chatjudge.traces.redact import Redactor
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chatjudge.messages import LayoutError
 from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from, replied
 from chatjudge.traces.genai import Event, genai_messages, is_chat_span
-from chatjudge.traces.messages import LayoutError
 from chatjudge.traces.openinference import is_llm_span, openinference_messages
 
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")

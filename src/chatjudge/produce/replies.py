@@ -1,35 +1,13 @@
-"""Conversations as models see them, and what a failed call means for a conversation."""
+"""What a model's reply shows, and what a failed call means for a conversation."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from chatjudge.data import render_messages
 from chatjudge.errors import BadRequestError, ModelError
-from chatjudge.types import Message
 
 _REASONING = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 _CONTEXT = ("context length", "context window", "maximum context", "too many tokens", "too long")
-
-
-def as_messages(value: Any, *, label: str) -> list[Message]:
-    """A conversation field as chat messages: a message list as it is (system messages kept:
-    they instruct the model), plain text as one system message holding it under `label`."""
-    if value is None or value == "" or value == []:
-        return []
-    if isinstance(value, list):
-        return [{"role": m["role"], "content": m["content"]} for m in value]
-    return [{"role": "system", "content": f"{label}:\n{value}"}]
-
-
-def transcript(messages: list[Message], *, you: str = "user") -> str:
-    """A conversation as one text, `**role**: content` per message (the judges' format)."""
-    shown = [
-        {"role": "you" if m["role"] == you else m["role"], "content": m["content"]}
-        for m in messages
-    ]
-    return render_messages(shown)
 
 
 def visible(text: str) -> str:
