@@ -61,6 +61,8 @@ class LocalModel(Model):
     provider = "local"
     supports_schema = True
     runs_locally = True
+    bare = True  # `local` alone is the bundled SmolLM2
+    model_hint = "PATH.gguf"
     honours = GENERATION | {"local_workers"}
 
     def __init__(self, model: str, client: ClientOptions) -> None:
