@@ -262,6 +262,7 @@ def test_a_provider_declared_by_two_distributions_is_refused(installed: Path) ->
     with pytest.raises(UsageError, match="provider 'myprov' is declared twice, by ") as caught:
         get_model("myprov/x")
     assert "acme-judges 1.0" in str(caught.value) and "other-judges 1.0" in str(caught.value)
+    assert registry.names().count("myprov") == 1
 
 
 @pytest.mark.parametrize(
@@ -292,7 +293,8 @@ def test_a_broken_provider_is_an_error_naming_its_distribution(
 
 def cli_env(site: Path) -> dict[str, str]:
     """The CLI's environment with `site` on its path, before this checkout's sources."""
-    return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    paths = [str(site), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {"PYTHONPATH": os.pathsep.join(paths)}
 
 
 def test_the_cli_judges_with_a_distributions_provider(installed: Path, tmp_path: Path) -> None:

@@ -52,7 +52,8 @@ def load(name: str) -> type[Model] | None:
 
 def names() -> list[str]:
     """Every provider's name: the built-in ones, then the installed distributions'."""
-    return [*BUILTIN, *(ep.name for ep in _entry_points() if ep.name not in BUILTIN)]
+    others = (ep.name for ep in _entry_points() if ep.name not in BUILTIN)
+    return [*BUILTIN, *dict.fromkeys(others)]
 
 
 def provider_list() -> str:
