@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.fields import FieldInfo
 
 from chatjudge.errors import UsageError
-from chatjudge.models.registry import base_url_providers
 from chatjudge.types import GenerationSettings
 
 
@@ -52,6 +51,11 @@ OVERWRITE_HELP = (
     "options; without it, that is refused (exit 2), and the same command resumes there. "
     "Never over the command's own input, nor over a run's own files."
 )
+
+
+# Stands in a help text for the providers that take --base-url: the CLI, which may import
+# the providers' classes (this module sits below them), names them (`help_of`).
+BASE_URL_PROVIDERS = "{base_url_providers}"
 
 
 class OptionGroup(BaseModel):
@@ -180,10 +184,10 @@ class ClientOptions(OptionGroup):
 
     base_url: tuple[str, ...] = option(
         (),
-        f"The judges' endpoint ({base_url_providers()}); repeat to spread calls over replicas.",
+        f"The judges' endpoint ({BASE_URL_PROVIDERS}); repeat to spread calls over replicas.",
         fingerprint="base_urls",
         help_for={
-            "generate": f"The endpoint of the model under test ({base_url_providers()}); "
+            "generate": f"The endpoint of the model under test ({BASE_URL_PROVIDERS}); "
             "repeat to spread calls over replicas."
         },
     )
@@ -222,7 +226,7 @@ class SimulationOptions(OptionGroup):
     )
     assistant_base_url: tuple[str, ...] = option(
         (),
-        f"The assistant's endpoint ({base_url_providers()}); repeatable.",
+        f"The assistant's endpoint ({BASE_URL_PROVIDERS}); repeatable.",
         fingerprint=True,
     )
     user_base_url: tuple[str, ...] = option(
@@ -366,10 +370,11 @@ def flags_of(name: str, info: FieldInfo) -> list[str]:
     return _extra(info)["flags"] or ["--" + name.replace("_", "-")]
 
 
-def help_of(info: FieldInfo, command: str) -> str | None:
+def help_of(info: FieldInfo, command: str, *, base_url_providers: str) -> str | None:
     """An option's help in `command`'s words (`--base-url`: the judges' endpoint for `run`,
-    the model under test's for `generate`)."""
-    return _extra(info).get("help_for", {}).get(command, info.description)
+    the model under test's for `generate`), naming the providers that take a base URL."""
+    text = _extra(info).get("help_for", {}).get(command, info.description)
+    return text and text.replace(BASE_URL_PROVIDERS, base_url_providers)
 
 
 def describe(*errors: ValidationError) -> str:

@@ -9,13 +9,15 @@ from typing import Any
 import pytest
 
 import chatjudge.cluster.remote
+from chatjudge.calls.prices import Price, price_of
 from chatjudge.cluster import _start_all
+from chatjudge.cluster.remote import RemoteModel, _kind_of
 from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import UsageError
 from chatjudge.models import Model
 from chatjudge.models.base import GENERATION
-from chatjudge.models.registry import PROVIDERS, Provider
-from chatjudge.options import ClientOptions, RunConfig
+from chatjudge.models.registry import BUILTIN
+from chatjudge.options import ClientOptions, PricingOptions, RunConfig
 from chatjudge.types import ModelRequest, Reply
 
 
@@ -76,8 +78,8 @@ def test_more_local_workers_than_cpus_is_refused(started: dict[str, int]) -> Non
 def test_a_named_local_model_gets_one_process_per_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """A model built from its registry row is rebuilt by name on the worker; a local one
     with one llama.cpp process there, since Ray gave that worker one CPU."""
-    monkeypatch.setitem(PROVIDERS, "burner", Provider("burner", __name__, "Burner", local=True))
-    monkeypatch.setitem(PROVIDERS, "caller", Provider("caller", __name__, "Caller"))
+    monkeypatch.setitem(BUILTIN, "burner", f"{__name__}:Burner")
+    monkeypatch.setitem(BUILTIN, "caller", f"{__name__}:Caller")
     client = ClientOptions(local_workers=3)
 
     local = WorkerSpec.of(Burner("m", client))
@@ -92,3 +94,13 @@ def test_a_model_without_a_row_is_shipped_as_it_is() -> None:
     model = Burner("m", ClientOptions(local_workers=3))
     spec = WorkerSpec.of(model)
     assert spec.name is None and spec.obj is model and spec.build() is model
+
+
+def test_a_remote_model_is_priced_and_counted_as_the_model_it_runs() -> None:
+    """Prices and budgets read the model behind Ray's stand-in (`unwrapped`), not the
+    stand-in, whose own provider (`ray`) has no price."""
+    inner = Burner("m", ClientOptions())
+    remote = _kind_of(inner)(inner, [], [])
+    assert remote.unwrapped is inner and inner.unwrapped is inner
+    assert price_of(remote, PricingOptions()) == Price(0.0, 0.0, "local")
+    assert price_of(RemoteModel(inner, [], []), PricingOptions()).source == "local"

@@ -270,7 +270,7 @@ def meter_for(budget: Budget | None, model: Model, price: Price) -> Meter | None
     tokens): else the byte bound."""
     if budget is None or (price.input == 0 and price.output == 0):
         return None
-    inner = getattr(model, "inner", model)  # on Ray: the model it runs
+    inner = model.unwrapped
     tokenizer = inner.tokenizer()
     exact = tokenizer.exact and (inner.runs_locally or at_official_endpoint(inner))
     return Meter(budget, price, tokenizer.count if exact else None)

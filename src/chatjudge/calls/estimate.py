@@ -91,7 +91,7 @@ class CostEstimate(BaseModel):
 
 def role_estimate(role: str, model: Model, price: Price, mean: float | None) -> RoleEstimate:
     """An empty account for `model` in `role`, with how its tokens will be counted."""
-    tokenizer = getattr(model, "inner", model).tokenizer()  # on Ray: the model it runs
+    tokenizer = model.unwrapped.tokenizer()
     estimate = RoleEstimate(
         role=role,
         model=model.name,

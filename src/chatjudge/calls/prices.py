@@ -104,7 +104,7 @@ def price_of(
     model: Model, pricing: PricingOptions, overrides: Mapping[str, Price] | None = None
 ) -> Price:
     """The price of `model`'s tokens; see the module's docstring for the order."""
-    model = getattr(model, "inner", model)  # on Ray workers: priced as the model they run
+    model = model.unwrapped  # on Ray workers: priced as the model they run
     if overrides and model.name in overrides:
         return overrides[model.name]
     if pricing.price_in is not None or pricing.price_out is not None:

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
+from chatjudge.models import registry
 from chatjudge.options import OVERWRITE_HELP, flags_of, help_of, option_fields
 from chatjudge.secrets import mask
 
@@ -97,7 +98,8 @@ def _flag(name: str, info: Any, command: str) -> inspect.Parameter:
     default = info.default
     if default == ():  # a repeatable option
         annotation, default = list[str] | None, None
-    option = typer.Option(*flags_of(name, info), help=help_of(info, command))
+    help = help_of(info, command, base_url_providers=registry.base_url_providers())
+    option = typer.Option(*flags_of(name, info), help=help)
     return inspect.Parameter(
         name,
         inspect.Parameter.KEYWORD_ONLY,

@@ -46,6 +46,10 @@ class RemoteModel(Model):
     def name(self) -> str:
         return self.inner.name
 
+    @property
+    def unwrapped(self) -> Model:
+        return self.inner.unwrapped
+
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chatjudge.models import Model, get_model
-from chatjudge.models.registry import PROVIDERS
+from chatjudge.models import Model, get_model, registry
 from chatjudge.options import ClientOptions
 
 
@@ -43,5 +42,5 @@ class WorkerSpec:
 
 def _named(model: Model) -> bool:
     """Whether `model` is a provider's class, built by `get_model` from a name."""
-    row = PROVIDERS.get(getattr(model, "provider", ""))
-    return row is not None and type(model) is row.load()
+    provider = getattr(model, "provider", "")
+    return provider in registry.names() and type(model) is registry.load(provider)

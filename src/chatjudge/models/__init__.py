@@ -1,7 +1,8 @@
 """Models named `provider/model`, for judges and for the models under test.
 
-Providers are listed, with what they can do, in `registry.py`; their modules are
-imported only when used. `get_model` is the one place that builds a provider, checks
+Providers are listed in `registry.py` (built in, or another distribution's entry point
+in the group `chatjudge.providers`); their modules are imported only when used, and what
+each can do its class declares. `get_model` is the one place that builds a provider, checks
 its credentials and refuses options it cannot honour.
 """
 
@@ -11,10 +12,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from chatjudge.errors import AuthError, UsageError
+from chatjudge.models import registry
 from chatjudge.models.base import Model
-from chatjudge.models.registry import PROVIDERS, provider_list
 
-if TYPE_CHECKING:  # options.py builds help texts from the registry: imported when used here
+if TYPE_CHECKING:
     from chatjudge.options import ClientOptions, RunConfig
 
 ModelSpec = str | Model | Callable[..., Any]
@@ -27,7 +28,7 @@ def get_model(
     call_with: str = "prompt",
     check_key: bool = True,
 ) -> Model:
-    """Resolve a provider's model name (`local`, `openai/MODEL`, ...: `registry.PROVIDERS`),
+    """Resolve a provider's model name (`local`, `openai/MODEL`, ...: `registry`),
     a ready `Model`, or a Python callable (sync or async) into a model.
 
     A callable judge is called as `fn(prompt[, schema])`; with `call_with="messages"` (a
@@ -42,14 +43,13 @@ def get_model(
     from chatjudge.options import ClientOptions
 
     provider, _, name = spec.partition("/")
-    row = PROVIDERS.get(provider)
-    if row is None:
+    cls = registry.load(provider)
+    if cls is None:
         raise UsageError(
-            f"unknown judge provider '{provider}' in '{spec}': use {provider_list()}"
+            f"unknown judge provider '{provider}' in '{spec}': use {registry.provider_list()}"
         )
-    if not name and not row.bare:
-        raise UsageError(f"judge '{spec}' needs a model: write it as {provider}/{row.model_hint}")
-    cls = row.load()
+    if not name and not cls.bare:
+        raise UsageError(f"judge '{spec}' needs a model: write it as {provider}/{cls.model_hint}")
     client = client or ClientOptions()
     if len(client.base_url) > cls.max_base_urls:
         raise UsageError(_too_many_urls(cls, len(client.base_url)))

@@ -18,7 +18,7 @@ from chatjudge import secrets
 from chatjudge.models.tokens import Tokenizer
 from chatjudge.types import ModelRequest, Reply
 
-if TYPE_CHECKING:  # options.py imports this package for its help texts
+if TYPE_CHECKING:
     from chatjudge.options import ClientOptions
 
 GENERATION = frozenset({"temperature", "max_tokens", "seed"})
@@ -43,6 +43,10 @@ class Model(ABC):
     # The hosts of the provider's own endpoint, whose prices the bundled price table lists
     # (`chatjudge.calls.prices`); a model reached elsewhere serves its own prices.
     official_hosts: ClassVar[frozenset[str]] = frozenset()
+    # How its models are named in help texts and errors: `provider/MODEL`, and with `bare`
+    # the provider's name alone too (`local`, the bundled model).
+    model_hint: ClassVar[str] = "MODEL"
+    bare: ClassVar[bool] = False
 
     def __init__(self, model: str, client: ClientOptions) -> None:
         """Every provider named by a string is built this way (`get_model` does it)."""
@@ -53,6 +57,12 @@ class Model(ABC):
     @property
     def name(self) -> str:
         return f"{self.provider}/{self.model}" if self.model else self.provider
+
+    @property
+    def unwrapped(self) -> Model:
+        """The model that answers the calls: this one, or the one a wrapper stands in for
+        (on Ray, `RemoteModel` for the model its workers run), for prices and tokenizers."""
+        return self
 
     def identity(self) -> dict[str, Any]:
         """What identifies this model's outputs in the cache key (never a secret)."""

@@ -21,8 +21,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
-
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
@@ -132,6 +130,8 @@ class GoogleModel(Model):
 
     def _judge_error(self, exc: Exception) -> ModelError | None:
         """Map an SDK, auth or transport exception onto chatjudge's error types."""
+        import aiohttp  # the SDK's transport, imported by it (help texts read this class)
+
         if isinstance(exc, self._errors.APIError):
             return _api_error(exc)
         if isinstance(exc, TimeoutError):  # aiohttp's timeouts are TimeoutErrors too

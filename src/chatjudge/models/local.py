@@ -17,7 +17,6 @@ from typing import Any
 
 from chatjudge.errors import UsageError
 from chatjudge.models.base import GENERATION, Model
-from chatjudge.models.llama_pool import LlamaPool
 from chatjudge.models.sdk import require
 from chatjudge.models.tokens import LlamaVocab, Tokenizer
 from chatjudge.options import ClientOptions
@@ -61,6 +60,8 @@ class LocalModel(Model):
     provider = "local"
     supports_schema = True
     runs_locally = True
+    bare = True  # `local` alone is the bundled SmolLM2
+    model_hint = "PATH.gguf"
     honours = GENERATION | {"local_workers"}
 
     def __init__(self, model: str, client: ClientOptions) -> None:
@@ -80,6 +81,8 @@ class LocalModel(Model):
         # Calls beyond the workers wait in the pool, which gives each free worker the one
         # sharing the longest prefix with its cached prompt; a few are enough to choose from.
         self.max_concurrency = 2 * self.workers
+        from chatjudge.models.llama_pool import LlamaPool  # help texts read this class only
+
         self.pool = LlamaPool(self.path, workers=self.workers, threads=self.threads, n_ctx=N_CTX)
 
     def tokenizer(self) -> Tokenizer:

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from chatjudge import jsoncodec
 from chatjudge.errors import (
@@ -36,6 +34,9 @@ from chatjudge.models.headers import retry_after
 from chatjudge.models.tokens import Tokenizer, tiktoken_for
 from chatjudge.options import ClientOptions
 from chatjudge.types import GenerationSettings, ModelRequest, OutputSchema, Reply, with_instruction
+
+if TYPE_CHECKING:  # imported with the first session: help texts read this class's attributes
+    import aiohttp
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MODES = ("json_schema", "json_object", "instruction")
@@ -80,6 +81,8 @@ class OpenAIModel(Model):
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
+            import aiohttp
+
             # No client timeout: the run's policy times each attempt out, once, for every provider.
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(
@@ -128,6 +131,8 @@ class OpenAIModel(Model):
                 self.mode = max(self.mode, mode + 1)
 
     async def _send(self, request: ModelRequest) -> Reply:
+        import aiohttp  # already imported by `_client`: a lookup
+
         i = self._pick()
         self._in_flight[i] += 1
         try:
