@@ -8,7 +8,7 @@ import contextlib
 import gc
 import inspect
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,8 +16,23 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
-from chatjudge.options import OVERWRITE_HELP, flags_of, help_of, option_fields
+from chatjudge.errors import (
+    BudgetReachedError,
+    ChatJudgeError,
+    DataValidationError,
+    ExitCode,
+    FatalModelError,
+    UsageError,
+)
+from chatjudge.options import (
+    COLUMN_HELP,
+    HUMAN_HELP,
+    OVERWRITE_HELP,
+    flags_of,
+    help_of,
+    metavar_of,
+    option_fields,
+)
 from chatjudge.secrets import mask
 
 out = Console()
@@ -33,11 +48,7 @@ MapOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 HumanOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--human",
-        help="JSONL/CSV of human ratings (id, label or score; the `agree` format): adds "
-        "human-calibrated (PPI++) estimates of the metrics.",
-    ),
+    typer.Option("--human", help=HUMAN_HELP),
 ]
 DryRunOpt = Annotated[
     bool,
@@ -49,12 +60,36 @@ DryRunOpt = Annotated[
     ),
 ]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)]
-ColumnOpt = Annotated[
-    str | None, typer.Option(help="The rating column (default: label, score or human).")
-]
+ColumnOpt = Annotated[str | None, typer.Option(help=COLUMN_HELP)]
 
 
-def fail(message: str, code: int = 2) -> typer.Exit:
+# A gate's decision, and a sequential gate stopped by its budget before one.
+GATE_EXITS = {
+    "pass": ExitCode.OK,
+    "fail": ExitCode.FAILED,
+    "inconclusive": ExitCode.INCONCLUSIVE,
+    "budget": ExitCode.BUDGET,
+}
+
+
+def exit_for(outcome: BaseException | Mapping[str, Any] | str) -> ExitCode:
+    """Every command's exit status, from its outcome: the error that stopped it, the summary
+    of what it did (a row failed or skipped is 1), or a gate's decision (`GATE_EXITS`)."""
+    if isinstance(outcome, str):
+        return GATE_EXITS[outcome]
+    if isinstance(outcome, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED
+    if isinstance(outcome, BudgetReachedError):
+        return ExitCode.BUDGET
+    if isinstance(outcome, FatalModelError):  # 1: items finished before the stop (all kept)
+        return ExitCode.FAILED if outcome.finished else ExitCode.USAGE
+    if isinstance(outcome, BaseException):
+        return ExitCode.USAGE
+    failed = outcome["n_failed"] or outcome.get("n_skipped")
+    return ExitCode.FAILED if failed else ExitCode.OK
+
+
+def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
     """Print `error: message` on stderr; raise the returned exit with status `code`."""
     message = escape(mask(message))  # no key, and a message's brackets are not rich markup
     err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
@@ -64,7 +99,9 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 def interrupted(kept: str) -> typer.Exit:
     """Ctrl-C: say what is `kept` and that the same command resumes; exit 130, as a
     shell reports a process that SIGINT stopped."""
-    return fail(f"interrupted: {kept}; run the same command again to resume.", 130)
+    return fail(
+        f"interrupted: {kept}; run the same command again to resume.", ExitCode.INTERRUPTED
+    )
 
 
 def column_map(pairs: list[str] | None) -> dict[str, str]:
@@ -85,7 +122,10 @@ def with_options(name: str) -> Callable[[Callable[..., None]], Callable[..., Non
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         signature = inspect.signature(command, eval_str=True)
         fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-        generated = [_flag(option, info, name) for option, info in option_fields(name)]
+        generated = [
+            _named(_flag(option, info, name), metavar_of(info))
+            for option, info in option_fields(name)
+        ]
         command.__signature__ = signature.replace(parameters=[*fixed, *generated])  # type: ignore[attr-defined]
         return command
 
@@ -104,6 +144,13 @@ def _flag(name: str, info: Any, command: str) -> inspect.Parameter:
         default=default,
         annotation=Annotated[annotation, option],
     )
+
+
+def _named(flag: inspect.Parameter, metavar: str | None) -> inspect.Parameter:
+    """The flag with the value's name its declaration gives (`--sample N`)."""
+    if metavar is not None:
+        flag.annotation.__metadata__[0].metavar = metavar
+    return flag
 
 
 def option_values(raw: dict[str, Any], command: str) -> dict[str, Any]:
@@ -159,7 +206,7 @@ def warn_skipped(summary: dict[str, Any], where: str) -> None:
 
 def exit_status(summary: dict[str, Any]) -> typer.Exit:
     """0 when every item was done; 1 when one failed or was skipped (all recorded)."""
-    return typer.Exit(1 if summary["n_failed"] or summary.get("n_skipped") else 0)
+    return typer.Exit(exit_for(summary))
 
 
 def print_paths(run_dir: Path, page: Path) -> None:
