@@ -313,11 +313,6 @@ class GateOptions(OptionGroup):
     column: str | None = option(None, COLUMN_HELP)
     score: str | None = option(None, "--human, pointwise: the score the rating column rates.")
 
-    @field_validator("judge", mode="before")
-    @classmethod
-    def _many(cls, value: Any) -> Any:
-        return tuple(value or ())
-
 
 class ImportOptions(OptionGroup):
     """`chatjudge import` (docs/traces.md); the importer checks the values (`--turns`,

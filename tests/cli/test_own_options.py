@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from chatjudge.cli import app
@@ -48,3 +49,19 @@ def test_a_gate_option_below_its_limit_exits_2_naming_the_flag(tmp_path: Path) -
     assert done.returncode == 2, done.stderr
     assert "batch (--batch)" in done.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "named"),
+    [
+        ("--concurrency", "0", "concurrency (--concurrency)"),
+        ("--price-in", "-1", "price_in (--price-in)"),
+        ("--max-cost-usd", "0", "max_cost_usd (--max-cost-usd)"),
+    ],
+)
+def test_a_run_option_below_its_limit_is_refused_by_a_gate_on_finished_runs(
+    tmp_path: Path, flag: str, value: str, named: str
+) -> None:
+    done = run_cli("gate", str(tmp_path / "no-run"), flag, value)
+    assert done.returncode == 2, done.stderr
+    assert named in done.stderr  # the run's limit, before the run directory is read

@@ -122,10 +122,7 @@ def with_options(name: str) -> Callable[[Callable[..., None]], Callable[..., Non
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         signature = inspect.signature(command, eval_str=True)
         fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-        generated = [
-            _named(_flag(option, info, name), metavar_of(info))
-            for option, info in option_fields(name)
-        ]
+        generated = [_flag(option, info, name) for option, info in option_fields(name)]
         command.__signature__ = signature.replace(parameters=[*fixed, *generated])  # type: ignore[attr-defined]
         return command
 
@@ -137,20 +134,15 @@ def _flag(name: str, info: Any, command: str) -> inspect.Parameter:
     default = info.default
     if default == ():  # a repeatable option
         annotation, default = list[str] | None, None
-    option = typer.Option(*flags_of(name, info), help=help_of(info, command))
+    option = typer.Option(
+        *flags_of(name, info), help=help_of(info, command), metavar=metavar_of(info)
+    )
     return inspect.Parameter(
         name,
         inspect.Parameter.KEYWORD_ONLY,
         default=default,
         annotation=Annotated[annotation, option],
     )
-
-
-def _named(flag: inspect.Parameter, metavar: str | None) -> inspect.Parameter:
-    """The flag with the value's name its declaration gives (`--sample N`)."""
-    if metavar is not None:
-        flag.annotation.__metadata__[0].metavar = metavar
-    return flag
 
 
 def option_values(raw: dict[str, Any], command: str) -> dict[str, Any]:

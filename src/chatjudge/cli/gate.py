@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
 from chatjudge.cli.common import (
     exit_for,
@@ -44,18 +45,9 @@ def gate(run_or_data: RunOrDataArg = None, **options: Any) -> None:
     1 fail, 3 inconclusive, 2 bad usage or invalid input, 4 --max-cost-usd reached
     before a decision. Failed or unpaired rows are counted and shown, never an exit code.
     """
-    from chatjudge.options import GateOptions, describe
-
     show_warnings()
     values = option_values(options, "gate")
-    if values["require"] not in ("not-worse", "better"):
-        raise fail(f"--require must be not-worse or better, got {values['require']!r}")
-    if values["control"] not in (None, "length", "style"):
-        raise fail(f"--control takes length or style, not {values['control']!r}")
-    try:
-        chosen = GateOptions(**{k: v for k, v in values.items() if k in GateOptions.model_fields})
-    except ValueError as exc:
-        raise fail(describe(exc)) from None  # type: ignore[arg-type]
+    chosen = _checked(values)
     try:
         _refuse_markdown_over_inputs(run_or_data, chosen)
         if chosen.sequential:
@@ -74,6 +66,25 @@ def gate(run_or_data: RunOrDataArg = None, **options: Any) -> None:
     _show(result, chosen.markdown)
     budget = result.sequential is not None and result.sequential.stopped == "budget"
     raise typer.Exit(exit_for("budget" if budget else result.outcome))
+
+
+def _checked(values: dict[str, Any]) -> GateOptions:
+    """The gate's options, and the run options it passes on, within their limits (exit 2
+    naming the flag otherwise), whether or not the gate judges."""
+    from chatjudge.options import OPTION_GROUPS, GateOptions, RunConfig, describe
+
+    if values["require"] not in ("not-worse", "better"):
+        raise fail(f"--require must be not-worse or better, got {values['require']!r}")
+    if values["control"] not in (None, "length", "style"):
+        raise fail(f"--control takes length or style, not {values['control']!r}")
+    own = {k: v for k, v in values.items() if k in GateOptions.model_fields}
+    try:
+        RunConfig.from_options({k: v for k, v in values.items() if k in OPTION_GROUPS})
+        return GateOptions(**own)
+    except ValidationError as exc:
+        raise fail(describe(exc)) from None
+    except UsageError as exc:
+        raise fail(str(exc)) from None
 
 
 def _refuse_markdown_over_inputs(run_or_data: Path | None, chosen: GateOptions) -> None:
