@@ -8,9 +8,22 @@ provider maps its own failures onto them and no provider retries by itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 from chatjudge.secrets import mask
+
+
+class ExitCode(IntEnum):
+    """What a command's exit status means, the same for every command; the CLI maps each
+    outcome to one of these (`chatjudge.cli.common.exit_for`), never to a bare number."""
+
+    OK = 0  # everything done; gate: pass; --dry-run
+    FAILED = 1  # some items failed or were skipped (all recorded); gate: fail
+    USAGE = 2  # bad usage or invalid input, or a fatal fault before anything finished
+    INCONCLUSIVE = 3  # gate: not decided
+    BUDGET = 4  # --max-cost-usd reached, everything written
+    INTERRUPTED = 130  # Ctrl-C, as a shell reports a process that SIGINT stopped
 
 
 class ChatJudgeError(Exception):
@@ -159,7 +172,7 @@ class BudgetReachedError(ChatJudgeError):
     the summary it wrote, which says how far it got. The same command with a larger
     budget resumes, the calls already paid for answered by the store."""
 
-    exit_code = 4
+    exit_code = ExitCode.BUDGET
 
     def __init__(self, message: str, *, summary: dict[str, Any]) -> None:
         super().__init__(message)

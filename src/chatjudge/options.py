@@ -28,6 +28,7 @@ def option(
     fingerprint: bool | str = False,
     when_set: bool = False,
     help_for: Mapping[str, str] | None = None,
+    metavar: str | None = None,
     **limits: Any,
 ) -> Any:
     """Declare one option. `flags`: the CLI's (default `--name-with-dashes`; a boolean gets
@@ -35,12 +36,14 @@ def option(
     names it in the fingerprint); `when_set`: it enters the fingerprint only when given (an
     option added after chatjudge 0.1 keeps the default run directories that version named);
     `help_for`: the help of a command in which the option plays another role, by command;
-    `limits`: pydantic's `ge`, `gt`, ..."""
+    `metavar`: the value's name in the help; `limits`: pydantic's `ge`, `gt`, ..."""
     extra: dict[str, Any] = {"flags": list(flags), "fingerprint": fingerprint}
     if when_set:
         extra["when_set"] = True
     if help_for:
         extra["help_for"] = dict(help_for)
+    if metavar:
+        extra["metavar"] = metavar
     return Field(default, description=help, json_schema_extra=extra, **limits)
 
 
@@ -57,6 +60,13 @@ OVERWRITE_HELP = (
 # the providers' classes (this module sits below them), names them (`help_of`).
 BASE_URL_PROVIDERS = "{base_url_providers}"
 
+# `--human` and `--column` of `gate`, `report` and `agree`.
+HUMAN_HELP = (
+    "JSONL/CSV of human ratings (id, label or score; the `agree` format): adds "
+    "human-calibrated (PPI++) estimates of the metrics."
+)
+COLUMN_HELP = "The rating column (default: label, score or human)."
+
 
 class OptionGroup(BaseModel):
     """A small group of related options; a typo is an error, not a silent default."""
@@ -65,12 +75,18 @@ class OptionGroup(BaseModel):
 
 
 class RunOptions(OptionGroup):
-    concurrency: int = option(16, "Calls in flight at once (simulate: conversations).", ge=1)
+    concurrency: int = option(
+        16,
+        "Calls in flight at once (simulate: conversations).",
+        ge=1,
+        help_for={"gate": "--sequential: calls in flight at once."},
+    )
     samples: int = option(
         1,
         "Independent samples per row (run: judge calls per item; simulate: conversations).",
         ge=1,
         fingerprint=True,
+        help_for={"gate": "--sequential: judge calls per row and order."},
     )
     flip: bool = option(
         True,
@@ -151,16 +167,25 @@ class RateOptions(OptionGroup):
 
 class PricingOptions(OptionGroup):
     price_in: float | None = option(
-        None, "USD per million input tokens.", ge=0, allow_inf_nan=False
+        None,
+        "USD per million input tokens.",
+        ge=0,
+        allow_inf_nan=False,
+        help_for={"gate": "--sequential: USD per million input tokens."},
     )
     price_out: float | None = option(
-        None, "USD per million output tokens.", ge=0, allow_inf_nan=False
+        None,
+        "USD per million output tokens.",
+        ge=0,
+        allow_inf_nan=False,
+        help_for={"gate": "--sequential: USD per million output tokens."},
     )
     prices: Path | None = option(
         None,
         "Prices per model, a TOML file whose table models.\"openai/my-model\" holds input "
         "and output in USD per million tokens; wins over --price-in/--price-out and the "
         "bundled price table.",
+        help_for={"gate": "--sequential: prices per model, a TOML file."},
     )
     max_cost_usd: float | None = option(
         None,
@@ -171,6 +196,10 @@ class PricingOptions(OptionGroup):
         "command with a larger budget resumes; calls the store answers cost nothing.",
         gt=0,
         allow_inf_nan=False,
+        help_for={
+            "gate": "--sequential: budget in USD for the judging; reached before a decision, "
+            "exit 4 (the same command with a larger budget resumes)."
+        },
     )
 
 
@@ -188,7 +217,8 @@ class ClientOptions(OptionGroup):
         fingerprint="base_urls",
         help_for={
             "generate": f"The endpoint of the model under test ({BASE_URL_PROVIDERS}); "
-            "repeat to spread calls over replicas."
+            "repeat to spread calls over replicas.",
+            "gate": "--sequential: judge endpoint.",
         },
     )
     timeout: float = option(120.0, "Seconds per call attempt.", gt=0)
@@ -232,6 +262,92 @@ class SimulationOptions(OptionGroup):
     user_base_url: tuple[str, ...] = option(
         (), "The simulated user's endpoint; repeatable.", fingerprint=True
     )
+
+
+class GateOptions(OptionGroup):
+    """`chatjudge gate`: what is compared and how it is decided; with `--sequential`, also
+    what is judged (the run options it passes on are the run's, `COMMAND_OPTIONS`)."""
+
+    baseline: Path | None = option(None, "The baseline's run directory.")
+    candidate: Path | None = option(None, "The candidate's run directory.")
+    metric: str | None = option(None, "The metric (default: pairwise preference, else the first).")
+    margin: float = option(0.0, "How much worse still passes not-worse (metric units).")
+    require: str = option("not-worse", "not-worse (default) or better.")
+    cluster: str | None = option(None, "A column grouping rows that move together.")
+    by: str | None = option(
+        None, "A column: the difference per slice, worst first (no value: '(missing)')."
+    )
+    slices_must_not_regress: bool = option(
+        False, "Fail when a slice of 30+ rows lies wholly below -margin (Bonferroni)."
+    )
+    data: Path | None = option(
+        None, "The input rows, joined by id (older runs lack columns).", flags=("--data",)
+    )
+    protocol: str | None = option(
+        None,
+        "A custom protocol's .toml (with --sequential: any protocol).",
+        flags=("--protocol", "-p"),
+    )
+    allow_mismatch: bool = option(
+        False, "Gate runs judged differently (recorded in gate.json)."
+    )
+    out: Path | None = option(
+        None,
+        "gate.json's path (default: in the candidate run directory); with --sequential, the "
+        "run directory to judge into.",
+        flags=("--out", "-o"),
+    )
+    markdown: Path | None = option(
+        None, "Also write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)."
+    )
+    seed: int = option(0, "Bootstrap (and --sequential order) seed.")
+    sequential: bool = option(False, "Judge DATA batch by batch until decided.")
+    judge: tuple[str, ...] = option((), "--sequential: the judge(s).", flags=("--judge", "-j"))
+    baseline_data: Path | None = option(
+        None, "--sequential, pointwise: the baseline's rows (same ids)."
+    )
+    batch: int = option(50, "--sequential: units (rows, or clusters) per batch.", ge=1)
+    control: str | None = option(
+        None,
+        "length or style: one pairwise run decided on its length- (or length and markdown "
+        "style-) controlled preference, the raw one shown beside it.",
+    )
+    human: Path | None = option(None, HUMAN_HELP)
+    column: str | None = option(None, COLUMN_HELP)
+    score: str | None = option(None, "--human, pointwise: the score the rating column rates.")
+
+
+class ImportOptions(OptionGroup):
+    """`chatjudge import` (docs/traces.md); the importer checks the values (`--turns`,
+    `--sample`, `--keep`) with the files, naming the flag."""
+
+    turns: str = option(
+        "last",
+        "last: one row per conversation, its last assistant turn; all: one row per "
+        "assistant turn.",
+    )
+    sample: int | None = option(
+        None, "Keep N conversations, drawn at random with --seed.", metavar="N"
+    )
+    seed: int = option(0, "The seed of --sample.")
+    redact: tuple[str, ...] = option(
+        (),
+        "Replace matches with [REDACTED] in everything written (repeatable), e.g. e-mail "
+        "addresses or keys.",
+        metavar="REGEX",
+    )
+    keep: tuple[str, ...] = option(
+        (),
+        "Copy this span attribute (or log field) into a column of its name, to slice by "
+        "with `gate --by` (repeatable).",
+        metavar="ATTR",
+    )
+    skip_invalid: bool = option(
+        False,
+        "Go on with the valid calls and list the invalid ones (file, line or span id) on "
+        "stderr, exit 1; without it, invalid input stops everything (exit 2).",
+    )
+    overwrite: bool = option(False, OVERWRITE_HELP)
 
 
 class RunConfig(BaseModel):
@@ -356,18 +472,45 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
         SimulationOptions,
         but=("flip", "include_system", "parse_retries", "base_url"),
     ),
+    "import": _names(ImportOptions),
+    # In the order of `gate --help`: its own options and the run options it passes on.
+    "gate": (
+        *_names(GateOptions, but=("control", "human", "column", "score")),
+        "base_url",
+        "concurrency",
+        "samples",
+        "max_cost_usd",
+        "price_in",
+        "price_out",
+        "prices",
+        "control",
+        "human",
+        "column",
+        "score",
+        "overwrite",
+    ),
 }
+
+# The commands with a group of their own, whose names win over the run's (`gate --seed`).
+OWN_OPTIONS: dict[str, type[OptionGroup]] = {"gate": GateOptions, "import": ImportOptions}
 
 
 def option_fields(command: str = "run") -> Iterator[tuple[str, FieldInfo]]:
     """The options of `command`, name and declaration, group by group (its CLI flags)."""
-    allowed = COMMAND_OPTIONS[command]
-    for model in RunConfig.GROUPS.values():
-        yield from ((n, i) for n, i in model.model_fields.items() if n in allowed)
+    declared = {n: i for g in RunConfig.GROUPS.values() for n, i in g.model_fields.items()}
+    if command in OWN_OPTIONS:
+        declared.update(OWN_OPTIONS[command].model_fields)
+    yield from ((name, declared[name]) for name in COMMAND_OPTIONS[command])
 
 
 def flags_of(name: str, info: FieldInfo) -> list[str]:
     return _extra(info)["flags"] or ["--" + name.replace("_", "-")]
+
+
+def metavar_of(info: FieldInfo) -> str | None:
+    """The value's name in the help, where the option declares one (`--sample N`)."""
+    metavar: str | None = _extra(info).get("metavar")
+    return metavar
 
 
 def help_of(info: FieldInfo, command: str, *, base_url_providers: str) -> str | None:
@@ -382,8 +525,9 @@ def describe(*errors: ValidationError) -> str:
     lines = []
     for error in (e for exc in errors for e in exc.errors()):
         name = str(error["loc"][0]) if error["loc"] else "?"
+        groups = (*RunConfig.GROUPS.values(), *OWN_OPTIONS.values())
         info = next(
-            (i for g in RunConfig.GROUPS.values() for n, i in g.model_fields.items() if n == name),
+            (i for g in groups for n, i in g.model_fields.items() if n == name),
             None,
         )
         flag = flags_of(name, info)[0].split("/")[0] if info else name

@@ -67,7 +67,6 @@ from chatjudge.stats.paired import (
 
 Require = Literal["not-worse", "better"]
 SLICE_MIN_ROWS = 30  # a smaller slice is shown but never fails the gate
-EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
 """The `chatjudge` command line, one module per command or group of commands. Exit status:
-0 all judged, 1 some items failed, 2 bad usage or invalid data (nothing sent)."""
+`chatjudge.errors.ExitCode`, mapped from every command's outcome by `common.exit_for`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import typer
 from chatjudge.__about__ import __version__
 from chatjudge.cli import analyse, gate, merge, produce, run, traces
 from chatjudge.cli.help import Command, Group
+from chatjudge.errors import ExitCode
 
 app = typer.Typer(
     name="chatjudge",
@@ -24,7 +25,7 @@ app = typer.Typer(
 def _print_version(given: bool) -> None:
     if given:
         typer.echo(f"chatjudge {__version__}")
-        raise typer.Exit(0)
+        raise typer.Exit(ExitCode.OK)
 
 
 @app.callback()

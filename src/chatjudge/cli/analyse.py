@@ -5,7 +5,7 @@ against human raters). Their terminal text is built beside the analyses
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -44,16 +44,11 @@ def compare(
     intervals and the pairwise win-rate matrix (Arena-Hard-Auto style)."""
     from chatjudge.analysis import compare_runs
     from chatjudge.analysis.calibration import calibrate_run
-    from chatjudge.analysis.compare_text import control_note, ratings_table
     from chatjudge.analysis.formats import Comparison
-    from chatjudge.report import calibration_table, write_compare_report
+    from chatjudge.report import write_compare_report
     from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT, write_json
 
-    named: dict[str, Path] = {}
-    for spec in runs:
-        name, sep, path = spec.partition("=")
-        run_dir = Path(path if sep else spec)
-        named[name if sep else run_dir.name] = run_dir
+    named = _named_runs(runs)
     try:
         if control not in (None, "length", "style"):
             raise UsageError(f"--control takes length or style, not {control!r}")
@@ -72,17 +67,35 @@ def compare(
             result = Comparison.model_validate(result).model_dump(mode="json")
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None
+    _show_ratings(result, calibrations)
+    target = out_dir or RUNS_ROOT / ("compare-" + "-".join(named)[:60])
+    target.mkdir(parents=True, exist_ok=True)
+    write_json(target / COMPARISON, Comparison.model_validate(result))
+    page = write_compare_report(target / COMPARISON_REPORT, result)
+    err.print(f"comparison: {target / COMPARISON}\nreport:     {page}", highlight=False)
+
+
+def _named_runs(specs: list[str]) -> dict[str, Path]:
+    """`compare`'s runs by name: NAME=DIR, or DIR named after itself."""
+    named: dict[str, Path] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        run_dir = Path(path if sep else spec)
+        named[name if sep else run_dir.name] = run_dir
+    return named
+
+
+def _show_ratings(result: dict[str, Any], calibrations: dict[str, Any]) -> None:
+    """The ratings table, its control note, and each run's human-calibrated metrics."""
+    from chatjudge.analysis.compare_text import control_note, ratings_table
+    from chatjudge.report import calibration_table
+
     out.print(ratings_table(result))
     note = control_note(result)
     if note is not None:
         out.print(note, highlight=False)
     for name, calibration in calibrations.items():
         out.print(calibration_table(calibration, f"{name}: human-calibrated (PPI++)"))
-    target = out_dir or RUNS_ROOT / ("compare-" + "-".join(named)[:60])
-    target.mkdir(parents=True, exist_ok=True)
-    write_json(target / COMPARISON, Comparison.model_validate(result))
-    page = write_compare_report(target / COMPARISON_REPORT, result)
-    err.print(f"comparison: {target / COMPARISON}\nreport:     {page}", highlight=False)
 
 
 def _human_files(specs: list[str] | None, runs: dict[str, Path]) -> dict[str, Path]:

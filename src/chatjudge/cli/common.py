@@ -8,7 +8,7 @@ import contextlib
 import gc
 import inspect
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,9 +16,24 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
+from chatjudge.errors import (
+    BudgetReachedError,
+    ChatJudgeError,
+    DataValidationError,
+    ExitCode,
+    FatalModelError,
+    UsageError,
+)
 from chatjudge.models import registry
-from chatjudge.options import OVERWRITE_HELP, flags_of, help_of, option_fields
+from chatjudge.options import (
+    COLUMN_HELP,
+    HUMAN_HELP,
+    OVERWRITE_HELP,
+    flags_of,
+    help_of,
+    metavar_of,
+    option_fields,
+)
 from chatjudge.secrets import mask
 
 out = Console()
@@ -34,11 +49,7 @@ MapOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 HumanOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--human",
-        help="JSONL/CSV of human ratings (id, label or score; the `agree` format): adds "
-        "human-calibrated (PPI++) estimates of the metrics.",
-    ),
+    typer.Option("--human", help=HUMAN_HELP),
 ]
 DryRunOpt = Annotated[
     bool,
@@ -50,12 +61,36 @@ DryRunOpt = Annotated[
     ),
 ]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)]
-ColumnOpt = Annotated[
-    str | None, typer.Option(help="The rating column (default: label, score or human).")
-]
+ColumnOpt = Annotated[str | None, typer.Option(help=COLUMN_HELP)]
 
 
-def fail(message: str, code: int = 2) -> typer.Exit:
+# A gate's decision, and a sequential gate stopped by its budget before one.
+GATE_EXITS = {
+    "pass": ExitCode.OK,
+    "fail": ExitCode.FAILED,
+    "inconclusive": ExitCode.INCONCLUSIVE,
+    "budget": ExitCode.BUDGET,
+}
+
+
+def exit_for(outcome: BaseException | Mapping[str, Any] | str) -> ExitCode:
+    """Every command's exit status, from its outcome: the error that stopped it, the summary
+    of what it did (a row failed or skipped is 1), or a gate's decision (`GATE_EXITS`)."""
+    if isinstance(outcome, str):
+        return GATE_EXITS[outcome]
+    if isinstance(outcome, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED
+    if isinstance(outcome, BudgetReachedError):
+        return ExitCode.BUDGET
+    if isinstance(outcome, FatalModelError):  # 1: items finished before the stop (all kept)
+        return ExitCode.FAILED if outcome.finished else ExitCode.USAGE
+    if isinstance(outcome, BaseException):
+        return ExitCode.USAGE
+    failed = outcome["n_failed"] or outcome.get("n_skipped")
+    return ExitCode.FAILED if failed else ExitCode.OK
+
+
+def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
     """Print `error: message` on stderr; raise the returned exit with status `code`."""
     message = escape(mask(message))  # no key, and a message's brackets are not rich markup
     err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
@@ -65,7 +100,9 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 def interrupted(kept: str) -> typer.Exit:
     """Ctrl-C: say what is `kept` and that the same command resumes; exit 130, as a
     shell reports a process that SIGINT stopped."""
-    return fail(f"interrupted: {kept}; run the same command again to resume.", 130)
+    return fail(
+        f"interrupted: {kept}; run the same command again to resume.", ExitCode.INTERRUPTED
+    )
 
 
 def column_map(pairs: list[str] | None) -> dict[str, str]:
@@ -99,7 +136,7 @@ def _flag(name: str, info: Any, command: str) -> inspect.Parameter:
     if default == ():  # a repeatable option
         annotation, default = list[str] | None, None
     help = help_of(info, command, base_url_providers=registry.base_url_providers())
-    option = typer.Option(*flags_of(name, info), help=help)
+    option = typer.Option(*flags_of(name, info), help=help, metavar=metavar_of(info))
     return inspect.Parameter(
         name,
         inspect.Parameter.KEYWORD_ONLY,
@@ -161,7 +198,7 @@ def warn_skipped(summary: dict[str, Any], where: str) -> None:
 
 def exit_status(summary: dict[str, Any]) -> typer.Exit:
     """0 when every item was done; 1 when one failed or was skipped (all recorded)."""
-    return typer.Exit(1 if summary["n_failed"] or summary.get("n_skipped") else 0)
+    return typer.Exit(exit_for(summary))
 
 
 def print_paths(run_dir: Path, page: Path) -> None:

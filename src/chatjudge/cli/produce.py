@@ -17,6 +17,7 @@ from chatjudge.cli.common import (
     collect_less_often,
     column_map,
     err,
+    exit_for,
     exit_status,
     fail,
     interrupted,
@@ -27,7 +28,7 @@ from chatjudge.cli.common import (
     warn_skipped,
     with_options,
 )
-from chatjudge.errors import ChatJudgeError
+from chatjudge.errors import ChatJudgeError, ExitCode
 from chatjudge.models.registry import provider_list
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def _produce(
         with refused_before_sending(data, "a model"):
             estimate = run_sync(job.estimate())
         out.print(estimate_table(estimate))
-        raise typer.Exit(0)
+        raise typer.Exit(ExitCode.OK)
     err.print(describe(job, config), highlight=False)
     output = job.output
     collect_less_often()
@@ -182,12 +183,12 @@ def _produce(
     except BudgetReachedError as exc:  # everything is written, then exit 4
         out.print(produced_table(exc.summary))
         err.print(f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False)
-        raise fail(str(exc), 4) from None
+        raise fail(str(exc), exit_for(exc)) from None
     except FatalModelError as exc:
         raise fail(
             f"{exc}\n{exc.finished} finished row(s) are in {output.rows}, every call in "
             f"{output.store}; after the fix, the same command resumes.",
-            1 if exc.finished else 2,
+            exit_for(exc),
         ) from None
     except ChatJudgeError as exc:
         raise fail(str(exc)) from None

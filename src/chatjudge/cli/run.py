@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +18,7 @@ from chatjudge.cli.common import (
     collect_less_often,
     column_map,
     err,
+    exit_for,
     exit_status,
     fail,
     interrupted,
@@ -29,42 +30,46 @@ from chatjudge.cli.common import (
     warn_skipped,
     with_options,
 )
-from chatjudge.errors import ChatJudgeError, DataValidationError, UsageError
+from chatjudge.errors import ChatJudgeError, DataValidationError, ExitCode, UsageError
 from chatjudge.models.registry import provider_list
 
 DataArg = Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of items.")]
 RunDirArg = Annotated[Path, typer.Argument(help="A run directory written by `chatjudge run`.")]
+JudgeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judge",
+        "-j",
+        help=f"{provider_list()}; repeat for a panel.",
+    ),
+]
+RunOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Run directory (default: under ./chatjudge-runs/, named "
+        "after the run, so the same command resumes).",
+    ),
+]
+
+if TYPE_CHECKING:
+    from chatjudge.runner.engine import Engine
 
 
 @with_options("run")
 def run(
     data: DataArg,
     protocol: ProtocolOpt,
-    judge: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--judge",
-            "-j",
-            help=f"{provider_list()}; repeat for a panel.",
-        ),
-    ] = None,
-    out_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            help="Run directory (default: under ./chatjudge-runs/, named "
-            "after the run, so the same command resumes).",
-        ),
-    ] = None,
+    judge: JudgeOpt = None,
+    out_dir: RunOutOpt = None,
     map_: MapOpt = None,
     quiet: QuietOpt = False,
     dry_run: DryRunOpt = False,
     **options: Any,
 ) -> None:
     """Judge every item of DATA and write results.jsonl, summary.json and report.html."""
-    from chatjudge.api import build_engine, run_sync
-    from chatjudge.errors import BudgetReachedError, FatalModelError
+    from chatjudge.api import build_engine
     from chatjudge.options import RunConfig
 
     show_warnings()
@@ -85,12 +90,19 @@ def run(
         with refused_before_sending(data, "a judge"):
             estimate = engine.estimate()
         out.print(estimate_table(estimate))
-        raise typer.Exit(0)
+        raise typer.Exit(ExitCode.OK)
     err.print(
         f"judging {engine.n_rows} item(s) of {data} with {protocol} "
         f"({', '.join(m.name for m in engine.models)}) -> {engine.out_dir}",
         highlight=False,
     )
+    _judge(engine)
+
+
+def _judge(engine: Engine) -> None:
+    """Judge, building the report as items finish; everything is written however it ends."""
+    from chatjudge.api import run_sync
+    from chatjudge.errors import BudgetReachedError, FatalModelError
     from chatjudge.report import ReportBuilder, summary_table
 
     builder = ReportBuilder(engine.out_dir)  # the page is built as items finish
@@ -101,14 +113,13 @@ def run(
         page = builder.finish(exc.summary)
         out.print(summary_table(exc.summary))
         print_paths(engine.out_dir, page)
-        raise fail(str(exc), 4) from None
+        raise fail(str(exc), exit_for(exc)) from None
     except FatalModelError as exc:
         builder.close()
-        # 1: items were judged before the stop (all kept); 2: it stopped before any was.
         raise fail(
             f"{exc}\n{exc.finished} finished item(s) are kept in {engine.out_dir}; "
             "after the fix, the same command resumes.",
-            1 if exc.finished else 2,
+            exit_for(exc),
         ) from None
     except ChatJudgeError as exc:
         builder.close()

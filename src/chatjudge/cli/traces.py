@@ -1,78 +1,44 @@
-"""`chatjudge import`: production traces and logs in, rows for a pairwise replay out."""
+"""`chatjudge import`: production traces and logs in, rows for a pairwise replay out; its
+options are `chatjudge.options.ImportOptions`."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from chatjudge.cli.common import OverwriteOpt, err, fail
-from chatjudge.errors import ChatJudgeError
+from chatjudge.cli.common import err, fail, option_values, with_options
+from chatjudge.errors import ChatJudgeError, ExitCode
+
+if TYPE_CHECKING:
+    from chatjudge.traces import Imported
 
 MAX_DUPLICATES_SHOWN = 20
 
+FilesArg = Annotated[
+    list[Path],
+    typer.Argument(
+        metavar="FILE",
+        help="OTLP JSON files (spans, and log records of the older GenAI event form), "
+        "chat-completions logs (.jsonl), or span tables (.parquet, .csv).",
+        show_default=False,
+    ),
+]
+OutOpt = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        "-o",
+        help="The JSONL file of rows to write; beside it, <name>.run.json records the "
+        "import (files and options), so that the same import rewrites it.",
+    ),
+]
 
-def import_traces(
-    files: Annotated[
-        list[Path],
-        typer.Argument(
-            metavar="FILE",
-            help="OTLP JSON files (spans, and log records of the older GenAI event form), "
-            "chat-completions logs (.jsonl), or span tables (.parquet, .csv).",
-            show_default=False,
-        ),
-    ],
-    out: Annotated[
-        Path,
-        typer.Option(
-            "--out",
-            "-o",
-            help="The JSONL file of rows to write; beside it, <name>.run.json records the "
-            "import (files and options), so that the same import rewrites it.",
-        ),
-    ],
-    turns: Annotated[
-        str,
-        typer.Option(
-            help="last: one row per conversation, its last assistant turn; all: one row per "
-            "assistant turn."
-        ),
-    ] = "last",
-    sample: Annotated[
-        int | None,
-        typer.Option(help="Keep N conversations, drawn at random with --seed.", metavar="N"),
-    ] = None,
-    seed: Annotated[int, typer.Option(help="The seed of --sample.")] = 0,
-    redact: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--redact",
-            metavar="REGEX",
-            help="Replace matches with [REDACTED] in everything written (repeatable), e.g. "
-            "e-mail addresses or keys.",
-        ),
-    ] = None,
-    keep: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--keep",
-            metavar="ATTR",
-            help="Copy this span attribute (or log field) into a column of its name, to "
-            "slice by with `gate --by` (repeatable).",
-        ),
-    ] = None,
-    skip_invalid: Annotated[
-        bool,
-        typer.Option(
-            "--skip-invalid",
-            help="Go on with the valid calls and list the invalid ones (file, line or span "
-            "id) on stderr, exit 1; without it, invalid input stops everything (exit 2).",
-        ),
-    ] = False,
-    overwrite: OverwriteOpt = False,
-) -> None:
+
+@with_options("import")
+def import_traces(files: FilesArg, out: OutOpt, **options: Any) -> None:
     """Turn production traces into rows for a pairwise replay: calls grouped into
     conversations, each row the history and user turn a production call saw and the reply
     it gave (baseline_model_response). A span whose trace and span ids were read before
@@ -81,23 +47,22 @@ def import_traces(
     Then `generate --field response --model CANDIDATE`, `run -p pairwise-chat-quality`
     and `gate` compare a candidate model with production.
     """
-    from chatjudge.traces import ImportOptions, TraceError, import_traces
+    from chatjudge.options import ImportOptions
+    from chatjudge.traces import TraceError, import_traces
 
-    options = ImportOptions(
-        turns=turns,  # type: ignore[arg-type]
-        sample=sample,
-        seed=seed,
-        redact=tuple(redact or ()),
-        keep=tuple(keep or ()),
-        skip_invalid=skip_invalid,
-        overwrite=overwrite,
-    )
     try:
-        done = import_traces(files, out, options)
+        done = import_traces(files, out, ImportOptions(**option_values(options, "import")))
     except TraceError as exc:
         raise fail(f"{exc}\nnothing was written.") from None
     except ChatJudgeError as exc:
         raise fail(str(exc)) from None
+    _tell(done, out)
+    if done.skipped:
+        raise typer.Exit(ExitCode.FAILED)
+
+
+def _tell(done: Imported, out: Path) -> None:
+    """What was imported, and what was passed over, left out or skipped, on stderr."""
     err.print(
         f"imported {done.n_calls} call(s): {done.n_conversations} conversation(s), "
         f"{done.n_rows} row(s) -> {out}",
@@ -125,5 +90,3 @@ def import_traces(
         )
     for problem in done.skipped:
         err.print(f"[bold yellow]skipped:[/] {escape(problem)}", highlight=False, soft_wrap=True)
-    if done.skipped:
-        raise typer.Exit(1)

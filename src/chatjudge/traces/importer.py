@@ -14,9 +14,9 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from chatjudge.errors import ChatJudgeError, UsageError
+from chatjudge.options import ImportOptions
 from chatjudge.outputs import check_produced_output
 from chatjudge.rundir import Produced, ProducedInfo, prepare_output, write_json
 from chatjudge.traces.calls import (
@@ -49,35 +49,6 @@ class TraceError(ChatJudgeError):
 
 
 @dataclass(slots=True)
-class ImportOptions:
-    """The options of `chatjudge import` (docs/traces.md)."""
-
-    turns: Literal["last", "all"] = "last"
-    sample: int | None = None
-    seed: int = 0
-    redact: tuple[str, ...] = ()
-    keep: tuple[str, ...] = ()
-    skip_invalid: bool = False
-    overwrite: bool = False  # replace an --out that is not this import's output
-
-    def record(self, paths: Sequence[Path]) -> ProducedInfo:
-        """What an import writes beside its rows: the files' names (in any order: the rows
-        do not depend on it) and the options that change the rows."""
-        return ProducedInfo(
-            command="import",
-            models={},
-            data=", ".join(sorted(path.name for path in paths)),
-            options={
-                "turns": self.turns,
-                "sample": self.sample,
-                "seed": self.seed,
-                "redact": list(self.redact),
-                "keep": list(self.keep),
-            },
-        )
-
-
-@dataclass(slots=True)
 class Imported:
     """What an import did: counts, and the problems left out with --skip-invalid."""
 
@@ -94,7 +65,7 @@ def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> I
     unless `options.skip_invalid`."""
     _check(paths, options)
     redactor = Redactor(options.redact)
-    produced, made = Produced(out), options.record(paths)
+    produced, made = Produced(out), _record(options, paths)
     check_produced_output(produced, made, paths, overwrite=options.overwrite)
     # An unwritable --out: said now, not after the reading.
     prepare_output(out.parent, (out, produced.record))
@@ -156,6 +127,23 @@ def import_traces(paths: Sequence[Path], out: Path, options: ImportOptions) -> I
     done.n_conversations = len(chosen)
     done.skipped = [str(p) for p in problems]
     return done
+
+
+def _record(options: ImportOptions, paths: Sequence[Path]) -> ProducedInfo:
+    """What an import writes beside its rows: the files' names (in any order: the rows do
+    not depend on it) and the options that change the rows."""
+    return ProducedInfo(
+        command="import",
+        models={},
+        data=", ".join(sorted(path.name for path in paths)),
+        options={
+            "turns": options.turns,
+            "sample": options.sample,
+            "seed": options.seed,
+            "redact": list(options.redact),
+            "keep": list(options.keep),
+        },
+    )
 
 
 def _check(paths: Sequence[Path], options: ImportOptions) -> None:
