@@ -24,6 +24,7 @@ _TOL = 1e-9
 _FAR = 0.5  # a Newton step longer than this (on the logit scale) is checked
 _EXP_MAX = math.log(sys.float_info.max)  # exp of any larger float overflows
 _SMALL_EXPIT = 200_000  # elements: `expit` computes up to this many itself, past it scipy
+_EXPIT_BLOCK = 1 << 14  # elements it turns into Python floats at once
 
 
 def fit_logistic(
@@ -104,8 +105,12 @@ def expit(x: np.ndarray | float) -> np.ndarray:
 
         return np.asarray(ufunc(a))
     neg = -a
-    capped = np.minimum(neg, _EXP_MAX).ravel().tolist()
-    e = np.fromiter(map(math.exp, capped), float, neg.size).reshape(neg.shape)
+    capped = np.minimum(neg, _EXP_MAX).ravel()
+    flat = np.empty(a.size)
+    for start in range(0, a.size, _EXPIT_BLOCK):  # a block's floats at a time: a few MB
+        part = capped[start : start + _EXPIT_BLOCK].tolist()
+        flat[start : start + len(part)] = np.fromiter(map(math.exp, part), float, len(part))
+    e = flat.reshape(a.shape)
     e[neg > _EXP_MAX] = math.inf  # where the C library's exp overflows (math.exp raises)
     return np.asarray(1.0 / (1.0 + e))
 
