@@ -66,6 +66,7 @@ lint: $(VENV)/.test-installed
 	$(BIN)/mypy src
 
 bench: $(VENV)/.test-installed
+	$(BIN)/python bench/fixed_cost.py
 	$(BIN)/python bench/run_engine.py
 	$(BIN)/python bench/local_judge.py
 	$(BIN)/python bench/simulate.py

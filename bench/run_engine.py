@@ -176,6 +176,23 @@ def write_dataset(path: Path, n: int, seed: int) -> int:
     return path.stat().st_size
 
 
+def write_pairwise_dataset(path: Path, n: int, seed: int) -> int:
+    """N distinct pairwise-chat-quality items (a history, a prompt, two replies to compare)
+    of about 1.5 KB each; returns the file size."""
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            item = {
+                "id": f"p{seed}-{i:06d}",
+                "history": _conversation(rng, i, 2),
+                "prompt": _message(rng, "user", i)["content"],
+                "baseline_model_response": _message(rng, "assistant", i)["content"],
+                "response": _message(rng, "assistant", i)["content"],
+            }
+            out.write(json.dumps(item) + "\n")
+    return path.stat().st_size
+
+
 # --- processes -------------------------------------------------------------------------------
 
 
@@ -228,13 +245,14 @@ def run_cli(
     timeout: float,
     extra: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
+    protocol: str = PROTOCOL,
 ) -> Run:
     command = [
         *cli,
         "run",
         str(data),
         "--protocol",
-        PROTOCOL,
+        protocol,
         "--judge",
         "openai/stub",
         "--base-url",

@@ -13,6 +13,7 @@ from chatjudge.stats.logistic import fit_logistic
 from chatjudge.stats.style import (
     FEATURES,
     controlled_fits,
+    item_weights,
     normalized_difference,
     response_text,
     style_counts,
@@ -184,3 +185,24 @@ def test_bradley_terry_with_style_covariates_matches_statsmodels() -> None:
     assert controlled["cand"].rating > raw["cand"].rating
     lo, hi = controlled["cand"].ci95
     assert lo < controlled["cand"].rating < hi
+
+
+@pytest.mark.parametrize("n", [7, 1001, 2001])
+def test_item_weights_are_the_same_resamples_in_any_blocks(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same draws as one draw of each chunk (what the weights were before they were
+    drawn in parts), whole or in blocks of rows, chunks of several resamples or one."""
+    for cells in (style_module._CHUNK_CELLS, 3 * n):  # one chunk; chunks of 3 resamples
+        monkeypatch.setattr(style_module, "_CHUNK_CELLS", cells)
+        rng, step, expected = np.random.default_rng(9), max(1, cells // n), []
+        for start in range(0, 200, step):
+            k = min(step, 200 - start)
+            drawn = rng.integers(0, n, size=(k, n)) + (np.arange(k) * n)[:, None]
+            expected.append(np.bincount(drawn.ravel(), minlength=k * n).reshape(k, n))
+        whole = np.concatenate(list(item_weights(n, 200, 9)))
+        assert np.array_equal(whole, np.concatenate(expected))
+        blocks = list(item_weights(n, 200, 9, rows=8))
+        assert max(len(b) for b in blocks) <= 8
+        assert np.array_equal(np.concatenate(blocks), whole)
+        assert (whole.sum(axis=1) == n).all()

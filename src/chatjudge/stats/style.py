@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from chatjudge.stats.bootstrap import Estimate, percentile_interval
-from chatjudge.stats.logistic import fit_logistic, sandwich_cov
+from chatjudge.stats.logistic import expit, fit_logistic, sandwich_cov
 
 FEATURES = ("length", "headers", "lists", "bold")
 LENGTH_UNIT = "approximate tokens (characters / 4)"
@@ -42,6 +42,7 @@ N_RESAMPLES = 1000
 MAX_BOOTSTRAP_ITEMS = 1_000  # past this the bootstrap costs more than the run's judging CPU
 _Z95 = 1.959963984540054
 _CHUNK_CELLS = 1 << 21  # resampled item weights held at once (16 MB)
+_DRAW_ROWS = 64  # resamples drawn at once (even: see `_draws`)
 _CODE = re.compile(r"```[^`]*```")
 _HEADER = re.compile(r"^#{1,6}\s", re.MULTILINE)
 _LIST = re.compile(r"^\s*(?:\d+\.|[-*+])\s", re.MULTILINE)
@@ -165,8 +166,6 @@ def controlled_fits(
     """The preference at zero `features` (n, f), with its bootstrap interval over items.
     Calls with the same `seed` and item count share their resamples.
     """
-    from scipy import special  # here: scipy.special takes 0.24 s to load
-
     y = np.asarray(outcome, dtype=float)
     x = np.asarray(features, dtype=float).reshape(len(y), -1)
     n = len(y)
@@ -182,11 +181,11 @@ def controlled_fits(
     ci = None
     if n > MAX_BOOTSTRAP_ITEMS:
         se = float(np.sqrt(sandwich_cov(design, y, beta)[0, 0]))
-        ci = (float(special.expit(beta[0] - _Z95 * se)), float(special.expit(beta[0] + _Z95 * se)))
+        ci = (float(expit(beta[0] - _Z95 * se)), float(expit(beta[0] + _Z95 * se)))
     elif n >= 2 and n_resamples > 0:
         boot = _bootstrap_intercepts(y, design, beta, n_resamples, seed)
-        ci = percentile_interval(special.expit(boot), 0.95)
-    return Controlled(float(special.expit(beta[0])), ci, n, coefficients, dropped)
+        ci = percentile_interval(expit(boot), 0.95)
+    return Controlled(float(expit(beta[0])), ci, n, coefficients, dropped)
 
 
 def explain(raw: Estimate, length: Controlled, style: Controlled) -> str:
@@ -221,20 +220,43 @@ def _raw(y: np.ndarray, n_resamples: int, seed: int) -> Estimate:
         return Estimate(None, None, 0)
     ci = None
     if n >= 2 and n_resamples > 0:
-        means = np.concatenate([w @ y / n for w in item_weights(n, n_resamples, seed)])
+        blocks = item_weights(n, n_resamples, seed, rows=_DRAW_ROWS)
+        means = np.concatenate([w @ y / n for w in blocks])
         ci = percentile_interval(means, 0.95)
     return Estimate(float(y.mean()), ci, n)
 
 
-def item_weights(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+def item_weights(
+    n: int, n_resamples: int, seed: int, *, rows: int | None = None
+) -> Iterator[np.ndarray]:
     """Item bootstrap resamples as weights (how often each of n items was drawn), in chunks
-    of (resamples, n) that bound memory; the same seed gives the same resamples."""
+    of (resamples, n) that bound memory; the same seed gives the same resamples.
+
+    `rows` (even) yields them at most that many resamples at a time instead, for a caller
+    that treats each resample alone (a mean): whole chunks are 16 MB, and the fits need
+    them whole, since the resamples fitted together share one Newton loop.
+    """
     rng = np.random.default_rng(seed)
     step = max(1, _CHUNK_CELLS // n)
     for start in range(0, n_resamples, step):
         k = min(step, n_resamples - start)
-        drawn = rng.integers(0, n, size=(k, n)) + (np.arange(k) * n)[:, None]
-        yield np.bincount(drawn.ravel(), minlength=k * n).reshape(k, n).astype(float)
+        if rows is not None:
+            yield from (counts.astype(float) for _, counts in _draws(rng, n, k, rows))
+            continue
+        weights = np.empty((k, n))
+        for row, counts in _draws(rng, n, k, _DRAW_ROWS):
+            weights[row : row + len(counts)] = counts
+        yield weights
+
+
+def _draws(rng: np.random.Generator, n: int, k: int, rows: int) -> Iterator[tuple[int, np.ndarray]]:
+    """k resamples of n items as counts, `rows` resamples at a time, with the first one's
+    index. Parts of an even number of resamples take the same numbers from `rng` as one draw
+    of all k (the sizes of the parts change nothing), and hold a few MB instead of 48."""
+    for row in range(0, k, rows):
+        m = min(rows, k - row)
+        drawn = rng.integers(0, n, size=(m, n)) + (np.arange(m) * n)[:, None]
+        yield row, np.bincount(drawn.ravel(), minlength=m * n).reshape(m, n)
 
 
 def _bootstrap_intercepts(

@@ -1,0 +1,52 @@
+"""What a small run loads: not the libraries its path does not need.
+
+A 20-item run spent most of its CPU importing (issue 29, item 8). The rule these tests keep:
+`chatjudge run` of a small dataset, summary and report included, imports neither scipy
+(`scipy.special` alone costs 0.24 s and 28 MB) nor pandas nor pyarrow. The process's own
+import log (`PYTHONPROFILEIMPORTTIME`) is the observable; time is measured in
+`bench/fixed_cost.py`, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.runner.conftest import pointwise_rows, write_jsonl
+from tests.support.cli import run_cli
+from tests.support.stub_openai import StubServer
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NOT_ON_A_RUN = ("scipy", "pandas", "pyarrow")
+
+
+def _imported(stderr: str) -> set[str]:
+    """The top-level packages in `-X importtime`'s log on stderr."""
+    names = re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)$", stderr, re.MULTILINE)
+    return {name.split(".")[0] for name in names}
+
+
+@pytest.mark.parametrize("protocol", ["pairwise-chat-quality", "interactivity-accuracy"])
+def test_a_small_run_loads_no_scipy_pandas_or_pyarrow(
+    protocol: str, stub: StubServer, tmp_path: Path
+) -> None:
+    if protocol == "interactivity-accuracy":
+        data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(20))
+    else:  # the bundled pairwise example: style control's fits in its summary
+        data = EXAMPLES / "pairwise_chat_quality.jsonl"
+    done = run_cli(
+        *("run", str(data), "--protocol", protocol, "--judge", "openai/stub"),
+        *("--base-url", stub.base_url, "--out", str(tmp_path / "run")),
+        key="dummy",
+        PYTHONPROFILEIMPORTTIME="1",
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["n_ok"] == len(data.read_text().splitlines())
+    assert (tmp_path / "run" / "report.html").exists()
+    imported = _imported(done.stderr)
+    assert {"chatjudge", "numpy", "aiohttp"} <= imported  # the log is read right
+    assert imported.isdisjoint(NOT_ON_A_RUN), imported & set(NOT_ON_A_RUN)
