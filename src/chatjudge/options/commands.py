@@ -1,0 +1,66 @@
+"""Which options each command takes, by name, from the groups that declare them."""
+
+from __future__ import annotations
+
+from chatjudge.options.declare import OptionGroup
+from chatjudge.options.own import GateOptions, ImportOptions
+from chatjudge.options.run import (
+    ClientOptions,
+    GenerationOptions,
+    PricingOptions,
+    RateOptions,
+    RetryOptions,
+    RunOptions,
+    SimulationOptions,
+)
+
+
+def _names(*groups: type[OptionGroup], but: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return tuple(n for g in groups for n in g.model_fields if n not in but)
+
+
+# Which options each command takes (its CLI flags and its Python keywords).
+COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "run": _names(
+        RunOptions, GenerationOptions, RetryOptions, RateOptions, PricingOptions, ClientOptions
+    ),
+    "generate": _names(
+        RunOptions,
+        GenerationOptions,
+        RetryOptions,
+        RateOptions,
+        PricingOptions,
+        ClientOptions,
+        but=("samples", "flip", "include_system", "parse_retries"),
+    ),
+    "simulate": _names(
+        RunOptions,
+        GenerationOptions,
+        RetryOptions,
+        RateOptions,
+        PricingOptions,
+        ClientOptions,
+        SimulationOptions,
+        but=("flip", "include_system", "parse_retries", "base_url"),
+    ),
+    "import": _names(ImportOptions),
+    # In the order of `gate --help`: its own options and the run options it passes on.
+    "gate": (
+        *_names(GateOptions, but=("control", "human", "column", "score")),
+        "base_url",
+        "concurrency",
+        "samples",
+        "max_cost_usd",
+        "price_in",
+        "price_out",
+        "prices",
+        "control",
+        "human",
+        "column",
+        "score",
+        "overwrite",
+    ),
+}
+
+# The commands with a group of their own, whose names win over the run's (`gate --seed`).
+OWN_OPTIONS: dict[str, type[OptionGroup]] = {"gate": GateOptions, "import": ImportOptions}

@@ -1,0 +1,94 @@
+"""The option groups of the commands with options of their own: `gate` and `import`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chatjudge.options.declare import OptionGroup, option
+from chatjudge.options.texts import COLUMN_HELP, HUMAN_HELP, OVERWRITE_HELP
+
+
+class GateOptions(OptionGroup):
+    """`chatjudge gate`: what is compared and how it is decided; with `--sequential`, also
+    what is judged (the run options it passes on are the run's, `COMMAND_OPTIONS`)."""
+
+    baseline: Path | None = option(None, "The baseline's run directory.")
+    candidate: Path | None = option(None, "The candidate's run directory.")
+    metric: str | None = option(None, "The metric (default: pairwise preference, else the first).")
+    margin: float = option(0.0, "How much worse still passes not-worse (metric units).")
+    require: str = option("not-worse", "not-worse (default) or better.")
+    cluster: str | None = option(None, "A column grouping rows that move together.")
+    by: str | None = option(
+        None, "A column: the difference per slice, worst first (no value: '(missing)')."
+    )
+    slices_must_not_regress: bool = option(
+        False, "Fail when a slice of 30+ rows lies wholly below -margin (Bonferroni)."
+    )
+    data: Path | None = option(
+        None, "The input rows, joined by id (older runs lack columns).", flags=("--data",)
+    )
+    protocol: str | None = option(
+        None,
+        "A custom protocol's .toml (with --sequential: any protocol).",
+        flags=("--protocol", "-p"),
+    )
+    allow_mismatch: bool = option(
+        False, "Gate runs judged differently (recorded in gate.json)."
+    )
+    out: Path | None = option(
+        None,
+        "gate.json's path (default: in the candidate run directory); with --sequential, the "
+        "run directory to judge into.",
+        flags=("--out", "-o"),
+    )
+    markdown: Path | None = option(
+        None, "Also write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)."
+    )
+    seed: int = option(0, "Bootstrap (and --sequential order) seed.")
+    sequential: bool = option(False, "Judge DATA batch by batch until decided.")
+    judge: tuple[str, ...] = option((), "--sequential: the judge(s).", flags=("--judge", "-j"))
+    baseline_data: Path | None = option(
+        None, "--sequential, pointwise: the baseline's rows (same ids)."
+    )
+    batch: int = option(50, "--sequential: units (rows, or clusters) per batch.", ge=1)
+    control: str | None = option(
+        None,
+        "length or style: one pairwise run decided on its length- (or length and markdown "
+        "style-) controlled preference, the raw one shown beside it.",
+    )
+    human: Path | None = option(None, HUMAN_HELP)
+    column: str | None = option(None, COLUMN_HELP)
+    score: str | None = option(None, "--human, pointwise: the score the rating column rates.")
+
+
+class ImportOptions(OptionGroup):
+    """`chatjudge import` (docs/traces.md); the importer checks the values (`--turns`,
+    `--sample`, `--keep`) with the files, naming the flag."""
+
+    turns: str = option(
+        "last",
+        "last: one row per conversation, its last assistant turn; all: one row per "
+        "assistant turn.",
+    )
+    sample: int | None = option(
+        None, "Keep N conversations, drawn at random with --seed.", metavar="N"
+    )
+    seed: int = option(0, "The seed of --sample.")
+    redact: tuple[str, ...] = option(
+        (),
+        "Replace matches with [REDACTED] in everything written (repeatable), e.g. e-mail "
+        "addresses or keys.",
+        metavar="REGEX",
+    )
+    keep: tuple[str, ...] = option(
+        (),
+        "Copy this span attribute (or log field) into a column of its name, to slice by "
+        "with `gate --by` (repeatable).",
+        metavar="ATTR",
+    )
+    skip_invalid: bool = option(
+        False,
+        "Go on with the valid calls and list the invalid ones (file, line or span id) on "
+        "stderr, exit 1; without it, invalid input stops everything (exit 2).",
+    )
+    overwrite: bool = option(False, OVERWRITE_HELP)
