@@ -20,7 +20,8 @@ import numpy as np
 
 import chatjudge.api
 from chatjudge.analysis.formats import GATE, Gate, GateSequential
-from chatjudge.analysis.gate import Paired, Require, Settings, assemble, pair
+from chatjudge.analysis.gate_decision import Require, Settings, assemble
+from chatjudge.analysis.gate_pairing import Paired, pair
 from chatjudge.analysis.gate_units import (
     PREFERENCE,
     check_metric,

@@ -9,20 +9,19 @@ from chatjudge.stats.paired import (
     NoiseSplit,
     Outcome,
     Require,
-    SmallSample,
     decide,
     mde80,
     noise_split,
     paired_difference,
     power,
     rows_to_decide,
-    sign_test,
     tango_interval,
 )
 from chatjudge.stats.ppi import Calibrated, ppi_mean
 from chatjudge.stats.ratings import Rating, Ratings, bradley_terry, win_rate_matrix
 from chatjudge.stats.reliability import krippendorff_alpha, krippendorff_alpha_ci
 from chatjudge.stats.sequential import confidence_sequence, confidence_sequence_path
+from chatjudge.stats.small_sample import SmallSample, sign_test
 from chatjudge.stats.style import Controlled, StyleControl, controlled_fits, style_control
 
 __all__ = [

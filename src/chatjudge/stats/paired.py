@@ -12,11 +12,9 @@ one-sided error rate at (1 - level) / 2:
 - otherwise: a paired cluster bootstrap of the row-weighted mean difference, read with
   Hesterberg's (2015) expanded percentiles, because the plain percentile interval is
   too narrow with few units (with 20 clusters its one-sided error is about 0.03).
-Both are approximations that fail on a small sample (five units that all differ by +1
-have a bootstrap interval of [1, 1]); given the range a unit's difference can take, a
-small sample is guarded by a rule valid at every n (`SmallSample`): the exact sign test
-at a boundary of 0 for differences of -a, 0 or a, else the hull with the betting
-interval of `chatjudge.stats.betting`.
+Both are approximations that fail on a small sample; given the range a unit's
+difference can take, `chatjudge.stats.small_sample` guards it with a rule valid at
+every n (the exact sign test, or the betting interval).
 `docs/statistics.md` gives the references and when not to trust each.
 """
 
@@ -30,8 +28,15 @@ from typing import Literal
 
 import numpy as np
 
-from chatjudge.stats.betting import ALL_IN, betting_interval
 from chatjudge.stats.bootstrap import resampled_sums
+from chatjudge.stats.small_sample import (
+    SmallSample,
+    check_three_point,
+    equal_distance,
+    equal_units,
+    guarded_interval,
+    small_sample,
+)
 
 _NORMAL = NormalDist()  # quantiles without loading scipy on the run's start-up path
 Require = Literal["not-worse", "better"]
@@ -39,26 +44,6 @@ Outcome = Literal["pass", "fail", "inconclusive"]
 
 _Z80 = 2.80  # z(0.975) + z(0.80), rounded as the gate prints it: MDE = 2.80 x SE
 _HUGE = 1e12  # stands for an infinite score statistic inside the root finder
-SMALL_UNITS = 30  # fewer units that differ than this is a small sample...
-SMALL_DISTINCT = 3  # ...and so are fewer distinct unit differences than this
-SmallRule = Literal["sign-test", "betting", "unguarded"]
-
-
-@dataclass(frozen=True, slots=True)
-class SmallSample:
-    """Why a sample counted as small, and the rule valid at every n that guarded it.
-
-    `sign-test`: differences of -a, 0 or a at a boundary of 0; the interval keeps 0
-    on each side the exact one-sided sign test does not reject (`sign_p`: its p-values
-    for Δ > 0 and for Δ < 0, on the units that differ). `betting`: the interval is the
-    hull of the method's own and `betting` (valid at every n for the known range).
-    `unguarded`: no range was given, so nothing guards the method's interval.
-    """
-
-    rule: SmallRule
-    why: str
-    sign_p: tuple[float, float] | None = None
-    betting: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +184,7 @@ def paired_difference(
             method="cluster-bootstrap",
         )
     if three_point:
-        _check_three_point(diff, clusters, bounds)
+        check_three_point(diff, clusters, bounds)
     return _guarded(found, sums / sizes, sizes, level, bounds, boundary, three_point)
 
 
@@ -213,97 +198,17 @@ def _guarded(
     three_point: bool,
 ) -> Difference:
     """`diff` with the small-sample rule applied to its interval, when the sample is small."""
-    why = _small_why(means)
-    if why is None:
+    small = small_sample(means, sizes, level, bounds, boundary, three_point)
+    if small is None:
         return diff
-    if bounds is None:
-        return replace(diff, small=SmallSample("unguarded", why))
-    lower, upper = bounds
-    means = _within(means, lower, upper)
-    if three_point and boundary == 0:
-        up, down = int(np.count_nonzero(means > 0)), int(np.count_nonzero(means < 0))
-        small = SmallSample("sign-test", why, sign_p=sign_test(up, down))
-    else:
-        bet = betting_interval(means, lower, upper, level, sizes=sizes)
-        small = SmallSample("betting", why, betting=bet)
+    if small.rule == "unguarded":
+        return replace(diff, small=small)
     return replace(
         diff,
         ci95=guarded_interval(diff.ci95, small, level),
         method=f"{diff.method}+{small.rule}",
         small=small,
     )
-
-
-def guarded_interval(
-    ci: tuple[float, float], small: SmallSample, level: float = 0.95
-) -> tuple[float, float]:
-    """`ci` as the small-sample rule lets it decide: kept 0 on a side the sign test does not
-    clear at (1 - level) / 2, or widened to hold the betting interval."""
-    lo, hi = ci
-    if small.sign_p is not None:
-        alpha = (1 - level) / 2
-        p_up, p_down = small.sign_p
-        lo = lo if p_up <= alpha else min(lo, 0.0)  # no pass without the sign test...
-        hi = hi if p_down <= alpha else max(hi, 0.0)  # ...and no fail either
-    if small.betting is not None:
-        lo, hi = min(lo, small.betting[0]), max(hi, small.betting[1])
-    return lo, hi
-
-
-def _small_why(means: np.ndarray) -> str | None:
-    """Why these unit differences are a small sample, or None when they are not."""
-    n = len(means)
-    differ = int(np.count_nonzero(means))
-    if n < SMALL_UNITS:
-        return f"{n} units (fewer than {SMALL_UNITS})"
-    if differ < SMALL_UNITS:
-        return f"{differ} of {n} units differ (fewer than {SMALL_UNITS})"
-    distinct = len(np.unique(means))
-    if distinct < SMALL_DISTINCT:
-        return f"{distinct} distinct unit differences (fewer than {SMALL_DISTINCT})"
-    return None
-
-
-def sign_test(up: int, down: int) -> tuple[float, float]:
-    """The exact one-sided sign test's p-values for Δ > 0 and for Δ < 0, from the counts
-    of units with a positive and a negative difference (ties at 0 left out).
-
-    Valid for the mean where every difference is -a, 0 or a: the mean is then a x
-    (P(up) - P(down)), so Δ <= 0 makes `up` at most Binomial(up + down, 1/2).
-    """
-    if up < 0 or down < 0:
-        raise ValueError(f"counts must be >= 0, got {up} and {down}")
-    from scipy import special  # binomial tails; scipy.special takes 0.24 s to load
-
-    n = up + down
-    return (
-        float(special.bdtrc(up - 1, n, 0.5)) if up else 1.0,
-        float(special.bdtrc(down - 1, n, 0.5)) if down else 1.0,
-    )
-
-
-def _check_three_point(
-    diff: np.ndarray, clusters: np.ndarray | None, bounds: tuple[float, float] | None
-) -> None:
-    if clusters is not None or bounds is None or bounds[0] != -bounds[1]:
-        raise ValueError("three_point needs no clusters and symmetric bounds (-a, a)")
-    a = bounds[1]
-    bad = np.flatnonzero(~np.isin(diff, (-a, 0.0, a)))
-    if bad.size:
-        k = int(bad[0])
-        raise ValueError(f"three_point: row {k} differs by {diff[k]}, not -a, 0 or a")
-
-
-def _within(means: np.ndarray, lower: float, upper: float) -> np.ndarray:
-    """Unit means inside [lower, upper], allowing for rounding in their sums."""
-    slack = 1e-9 * (upper - lower)
-    bad = np.flatnonzero((means < lower - slack) | (means > upper + slack))
-    if bad.size:
-        k = int(bad[0])
-        raise ValueError(
-            f"unit {k} differs by {means[k]}, outside the range [{lower}, {upper}] given"
-        )
-    return np.clip(means, lower, upper)
 
 
 def _tango_difference(cand: np.ndarray, base: np.ndarray, level: float) -> Difference:
@@ -394,39 +299,6 @@ def mde80(
     if n_units is None or lower is None:
         return _Z80 * se
     return max(_Z80 * se, equal_distance(n_units, boundary - lower))
-
-
-def equal_distance(n_units: int, room: float, alpha: float = 0.025) -> float:
-    """How far above the boundary n equal unit differences must lie to pass the betting
-    test: `room` (the boundary minus the lowest possible difference) x
-    ((1/(ALL_IN alpha))^(1/n) - 1).
-
-    0.43 for 6 pairwise units at 0 (room 0.5), 0.01997 for 91 at -0.02 (room 0.48: ties
-    just clear it), 0.90 for ten 1-3 score differences at 0 (room 2). More than the
-    distance to the top of the range means no sample of n units can pass.
-    """
-    if n_units < 1:
-        raise ValueError(f"n_units must be at least 1, got {n_units}")
-    return max(room, 0.0) * ((1 / (ALL_IN * alpha)) ** (1 / n_units) - 1)
-
-
-def equal_units(
-    value: float, boundary: float, bounds: tuple[float, float], alpha: float = 0.025
-) -> int:
-    """The fewest units, all differing by `value`, that the betting test decides on the
-    side of `boundary` where `value` lies: ln(1/(ALL_IN alpha)) / ln((d - L)/(b - L))
-    above it, mirrored with U below it (6 all-win pairwise units at 0, 91 all-tie ones
-    at -0.02, 10 units of +1 on 1-3 scores)."""
-    lower, upper = bounds
-    if value > boundary:
-        room, reach = boundary - lower, value - lower
-    elif value < boundary:
-        room, reach = upper - boundary, upper - value
-    else:
-        raise ValueError("no number of units decides a difference on the boundary")
-    if room <= 0:  # the boundary lies beyond the range: every sample is on one side
-        return 1
-    return max(1, math.ceil(math.log(1 / (ALL_IN * alpha)) / math.log(reach / room) - 1e-12))
 
 
 def power(delta: float, se: float, margin: float, require: Require) -> float:
