@@ -19,27 +19,15 @@ def _names(*groups: type[OptionGroup], but: tuple[str, ...] = ()) -> tuple[str, 
     return tuple(n for g in groups for n in g.model_fields if n not in but)
 
 
+# The groups of every command that calls models (run, generate, simulate), in help order.
+_CALLS = (RunOptions, GenerationOptions, RetryOptions, RateOptions, PricingOptions, ClientOptions)
+
 # Which options each command takes (its CLI flags and its Python keywords).
 COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
-    "run": _names(
-        RunOptions, GenerationOptions, RetryOptions, RateOptions, PricingOptions, ClientOptions
-    ),
-    "generate": _names(
-        RunOptions,
-        GenerationOptions,
-        RetryOptions,
-        RateOptions,
-        PricingOptions,
-        ClientOptions,
-        but=("samples", "flip", "include_system", "parse_retries"),
-    ),
+    "run": _names(*_CALLS),
+    "generate": _names(*_CALLS, but=("samples", "flip", "include_system", "parse_retries")),
     "simulate": _names(
-        RunOptions,
-        GenerationOptions,
-        RetryOptions,
-        RateOptions,
-        PricingOptions,
-        ClientOptions,
+        *_CALLS,
         SimulationOptions,
         but=("flip", "include_system", "parse_retries", "base_url"),
     ),
