@@ -58,12 +58,15 @@ demo-traces: $(VENV)/.demo-installed
 		--out $(DEMO_OUT)/traces/judged
 	$(BIN)/chatjudge gate $(DEMO_OUT)/traces/judged --by user.tier || { s=$$?; [ $$s = 1 ] || [ $$s = 3 ]; }
 
+# The import layers first (pyproject's [tool.importlinter]): a broken one fails the build.
 test: $(VENV)/.test-installed /usr/bin/chromium
+	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
+	$(BIN)/lint-imports --no-cache --no-logo
 
 bench: $(VENV)/.test-installed
 	$(BIN)/python bench/fixed_cost.py

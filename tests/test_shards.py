@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 
 import chatjudge
-from chatjudge.data.shard import Shard
 from chatjudge.errors import DataValidationError, UsageError
 from chatjudge.merge import merge
 from chatjudge.merge.parts import sum_costs
 from chatjudge.produce.generation import token_metrics
 from chatjudge.produce.simulation import summarize
 from chatjudge.rundir import BudgetRecord, Cost, RoleCostRecord
+from chatjudge.shards import Shard
 from chatjudge.stats import bootstrap_metrics
 from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer

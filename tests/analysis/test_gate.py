@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 import chatjudge
 from chatjudge.analysis.formats import GATE, Gate, GateDifference, GateLook, GateSlice, read_gate
-from chatjudge.analysis.gate_text import markdown
 from chatjudge.analysis.gate_units import field_value, slice_values
 from chatjudge.cli import app
 from chatjudge.errors import ChatJudgeWarning, UsageError
+from chatjudge.report.gate_text import markdown
 from chatjudge.stats.paired import paired_difference
 from tests.support.cli import run_cli
 

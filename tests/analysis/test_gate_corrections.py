@@ -13,7 +13,7 @@ import pytest
 
 import chatjudge
 from chatjudge.analysis.formats import read_gate
-from chatjudge.analysis.gate_text import markdown
+from chatjudge.report.gate_text import markdown
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text, style_control, style_counts
 from tests.analysis.test_gate import cli, fair_judge, judged, pairwise_rows, pointwise_rows

@@ -1,6 +1,6 @@
 """`chatjudge gate`: whether the candidate ships, from finished runs or judged batch by
 batch (`--sequential`); its options are `chatjudge.options.GateOptions` and the run options
-it passes on, its terminal text is `chatjudge.analysis.gate_text`'s."""
+it passes on, its terminal text is `chatjudge.report.gate_text`'s."""
 
 from __future__ import annotations
 
@@ -163,8 +163,8 @@ def _finished(run: Path | None, chosen: GateOptions, *, overwrite: bool) -> Gate
 
 def _show(result: Gate, markdown: Path | None) -> None:
     """The decision on the terminal, and in --markdown's file when given."""
-    from chatjudge.analysis.gate_text import markdown as gate_markdown
-    from chatjudge.analysis.gate_text import notes, table
+    from chatjudge.report.gate_text import markdown as gate_markdown
+    from chatjudge.report.gate_text import notes, table
 
     out.print(table(result))
     for line in notes(result):

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chatjudge.conversation import as_text
 from chatjudge.data.sources import Source
 from chatjudge.data.validate import row_problems
 from chatjudge.errors import DataValidationError, Problem, UsageError
 from chatjudge.fields import FieldSpec
-
-if TYPE_CHECKING:
-    from chatjudge.data.shard import Shard
+from chatjudge.shards import Shard
 
 MAX_PROBLEMS_SHOWN = 200
 

@@ -1,46 +1,17 @@
-"""`--shard I/N`: which rows one of N drivers takes.
-
-A row belongs to shard I when the SHA-256 of its id's text, read as an integer, is I
-modulo N: the share depends on the id alone, never on the row's position, the machine or
-Python's per-process `hash`, so N drivers reading the same data take disjoint shares that
-cover every row once, and `chatjudge merge` can join what they wrote (when they read the
-same data: `fingerprint` tells).
+"""A shard's rows (`--shard I/N`, the rule in `chatjudge.shards`): the items one of N
+drivers takes, and the data's fingerprint, by which `chatjudge merge` joins only shards
+of the same data.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from chatjudge.data.items import Item, id_of
 from chatjudge.data.sources import Source
-
-_FORM = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
-
-
-@dataclass(frozen=True, slots=True)
-class Shard:
-    index: int  # I, from 0 to count - 1
-    count: int  # N
-
-    @classmethod
-    def parse(cls, text: str) -> Shard:
-        """`I/N` with 0 <= I < N; anything else is a ValueError saying what is expected."""
-        found = _FORM.fullmatch(text)
-        if found is None or not 0 <= int(found[1]) < int(found[2]):
-            raise ValueError("a shard is I/N, from 0/N to (N-1)/N (e.g. 0/4 ... 3/4)")
-        return cls(int(found[1]), int(found[2]))
-
-    def holds(self, item_id: str) -> bool:
-        """Whether the row whose id is `item_id` is this shard's."""
-        digest = hashlib.sha256(item_id.encode("utf-8")).digest()
-        return int.from_bytes(digest, "big") % self.count == self.index
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
+from chatjudge.shards import Shard
 
 
 def of(text: str | None) -> Shard | None:

@@ -19,9 +19,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from chatjudge.calls.prices import command_cost
-from chatjudge.data.shard import Shard
 from chatjudge.errors import UsageError
 from chatjudge.rundir import BudgetRecord, Cost, RoleCostRecord, prepare_output
+from chatjudge.shards import Shard
 from chatjudge.store import Store
 from chatjudge.store.migrations import SCHEMA_VERSION
 from chatjudge.store.reader import ReadOnly

@@ -10,6 +10,7 @@ from pydantic import field_validator
 
 from chatjudge.options.declare import BASE_URL_PROVIDERS, OptionGroup, option
 from chatjudge.options.texts import OVERWRITE_HELP
+from chatjudge.shards import Shard
 from chatjudge.types import GenerationSettings
 
 
@@ -65,8 +66,6 @@ class RunOptions(OptionGroup):
     def _shard(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        from chatjudge.data.shard import Shard  # the data layer, only when a shard is given
-
         return str(Shard.parse(value))
 
 

@@ -22,6 +22,16 @@ Fmt = Callable[[float], str]
 
 
 @dataclass(frozen=True, slots=True)
+class Section:
+    """One titled chart on the page, with a sentence saying how to read it."""
+
+    key: str
+    title: str
+    note: str
+    chart: Markup
+
+
+@dataclass(frozen=True, slots=True)
 class Bar:
     """One bar of a count chart."""
 

@@ -8,17 +8,13 @@ beside it) with two reference lines the reader decides by: 0 and −margin.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
 from chatjudge.analysis.formats import Gate
-from chatjudge.analysis.gate_text import corrections, small_sample
-from chatjudge.report.charts import CHART_W, ROW_H, Interval, text_width
+from chatjudge.report.charts import CHART_W, ROW_H, Interval, Section, text_width
+from chatjudge.report.gate_text import corrections, small_sample
 from chatjudge.stats.paired import Outcome
-
-if TYPE_CHECKING:
-    from chatjudge.report.sections import Section
 
 TONE: dict[Outcome, str] = {"pass": "win", "fail": "loss", "inconclusive": "tie"}
 REF_COLOR = {"zero": "#8a94a6", "margin": "#c4533f"}
@@ -26,8 +22,6 @@ REF_COLOR = {"zero": "#8a94a6", "margin": "#c4533f"}
 
 def gate_sections(gate: Gate) -> list[Section]:
     """The gate's difference (always) and its slices (with `--by`)."""
-    from chatjudge.report.sections import Section  # here: sections imports this module
-
     bound = "0" if gate.require == "better" or not gate.margin else f"−{gate.margin:g}"
     main = Interval(
         label=f"{gate.metric}: candidate − baseline",

@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from chatjudge import jsoncodec
 from chatjudge.protocols import BUILTIN, ScoreSpec, get_protocol
-from chatjudge.report.charts import Interval, heatmap, interval_chart
+from chatjudge.report.charts import Interval, Section, heatmap, interval_chart
 from chatjudge.report.format import (
     format_ci,
     format_count,
@@ -31,7 +31,7 @@ from chatjudge.report.format import (
     metric_label,
 )
 from chatjudge.report.load import ResultStats, read_summary, slim_item
-from chatjudge.report.sections import Section, build_sections
+from chatjudge.report.sections import build_sections
 from chatjudge.report.terminal import cost_rows
 from chatjudge.rundir import REPORT, iter_results
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from markupsafe import Markup
-
 from chatjudge.analysis.formats import GATE, read_gate
-from chatjudge.report.charts import Bar, Interval, count_bars, interval_chart
+from chatjudge.report.charts import Bar, Interval, Section, count_bars, interval_chart
 from chatjudge.report.format import format_share, format_value, is_share, metric_label
+from chatjudge.report.gate_section import gate_sections
 from chatjudge.report.load import ResultStats
 
 MAX_BARS = 12  # more distinct score values than this are grouped into ranges
@@ -24,16 +22,6 @@ OUTCOMES = (  # pairwise metrics, from the candidate's side, and how they are dr
 AGREEMENT_KEY = "inter_judge_agreement"
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
-    """One titled chart on the page, with a sentence saying how to read it."""
-
-    key: str
-    title: str
-    note: str
-    chart: Markup
-
-
 def build_sections(
     summary: dict[str, Any], stats: ResultStats, run_dir: Path | None = None
 ) -> list[Section]:
@@ -41,8 +29,6 @@ def build_sections(
     metrics = summary.get("metrics") or {}
     sections = [_score_section(name, stats.scores[name]) for name in stats.numeric_scores()]
     if run_dir is not None and (run_dir / GATE).is_file():
-        from chatjudge.report.gate_section import gate_sections
-
         sections[:0] = gate_sections(read_gate(run_dir / GATE))
     if any(name in metrics for name, _, _ in OUTCOMES):
         sections.append(_outcome_section(metrics, stats))
