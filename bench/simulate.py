@@ -71,6 +71,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=100, help="C: conversations at once")
     parser.add_argument("--latency", type=float, default=0.2, help="L: seconds per reply")
     parser.add_argument("--cli", default=f"{sys.executable} -m chatjudge.cli")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     cli = args.cli.split()
     work = Path(tempfile.mkdtemp(prefix="chatjudge-bench-simulate-"))
@@ -118,6 +119,15 @@ def main() -> int:
         f"(target 0)  {'ok' if resent == 0 else 'MISSED'}"
     )
     shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        figures = {
+            "wall s": wall,
+            "ratio while simulating": ratio,
+            "CPU ms/call": cpu / calls * 1000,
+            "peak RSS MB": rss,
+            "re-run wall s": rerun[1],
+        }
+        args.json.write_text(json.dumps(figures, indent=2))
     return 0 if code in (0, 1) and rerun[0] in (0, 1) else 1
 
 

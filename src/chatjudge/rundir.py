@@ -41,7 +41,9 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class Record(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # Built when first used, not on import: a run uses a few of these models (about 20 ms
+    # of a small run's CPU for those it does not; issue 29, item 8).
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class CallRecord(Record):

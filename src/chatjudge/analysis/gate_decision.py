@@ -23,7 +23,8 @@ from chatjudge.analysis.formats import (
 )
 from chatjudge.analysis.gate_pairing import Paired
 from chatjudge.analysis.gate_units import slice_values
-from chatjudge.stats.paired import Difference, decide, mde80, noise_split, rows_to_decide
+from chatjudge.stats.noise import noise_split
+from chatjudge.stats.paired import Difference, decide, mde80, rows_to_decide
 from chatjudge.stats.small_sample import SmallSample
 
 Require = Literal["not-worse", "better"]

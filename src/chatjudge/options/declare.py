@@ -45,7 +45,8 @@ BASE_URL_PROVIDERS = "{base_url_providers}"
 class OptionGroup(BaseModel):
     """A small group of related options; a typo is an error, not a silent default."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built when first used: a command validates only its own groups (issue 29, item 8).
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 def flags_of(name: str, info: FieldInfo) -> list[str]:

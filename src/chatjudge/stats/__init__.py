@@ -4,14 +4,13 @@ from chatjudge.stats.agreement import Agreement, agreement, normalize_label
 from chatjudge.stats.betting import betting_interval
 from chatjudge.stats.bootstrap import Estimate, bootstrap_ci, bootstrap_metrics
 from chatjudge.stats.correlation import Correlation, correlation
+from chatjudge.stats.noise import NoiseSplit, noise_split
 from chatjudge.stats.paired import (
     Difference,
-    NoiseSplit,
     Outcome,
     Require,
     decide,
     mde80,
-    noise_split,
     paired_difference,
     power,
     rows_to_decide,

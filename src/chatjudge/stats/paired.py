@@ -4,7 +4,7 @@ A gate compares a candidate with a baseline on the same rows (conversations). Ea
 gives one number per side, already averaged over what is nested inside it (samples,
 presentation orders, a panel's judges), so the row, or a cluster of rows that move
 together, is the unit of every interval here; the inner measurements only feed
-`noise_split`, which says how much of the interval's width the judge's noise costs.
+`chatjudge.stats.noise`, which says how much of the interval's width the judge's noise costs.
 
 Intervals are two-sided at `level` (95% by default) and each wrong decision keeps its
 one-sided error rate at (1 - level) / 2:
@@ -21,7 +21,6 @@ every n (the exact sign test, or the betting interval).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Literal
@@ -65,23 +64,6 @@ class Difference:
     small: SmallSample | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class NoiseSplit:
-    """How much of Var(Δ) is judge noise (within rows), and what more calls would buy.
-
-    Widths are of the normal-approximation interval at the split's level; the
-    projections keep the total number of calls doubled either way, so they compare
-    spending on samples per row with spending on rows at equal cost.
-    """
-
-    judge_share: float
-    width: float
-    width_double_samples: float
-    width_double_rows: float
-    width_floor: float
-    samples_per_row: float
-
-
 def tango_interval(
     n_baseline_only: int, n_candidate_only: int, n: int, level: float = 0.95
 ) -> tuple[float, float]:
@@ -94,7 +76,7 @@ def tango_interval(
     Wald interval it stays inside [-1, 1], is not degenerate when no pair is
     discordant, and keeps its coverage with few discordant pairs (Agresti and Min 2005).
     """
-    _check_level(level)
+    check_level(level)
     b, c = n_candidate_only, n_baseline_only
     if n <= 0:
         raise ValueError(f"the 2x2 table needs at least one pair, got n={n}")
@@ -157,9 +139,9 @@ def paired_difference(
     and a boundary of 0, the exact sign test; otherwise the hull with the betting
     interval. Without `bounds` a small sample is only flagged (`small.rule` unguarded).
     """
-    _check_level(level)
-    cand = _as_column(candidate, "candidate")
-    base = _as_column(baseline, "baseline")
+    check_level(level)
+    cand = as_column(candidate, "candidate")
+    base = as_column(baseline, "baseline")
     if len(cand) != len(base):
         raise ValueError(f"candidate has {len(cand)} rows and baseline {len(base)}: pair them")
     diff = cand - base
@@ -343,67 +325,6 @@ def rows_to_decide(
     return max(1, rows)
 
 
-def noise_split(
-    candidate: Sequence[np.ndarray],
-    baseline: Sequence[np.ndarray] | None,
-    level: float = 0.95,
-) -> NoiseSplit | None:
-    """Split Var(Δ) into the choice of rows and the judge's noise within rows.
-
-    Each list holds one array per row: that row's inner measurements (one per sample x
-    judge, orders already reconciled); `baseline` None means a fixed baseline (a
-    pairwise run's 0.5). None when every row has a single measurement (nothing to
-    split). Variance components by one-way ANOVA (method of moments) on each side:
-    the within-row variance is the pooled variance around row means, the row
-    component is the variance of the row differences less the within part's
-    expected share of it, truncated at 0.
-    """
-    _check_level(level)
-    sides = [candidate] if baseline is None else [candidate, baseline]
-    if baseline is not None and len(baseline) != len(candidate):
-        raise ValueError(
-            f"candidate has {len(candidate)} rows and baseline {len(baseline)}: pair them"
-        )
-    n = len(candidate)
-    if n < 2:
-        raise ValueError(f"a noise split needs at least 2 rows, got {n}")
-    names = ["candidate", "baseline"]
-    rows = [
-        [_as_column(r, f"{name} row {i}", "measurement") for i, r in enumerate(side)]
-        for name, side in zip(names, sides, strict=False)
-    ]
-    for name, side in zip(names, rows, strict=False):
-        for i, r in enumerate(side):
-            if r.size == 0:
-                raise ValueError(f"{name} row {i} has no measurement")
-    if all(r.size == 1 for side in rows for r in side):
-        return None
-    row_diff = np.array([r.mean() for r in rows[0]])
-    if len(rows) == 2:
-        row_diff = row_diff - np.array([r.mean() for r in rows[1]])
-    judge = 0.0  # expected within-row part of one row difference's variance
-    for side in rows:
-        sizes = np.array([r.size for r in side], dtype=float)
-        dof = float(np.sum(sizes - 1))
-        within = sum(float(np.sum((r - r.mean()) ** 2)) for r in side) / dof if dof else 0.0
-        judge += within * float(np.mean(1 / sizes))
-    rows_part = max(0.0, float(np.var(row_diff, ddof=1)) - judge)
-    total = rows_part + judge
-    z = float(_NORMAL.inv_cdf(1 - (1 - level) / 2))
-
-    def width(variance: float, n_rows: float) -> float:
-        return 2 * z * math.sqrt(variance / n_rows)
-
-    return NoiseSplit(
-        judge_share=judge / total if total else 0.0,
-        width=width(total, n),
-        width_double_samples=width(rows_part + judge / 2, n),
-        width_double_rows=width(total, 2 * n),
-        width_floor=width(rows_part, n),
-        samples_per_row=float(np.mean([r.size for side in rows for r in side])),
-    )
-
-
 def _boundary(margin: float, require: Require) -> float:
     if margin < 0:
         raise ValueError(f"the margin is >= 0 (Δ may be that far below 0), got {margin}")
@@ -414,7 +335,7 @@ def _boundary(margin: float, require: Require) -> float:
     raise ValueError(f"require is 'not-worse' or 'better', got {require!r}")
 
 
-def _as_column(values: np.ndarray, name: str, item: str = "row") -> np.ndarray:
+def as_column(values: np.ndarray, name: str, item: str = "row") -> np.ndarray:
     column = np.asarray(values, dtype=float)
     if column.ndim != 1:
         raise ValueError(f"{name} must hold one value per {item} (1-D), got {column.shape}")
@@ -424,6 +345,6 @@ def _as_column(values: np.ndarray, name: str, item: str = "row") -> np.ndarray:
     return column
 
 
-def _check_level(level: float) -> None:
+def check_level(level: float) -> None:
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")

@@ -1,0 +1,251 @@
+"""Two versions of chatjudge side by side, in one run: bench figures, or the demo's outputs.
+
+For the closing note of a change (issue 29, item 9): each git ref is checked out in a
+temporary worktree (`git worktree add --detach`, removed at the end) and run with this
+checkout's bench scripts and interpreter, `PYTHONPATH=<worktree>/src`, so only chatjudge
+differs. Benches take turns ref by ref (A B A B ...), so that load from outside weighs on
+both alike; the table shows each figure's median over `--repeat` runs (min for CPU, the
+least disturbed by other work), and B / A.
+
+    python bench/compare_refs.py                      # defdd68 vs HEAD: run_engine, simulate
+    python bench/compare_refs.py --benches fixed_cost --repeat 5
+    python bench/compare_refs.py --refs c408fa7,HEAD --quick
+
+`--identity` instead judges the bundled examples (`make demo`'s two runs) at both refs
+and compares `results.jsonl` and `summary.json` with times and latencies masked
+(`MASKED` keys): it prints "identical" or the differences. `--judge stub` (default) uses
+the stand-in OpenAI server, a few seconds; `--judge local` the embedded llama.cpp judge
+as `make demo` does (1-2 minutes a ref).
+
+    python bench/compare_refs.py --identity
+    python bench/compare_refs.py --identity --judge local --refs defdd68,HEAD
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from run_engine import StubProcess  # noqa: E402 - the engine bench's stand-in server
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+# What differs between two runs of the same thing: clock times and measured durations.
+MASKED = frozenset({"latency", "created", "finished", "started", "seconds", "elapsed"})
+DEMO = (  # make demo's runs: (example, protocol)
+    ("interactivity_accuracy.jsonl", "interactivity-accuracy"),
+    ("pairwise_chat_quality.jsonl", "pairwise-chat-quality"),
+)
+Figures = dict[str, float]
+
+
+def run_engine(data: dict[str, Any] | list[Any]) -> Figures:
+    """Per scenario: items/s, CPU per judge call, peak RSS, and the cached re-run's items/s."""
+    figures: Figures = {}
+    for r in data:
+        s, first, rerun = r["scenario"], r["first"], r["rerun"]
+        name = s["name"]
+        figures[f"({name}) items/s"] = s["n"] / first["wall"]
+        figures[f"({name}) CPU ms/call"] = first["cpu"] / max(first["requests"], 1) * 1e3
+        figures[f"({name}) peak RSS MB"] = first["max_rss_mb"]
+        if rerun:
+            figures[f"({name}) cached re-run items/s"] = s["n"] / rerun["wall"]
+    return figures
+
+
+def simulate(data: dict[str, Any] | list[Any]) -> Figures:
+    assert isinstance(data, dict)
+    return {f"simulate {k}": float(v) for k, v in data.items()}
+
+
+def fixed_cost(data: dict[str, Any] | list[Any]) -> Figures:
+    figures: Figures = {}
+    for f in data:
+        label = f"{f['protocol'].split('-')[0]} {f['n']:,} items"
+        figures[f"{label} CPU s"] = min(f["runs"])
+        figures[f"{label} peak RSS MB"] = f["rss_mb"]
+    return figures
+
+
+# name: (script, its arguments, --quick's, how its --json becomes figures)
+BENCHES: dict[str, tuple[str, list[str], list[str], Callable[[Any], Figures]]] = {
+    "run_engine": ("run_engine.py", [], ["--quick"], run_engine),
+    "simulate": ("simulate.py", [], ["--n", "100"], simulate),
+    "fixed_cost": (
+        "fixed_cost.py",
+        ["--protocols", "pairwise-chat-quality", "--sizes", "20,2000", "--repeat", "1"],
+        ["--sizes", "20"],
+        fixed_cost,
+    ),
+}
+
+
+def checkout(ref: str, parent: Path) -> Path:
+    """A detached worktree of `ref`, its bytecode compiled (as an installed package has it)."""
+    sha = _git("rev-parse", "--short", ref).strip()
+    path = parent / f"{ref.replace('/', '_')}-{sha}"
+    _git("worktree", "add", "--detach", "--quiet", str(path), sha)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(path / "src")], check=True)
+    return path
+
+
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _env(tree: Path) -> dict[str, str]:
+    # Bytecode may be written and read, whatever the caller's PYTHONDONTWRITEBYTECODE.
+    return {**os.environ, "PYTHONPATH": str(tree / "src"), "PYTHONDONTWRITEBYTECODE": ""}
+
+
+def bench_once(name: str, tree: Path, quick: bool, work: Path) -> Figures:
+    script, extra, quick_extra, figures_of = BENCHES[name]
+    out = Path(tempfile.mkdtemp(dir=work)) / "figures.json"
+    command = [sys.executable, str(BENCH / script), *extra, *(quick_extra if quick else [])]
+    done = subprocess.run(
+        [*command, "--json", str(out)], cwd=ROOT, env=_env(tree), capture_output=True, text=True
+    )
+    if not out.exists():
+        raise RuntimeError(f"{shlex.join(command)} at {tree.name} failed:\n{done.stdout[-3000:]}")
+    return figures_of(json.loads(out.read_text()))
+
+
+def compare_benches(trees: dict[str, Path], names: list[str], repeat: int, quick: bool) -> None:
+    work = Path(tempfile.mkdtemp(prefix="chatjudge-compare-"))
+    runs: dict[str, list[Figures]] = {ref: [] for ref in trees}
+    try:
+        for i in range(repeat):
+            for ref, tree in trees.items():  # A B A B: the same minutes for both
+                print(f"run {i + 1}/{repeat}: {ref}", flush=True)
+                figures: Figures = {}
+                for name in names:
+                    figures.update(bench_once(name, tree, quick, work))
+                runs[ref].append(figures)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("\n".join(table(runs)))
+
+
+def table(runs: dict[str, list[Figures]]) -> list[str]:
+    """Each figure's median (CPU: min) per ref, and the ratio B / A."""
+    (a, a_runs), (b, b_runs) = runs.items()
+
+    def pick(key: str, done: list[Figures]) -> float:
+        values = [f[key] for f in done if key in f]
+        return min(values) if "CPU" in key else statistics.median(values)
+
+    width = max(len(k) for k in a_runs[0])
+    lines = [f"{'':<{width}}  {a:>12}  {b:>12}  {'B / A':>7}"]
+    for key in a_runs[0]:
+        x, y = pick(key, a_runs), pick(key, b_runs)
+        ratio = y / x if x else float("nan")
+        lines.append(f"{key:<{width}}  {x:>12.3f}  {y:>12.3f}  {ratio:>7.3f}")
+    lines.append(f"medians of {len(a_runs)} run(s) a ref (CPU: the least); refs taken in turns")
+    return lines
+
+
+def demo_outputs(tree: Path, judge: str, base_url: str | None, work: Path) -> dict[str, str]:
+    """`make demo`'s runs with `tree`'s chatjudge: each output file, times masked."""
+    outputs: dict[str, str] = {}
+    for example, protocol in DEMO:
+        out = work / tree.name / protocol
+        command = [sys.executable, "-m", "chatjudge.cli", "run", str(ROOT / "examples" / example)]
+        command += ["--protocol", protocol, "--out", str(out)]
+        if judge == "stub":
+            command += ["--judge", "openai/stub", "--base-url", str(base_url)]
+        env = {**_env(tree), "OPENAI_API_KEY": "dummy"}
+        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
+        if done.returncode not in (0, 1):
+            raise RuntimeError(f"{shlex.join(command)} at {tree.name}:\n{done.stderr[-3000:]}")
+        summary = json.loads((out / "summary.json").read_text())
+        outputs[f"{protocol}/summary.json"] = json.dumps(mask(summary), indent=1, sort_keys=True)
+        rows = (json.loads(line) for line in (out / "results.jsonl").read_text().splitlines())
+        outputs[f"{protocol}/results.jsonl"] = "\n".join(
+            json.dumps(mask(row), sort_keys=True) for row in rows
+        )
+    return outputs
+
+
+def mask(value: Any) -> Any:
+    """`value` with every MASKED key's value replaced by "<masked>", at any depth."""
+    if isinstance(value, dict):
+        return {k: "<masked>" if k in MASKED else mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask(v) for v in value]
+    return value
+
+
+def compare_outputs(trees: dict[str, Path], judge: str) -> int:
+    work = Path(tempfile.mkdtemp(prefix="chatjudge-identity-"))
+    stub = StubProcess(0.0, sys.executable) if judge == "stub" else None
+    try:
+        base_url = stub.base_url if stub else None
+        (a, a_tree), (b, b_tree) = trees.items()
+        first = demo_outputs(a_tree, judge, base_url, work)
+        second = demo_outputs(b_tree, judge, base_url, work)
+    finally:
+        if stub:
+            stub.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    differ = 0
+    for name in first:
+        if first[name] == second[name]:
+            print(f"{name}: identical (masked: {', '.join(sorted(MASKED))})")
+            continue
+        differ += 1
+        print(f"{name}: DIFFERS")
+        diff = difflib.unified_diff(
+            first[name].splitlines(), second[name].splitlines(), a, b, lineterm="", n=1
+        )
+        print("\n".join(list(diff)[:60]))
+    return 1 if differ else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--refs", default="defdd68,HEAD", help="A,B: two git refs")
+    parser.add_argument("--benches", default="run_engine,simulate", help=",".join(BENCHES))
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each bench a ref")
+    parser.add_argument("--quick", action="store_true", help="the benches' smaller sizes")
+    parser.add_argument("--identity", action="store_true", help="compare the demo's outputs")
+    parser.add_argument("--judge", choices=("stub", "local"), default="stub")
+    args = parser.parse_args(argv)
+    refs = args.refs.split(",")
+    names = args.benches.split(",")
+    if len(refs) != 2 or len(set(refs)) != 2:
+        parser.error("--refs takes two different refs, A,B")
+    unknown = sorted(set(names) - set(BENCHES))
+    if unknown:
+        parser.error(f"no bench {', '.join(unknown)}; known: {', '.join(BENCHES)}")
+    parent = Path(tempfile.mkdtemp(prefix="chatjudge-refs-"))
+    trees: dict[str, Path] = {}
+    try:
+        for ref in refs:
+            trees[ref] = checkout(ref, parent)
+        for ref, tree in trees.items():
+            print(f"{ref}: {tree}")
+        if args.identity:
+            return compare_outputs(trees, args.judge)
+        compare_benches(trees, names, args.repeat, args.quick)
+        return 0
+    finally:
+        for tree in trees.values():
+            _git("worktree", "remove", "--force", str(tree))
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
