@@ -9,27 +9,12 @@ from typing import Any
 
 from chatjudge import sync
 from chatjudge.calls.estimate import CostEstimate
-from chatjudge.cluster import distribute, key_checked_here
-from chatjudge.data import Source, validate
-from chatjudge.data.shard import of
-from chatjudge.errors import BudgetReachedError, UsageError
-from chatjudge.models import ModelSpec, check_options, get_model
+from chatjudge.errors import BudgetReachedError
+from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
-from chatjudge.outputs import check_not_input
-from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.rundir import (
-    REPORT,
-    RESULTS,
-    RUN_INFO,
-    STORE,
-    SUMMARY,
-    default_out_dir,
-    iter_results,
-    prepare_output,
-    read_run_info,
-    run_differences,
-)
-from chatjudge.runner import Engine
+from chatjudge.protocols import Protocol
+from chatjudge.rundir import REPORT, iter_results
+from chatjudge.runner import Engine, build_engine
 
 
 @dataclass
@@ -63,77 +48,6 @@ class EvalResult:
     @property
     def report_path(self) -> Path:
         return self.out_dir / REPORT
-
-
-def build_engine(
-    data: Any,
-    protocol: str | Path | Protocol,
-    judge: ModelSpec | Sequence[ModelSpec],
-    out: str | Path | None,
-    *,
-    column_map: Mapping[str, str] | None,
-    config: RunConfig,
-    dry_run: bool = False,
-) -> Engine:
-    """Validate everything (data first) and assemble an engine; nothing is sent yet.
-    `dry_run`: for `Engine.estimate` only: nothing is created and no Ray worker starts."""
-    if dry_run:
-        config = config.in_process()
-    proto = get_protocol(protocol)
-    source = Source(data, column_map)
-    specs: list[ModelSpec] = list(judge) if isinstance(judge, list | tuple) else [judge]  # type: ignore[list-item]
-    if not specs:
-        raise UsageError("at least one judge is needed")
-    # Before any judge is built: bad data costs nothing.
-    validation = validate(
-        source,
-        proto.fields,
-        limit=config.run.limit,
-        skip_invalid=config.run.skip_invalid,
-        shard=of(config.run.shard),
-    )
-    models = [get_model(s, config.client, check_key=key_checked_here(config)) for s in specs]
-    check_options(models, config)
-    names = [m.name for m in models]
-    if len(set(names)) != len(names):
-        raise UsageError(f"the same judge is named twice in the panel: {names}")
-    out_dir = (
-        Path(out)
-        if out is not None
-        else default_out_dir(source.name, proto.name, names, config.fingerprint())
-    )
-    engine = Engine(source, proto, models, config, out_dir, validation=validation)
-    _check_out_dir(engine, create=not dry_run)
-    engine.models = distribute(models, config)  # last: Ray workers start only for a valid run
-    return engine
-
-
-def _check_out_dir(engine: Engine, *, create: bool) -> None:
-    """The run directory can be written, none of its files is the data, and it holds no
-    other run, nor files of a run's names that no run.json says a run wrote, that this one
-    would replace (unless `overwrite`): all found before anything is sent."""
-    out_dir = engine.out_dir
-    files = tuple(out_dir / name for name in (RESULTS, SUMMARY, RUN_INFO, REPORT))
-    data = engine.source.file()
-    check_not_input(out_dir, (*files, out_dir / STORE), [data] if data is not None else [])
-    prepare_output(out_dir, files, create=create)
-    if engine.config.run.overwrite:
-        return
-    if not (out_dir / RUN_INFO).is_file():
-        there = [f.name for f in files if f.exists()]
-        if there:
-            raise UsageError(
-                f"{out_dir} holds {', '.join(there)} but no {RUN_INFO}: no chatjudge run wrote "
-                "them, and they would be replaced. Use another --out, or --overwrite to "
-                "replace them."
-            )
-        return
-    differences = run_differences(read_run_info(out_dir), engine.run_info())
-    if differences:
-        raise UsageError(
-            f"{out_dir} holds a different run ({'; '.join(differences)}): its results would be "
-            "replaced. Use another --out, or --overwrite to replace them."
-        )
 
 
 def evaluate(
