@@ -1,20 +1,26 @@
-"""`chatjudge.evaluate()`: the synchronous edge over the async run engine."""
+"""The Python API's edge: `chatjudge.evaluate()` and `estimate()` over the async run
+engine, and `chatjudge.gate()`; the report is written here (and by the CLI), not below."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from chatjudge import sync
 from chatjudge.calls.estimate import CostEstimate
-from chatjudge.errors import BudgetReachedError
+from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol
 from chatjudge.rundir import REPORT, iter_results
 from chatjudge.runner import Engine, build_engine
+
+if TYPE_CHECKING:
+    from chatjudge.analysis.formats import Gate
 
 
 @dataclass
@@ -108,6 +114,40 @@ def estimate(
         data, protocol, judge, out, column_map=column_map, config=config, dry_run=True
     )
     return engine.estimate()
+
+
+def gate(
+    candidate: str | Path,
+    baseline: str | Path | None = None,
+    *,
+    report: bool = True,
+    **settings: Any,
+) -> Gate:
+    """Decide whether `candidate` ships against `baseline`; write `gate.json` (and, when it
+    goes in the candidate run directory, the gate's section of its report, unless
+    `report=False`). Returns the typed `Gate`, the content of gate.json.
+
+    `candidate` alone must be a pairwise run; with `baseline`, two runs of one protocol on
+    the same rows. `settings`: `chatjudge.options.GateSettings`, named as `chatjudge gate`'s
+    flags (`metric`, `margin`, `require`, `cluster`, `by`, `slices_must_not_regress`,
+    `data`, `protocol`, `allow_mismatch`, `out`, `overwrite`, `seed`, `control`, `human`,
+    `column`, `score`); an unknown one is an error.
+    """
+    from chatjudge.analysis.gate import gate as decide
+    from chatjudge.analysis.gate import report_dir
+    from chatjudge.options import GateSettings, describe
+
+    try:
+        chosen = GateSettings(**settings)
+    except ValidationError as exc:
+        raise UsageError(describe(exc)) from None
+    result = decide(candidate, baseline, chosen)
+    run_dir = report_dir(candidate, chosen)
+    if report and run_dir is not None:
+        from chatjudge.report import write_report
+
+        write_report(run_dir)
+    return result
 
 
 def run_sync(engine: Engine, on_item: Callable[[dict[str, Any]], None] | None = None) -> Any:
