@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Any
 from chatjudge.__about__ import __version__
 
 if TYPE_CHECKING:
-    from chatjudge.analysis.gate import gate
-    from chatjudge.api import EvalResult, estimate, evaluate
+    from chatjudge.api import EvalResult, estimate, evaluate, gate
     from chatjudge.produce import generate, simulate
 
 
 def __getattr__(name: str) -> Any:
     # Imported on first use, so `chatjudge --help` and light imports stay fast.
-    if name in ("evaluate", "estimate", "EvalResult"):
+    if name in ("evaluate", "estimate", "gate", "EvalResult"):
         from chatjudge import api
 
         return getattr(api, name)
@@ -22,10 +21,6 @@ def __getattr__(name: str) -> Any:
         from chatjudge import produce
 
         return getattr(produce, name)
-    if name == "gate":
-        from chatjudge.analysis.gate import gate
-
-        return gate
     raise AttributeError(f"module 'chatjudge' has no attribute {name!r}")
 
 

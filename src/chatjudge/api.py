@@ -1,35 +1,26 @@
-"""`chatjudge.evaluate()`: the synchronous edge over the async run engine."""
+"""The Python API's edge: `chatjudge.evaluate()` and `estimate()` over the async run
+engine, and `chatjudge.gate()`; the report is written here (and by the CLI), not below."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from chatjudge import sync
 from chatjudge.calls.estimate import CostEstimate
-from chatjudge.cluster import distribute, key_checked_here
-from chatjudge.data import Source, validate
-from chatjudge.data.shard import of
 from chatjudge.errors import BudgetReachedError, UsageError
-from chatjudge.models import ModelSpec, check_options, get_model
+from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
-from chatjudge.outputs import check_not_input
-from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.rundir import (
-    REPORT,
-    RESULTS,
-    RUN_INFO,
-    STORE,
-    SUMMARY,
-    default_out_dir,
-    iter_results,
-    prepare_output,
-    read_run_info,
-    run_differences,
-)
-from chatjudge.runner import Engine
+from chatjudge.protocols import Protocol
+from chatjudge.rundir import REPORT, iter_results
+from chatjudge.runner import Engine, build_engine
+
+if TYPE_CHECKING:
+    from chatjudge.analysis.formats import Gate
 
 
 @dataclass
@@ -63,77 +54,6 @@ class EvalResult:
     @property
     def report_path(self) -> Path:
         return self.out_dir / REPORT
-
-
-def build_engine(
-    data: Any,
-    protocol: str | Path | Protocol,
-    judge: ModelSpec | Sequence[ModelSpec],
-    out: str | Path | None,
-    *,
-    column_map: Mapping[str, str] | None,
-    config: RunConfig,
-    dry_run: bool = False,
-) -> Engine:
-    """Validate everything (data first) and assemble an engine; nothing is sent yet.
-    `dry_run`: for `Engine.estimate` only: nothing is created and no Ray worker starts."""
-    if dry_run:
-        config = config.in_process()
-    proto = get_protocol(protocol)
-    source = Source(data, column_map)
-    specs: list[ModelSpec] = list(judge) if isinstance(judge, list | tuple) else [judge]  # type: ignore[list-item]
-    if not specs:
-        raise UsageError("at least one judge is needed")
-    # Before any judge is built: bad data costs nothing.
-    validation = validate(
-        source,
-        proto.fields,
-        limit=config.run.limit,
-        skip_invalid=config.run.skip_invalid,
-        shard=of(config.run.shard),
-    )
-    models = [get_model(s, config.client, check_key=key_checked_here(config)) for s in specs]
-    check_options(models, config)
-    names = [m.name for m in models]
-    if len(set(names)) != len(names):
-        raise UsageError(f"the same judge is named twice in the panel: {names}")
-    out_dir = (
-        Path(out)
-        if out is not None
-        else default_out_dir(source.name, proto.name, names, config.fingerprint())
-    )
-    engine = Engine(source, proto, models, config, out_dir, validation=validation)
-    _check_out_dir(engine, create=not dry_run)
-    engine.models = distribute(models, config)  # last: Ray workers start only for a valid run
-    return engine
-
-
-def _check_out_dir(engine: Engine, *, create: bool) -> None:
-    """The run directory can be written, none of its files is the data, and it holds no
-    other run, nor files of a run's names that no run.json says a run wrote, that this one
-    would replace (unless `overwrite`): all found before anything is sent."""
-    out_dir = engine.out_dir
-    files = tuple(out_dir / name for name in (RESULTS, SUMMARY, RUN_INFO, REPORT))
-    data = engine.source.file()
-    check_not_input(out_dir, (*files, out_dir / STORE), [data] if data is not None else [])
-    prepare_output(out_dir, files, create=create)
-    if engine.config.run.overwrite:
-        return
-    if not (out_dir / RUN_INFO).is_file():
-        there = [f.name for f in files if f.exists()]
-        if there:
-            raise UsageError(
-                f"{out_dir} holds {', '.join(there)} but no {RUN_INFO}: no chatjudge run wrote "
-                "them, and they would be replaced. Use another --out, or --overwrite to "
-                "replace them."
-            )
-        return
-    differences = run_differences(read_run_info(out_dir), engine.run_info())
-    if differences:
-        raise UsageError(
-            f"{out_dir} holds a different run ({'; '.join(differences)}): its results would be "
-            "replaced. Use another --out, or --overwrite to replace them."
-        )
 
 
 def evaluate(
@@ -194,6 +114,40 @@ def estimate(
         data, protocol, judge, out, column_map=column_map, config=config, dry_run=True
     )
     return engine.estimate()
+
+
+def gate(
+    candidate: str | Path,
+    baseline: str | Path | None = None,
+    *,
+    report: bool = True,
+    **settings: Any,
+) -> Gate:
+    """Decide whether `candidate` ships against `baseline`; write `gate.json` (and, when it
+    goes in the candidate run directory, the gate's section of its report, unless
+    `report=False`). Returns the typed `Gate`, the content of gate.json.
+
+    `candidate` alone must be a pairwise run; with `baseline`, two runs of one protocol on
+    the same rows. `settings`: `chatjudge.options.GateSettings`, named as `chatjudge gate`'s
+    flags (`metric`, `margin`, `require`, `cluster`, `by`, `slices_must_not_regress`,
+    `data`, `protocol`, `allow_mismatch`, `out`, `overwrite`, `seed`, `control`, `human`,
+    `column`, `score`); an unknown one is an error.
+    """
+    from chatjudge.analysis.gate import gate as decide
+    from chatjudge.analysis.gate import report_dir
+    from chatjudge.options import GateSettings, describe
+
+    try:
+        chosen = GateSettings(**settings)
+    except ValidationError as exc:
+        raise UsageError(describe(exc)) from None
+    result = decide(candidate, baseline, chosen)
+    run_dir = report_dir(candidate, chosen)
+    if report and run_dir is not None:
+        from chatjudge.report import write_report
+
+        write_report(run_dir)
+    return result
 
 
 def run_sync(engine: Engine, on_item: Callable[[dict[str, Any]], None] | None = None) -> Any:

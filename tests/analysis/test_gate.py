@@ -148,6 +148,25 @@ def test_a_pointwise_run_alone_is_refused(tmp_path: Path) -> None:
         chatjudge.gate(run, report=False)
 
 
+def test_the_api_takes_the_gates_settings_by_name_and_writes_the_report_only_beside_it(
+    tmp_path: Path,
+) -> None:
+    """`chatjudge.gate(**settings)`: the names of `GateSettings` (the CLI's flags), an
+    unknown or ill-typed one refused before anything is written; the candidate run's
+    report gets the gate section when gate.json goes there, and only then."""
+    run = judged(pairwise_rows(["C"] * 6), tmp_path / "pw", fair_judge)
+    with pytest.raises(UsageError, match="human_column"):
+        chatjudge.gate(run, human_column="label")
+    with pytest.raises(UsageError, match=r"margin \(--margin\)"):
+        chatjudge.gate(run, margin="wide")
+    assert not (run / GATE).exists() and not (run / "report.html").exists()
+    elsewhere = chatjudge.gate(run, out=tmp_path / "g.json", seed=1)
+    assert read_gate(tmp_path / "g.json") == elsewhere
+    assert not (run / "report.html").exists()  # gate.json is not the run's: no section
+    chatjudge.gate(run)
+    assert 'data-section="gate"' in (run / "report.html").read_text(encoding="utf-8")
+
+
 def test_two_pointwise_runs_give_the_paired_difference_of_the_chosen_metric(
     tmp_path: Path,
 ) -> None:

@@ -159,6 +159,8 @@ def test_cli_sequential_stops_at_its_budget_with_exit_4(tmp_path: Path) -> None:
     assert g.sequential is not None and g.sequential.stopped == "budget"
     assert g.sequential.cost_usd is not None and g.sequential.cost_usd <= 40
     assert 0 < sent < 2 * 400
+    # The command writes the run's report with the gate's section (the report is the CLI's).
+    assert 'data-section="gate"' in (out / "report.html").read_text(encoding="utf-8")
 
 
 def sequential_args(data: Path, out: Path, stub: StubServer, *extra: str) -> list[str]:

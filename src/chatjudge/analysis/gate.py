@@ -18,6 +18,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 from chatjudge.analysis.formats import GATE, CalibratedMetric, Gate, GateLook, read_gate
 from chatjudge.analysis.gate_corrections import (
@@ -43,6 +44,7 @@ from chatjudge.analysis.gate_units import (
     resolve_protocol,
 )
 from chatjudge.errors import ChatJudgeWarning, UsageError
+from chatjudge.options import GateSettings
 from chatjudge.outputs import check_file_output
 from chatjudge.protocols import Protocol
 from chatjudge.rundir import Metric, read_run_info, run_differences, write_json
@@ -50,45 +52,27 @@ from chatjudge.stats.paired import Difference
 from chatjudge.stats.small_sample import guarded_interval
 
 
-def gate(
-    candidate: str | Path,
-    baseline: str | Path | None = None,
-    *,
-    metric: str | None = None,
-    margin: float = 0.0,
-    require: Require = "not-worse",
-    cluster: str | None = None,
-    by: str | None = None,
-    slices_must_not_regress: bool = False,
-    data: str | Path | None = None,
-    protocol: str | Path | Protocol | None = None,
-    allow_mismatch: bool = False,
-    out: str | Path | None = None,
-    overwrite: bool = False,
-    seed: int = 0,
-    report: bool = True,
-    control: Control | None = None,
-    human: str | Path | None = None,
-    human_column: str | None = None,
-    human_score: str | None = None,
-) -> Gate:
+def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSettings) -> Gate:
     """Decide whether `candidate` ships against `baseline` and write `gate.json`.
 
     `candidate` alone must be a pairwise run (candidate vs baseline inside it); with
-    `baseline`, two runs of one protocol on the same rows. `out`: where gate.json goes
-    (default: the candidate run directory, whose report.html then gets a gate section;
-    `out=False`-like callers pass a path); a file there that is not a gate.json is refused
-    unless `overwrite`, and an input or a run's file always. Warnings (`ChatJudgeWarning`) tell of
-    accepted mismatches and of peeking (gating a grown run again).
+    `baseline`, two runs of one protocol on the same rows. `settings.out`: where gate.json
+    goes (default: the candidate run directory, whose report then gets a gate section:
+    `report_dir`); a file there that is not a gate.json is refused unless
+    `settings.overwrite`, and an input or a run's file always. Warnings (`ChatJudgeWarning`)
+    tell of accepted mismatches and of peeking (gating a grown run again).
 
-    Corrections (`chatjudge.analysis.gate_corrections`): `control` decides one pairwise
-    run on its length- or style-controlled preference; `human` (a labels file, the
-    `agree` format) adds the candidate run's human-calibrated metrics to the outcome.
+    Corrections (`chatjudge.analysis.gate_corrections`): `settings.control` decides one
+    pairwise run on its length- or style-controlled preference; `settings.human` (a labels
+    file, the `agree` format) adds the candidate run's human-calibrated metrics.
     """
-    if require not in ("not-worse", "better"):
-        raise UsageError(f"--require must be not-worse or better, got {require!r}")
-    if margin < 0:
-        raise UsageError(f"--margin must be 0 or more (a distance below zero), got {margin}")
+    s = settings
+    if s.require not in ("not-worse", "better"):
+        raise UsageError(f"--require must be not-worse or better, got {s.require!r}")
+    if s.margin < 0:
+        raise UsageError(f"--margin must be 0 or more (a distance below zero), got {s.margin}")
+    require = cast(Require, s.require)
+    control = cast(Control | None, s.control)
     cand_dir = Path(candidate)
     base_dir = Path(baseline) if baseline is not None else None
     if base_dir is not None and base_dir.resolve() == cand_dir.resolve():
@@ -96,9 +80,9 @@ def gate(
             f"--baseline {base_dir} and --candidate {cand_dir} are the same run directory: "
             "nothing to compare"
         )
-    target = Path(out) if out is not None else cand_dir / GATE
-    inputs = [Path(p) for p in (data, human) if p is not None]
-    check_file_output(target, inputs, kind="gate.json", is_kind=_is_gate, overwrite=overwrite)
+    target = gate_path(cand_dir, s)
+    inputs = [p for p in (s.data, s.human) if p is not None]
+    check_file_output(target, inputs, kind="gate.json", is_kind=_is_gate, overwrite=s.overwrite)
     cand_info = read_run_info(cand_dir)
     found: list[str] = []
     if base_dir is not None:
@@ -106,26 +90,26 @@ def gate(
         found = run_differences(
             read_run_info(base_dir), cand_info, data=False, ignore=frozenset({"limit"})
         )
-        if found and not allow_mismatch:
+        if found and not s.allow_mismatch:
             raise UsageError(
                 "the runs differ in what changes results; gate runs judged alike "
                 "(or pass --allow-mismatch):\n  " + "\n  ".join(found)
             )
         for line in found:
-            warnings.warn(f"runs differ: {line} (--allow-mismatch)", ChatJudgeWarning, 2)
-    proto = resolve_protocol(cand_info, protocol)
+            warnings.warn(f"runs differ: {line} (--allow-mismatch)", ChatJudgeWarning, 3)
+    proto = resolve_protocol(cand_info, s.protocol)
     if base_dir is None and proto.kind != "pairwise":
         raise UsageError(
             f"{cand_dir} is a {proto.kind} run: gate two runs of it with "
             "--baseline DIR --candidate DIR (one run alone must be pairwise)"
         )
-    name = check_metric(proto, metric)
-    joined = read_joined(Path(data)) if data is not None else None
+    name = check_metric(proto, s.metric)
+    joined = read_joined(s.data) if s.data is not None else None
     cand = read_rows(cand_dir, proto, name, joined)
     base = read_rows(base_dir, proto, name, joined) if base_dir is not None else None
-    if base is not None and proto.kind == "pairwise" and not allow_mismatch:
+    if base is not None and proto.kind == "pairwise" and not s.allow_mismatch:
         same_baseline(proto, base, cand)
-    paired, counts = pair(cand, base, cluster)
+    paired, counts = pair(cand, base, s.cluster)
     units = len(set(paired.clusters)) if paired.clusters is not None else len(paired.ids)
     if units < 2:
         both = " in both runs" if base is not None else ""
@@ -133,8 +117,8 @@ def gate(
             f"{len(paired.ids)} row(s) in {units} unit(s) judged ok{both}: an interval needs "
             f"at least 2 units, nothing to gate on ({_counts_text(counts)})"
         )
-    diff = raw = paired.difference(None, boundary(margin, require), 0.95, seed)
-    style = style_of(paired.rows, paired.candidate, seed) if _one_pairwise(proto, base) else None
+    diff = raw = paired.difference(None, boundary(s.margin, require), 0.95, s.seed)
+    style = style_of(paired.rows, paired.candidate, s.seed) if _one_pairwise(proto, base) else None
     if control is not None:
         if style is None:
             raise UsageError("--control applies to one pairwise run (candidate vs baseline)")
@@ -150,27 +134,37 @@ def gate(
         else {"baseline": str(base_dir), "candidate": str(cand_dir)}
     )
     metric_name = f"{control}_controlled_{name}" if control else name
-    settings = Settings(metric_name, margin, require, cluster, by, slices_must_not_regress, seed)
-    result = assemble(paired, counts, diff, settings, mismatches=found, runs=runs)
+    decision = Settings(
+        metric_name, s.margin, require, s.cluster, s.by, s.slices_must_not_regress, s.seed
+    )
+    result = assemble(paired, counts, diff, decision, mismatches=found, runs=runs)
     if style is not None:
         result.corrected = {k: Metric(**v) for k, v in corrected(style).items()}
         result.style_control = style.to_dict()
     if control is not None:
         result.control = control
         result.raw_difference = gate_difference(raw)
-    if human is not None:
-        figures, notices = calibrated(cand_dir, Path(human), human_column, human_score)
+    if s.human is not None:
+        figures, notices = calibrated(cand_dir, s.human, s.column, s.score)
         result.calibrated = {k: CalibratedMetric(**v) for k, v in figures.items()}
         for notice in notices:
-            warnings.warn(notice, ChatJudgeWarning, 2)
+            warnings.warn(notice, ChatJudgeWarning, 3)
     result.looks = earlier_looks(target, result)
     target.parent.mkdir(parents=True, exist_ok=True)
     write_json(target, result)
-    if report and target == cand_dir / GATE:
-        from chatjudge.report import write_report
-
-        write_report(cand_dir)
     return result
+
+
+def gate_path(candidate: Path, settings: GateSettings) -> Path:
+    """Where the gate of `candidate` writes `gate.json`: `settings.out`, else in the run."""
+    return settings.out if settings.out is not None else candidate / GATE
+
+
+def report_dir(candidate: str | Path, settings: GateSettings) -> Path | None:
+    """The run directory whose report shows this gate (the caller writes it: the report is
+    the CLI's and the API's): the candidate's, when gate.json goes there; else none."""
+    run = Path(candidate)
+    return run if gate_path(run, settings) == run / GATE else None
 
 
 def _one_pairwise(protocol: Protocol, base: RunRows | None) -> bool:
@@ -220,7 +214,7 @@ def earlier_looks(target: Path, new: Gate) -> list[GateLook]:
         f"{new.n_pairs}): gating a grown run again is peeking, and the 95% interval no "
         "longer holds for the sequence of looks; use `chatjudge gate --sequential`",
         ChatJudgeWarning,
-        3,
+        4,
     )
     look = GateLook(
         n_pairs=old.n_pairs, outcome=old.outcome, difference=old.difference, created=old.created

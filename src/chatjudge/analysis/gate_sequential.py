@@ -141,9 +141,6 @@ def gate_sequential(
         cost_usd=spending.spent,
     )
     write_json(target / GATE, gate)
-    from chatjudge.report import write_report
-
-    write_report(target)
     return gate
 
 

@@ -53,7 +53,7 @@ def gate(run_or_data: RunOrDataArg = None, **options: Any) -> None:
         if chosen.sequential:
             result = _sequential(run_or_data, chosen, values)
         else:
-            result = _finished(run_or_data, chosen, overwrite=values["overwrite"])
+            result = _finished(run_or_data, chosen)
     except BudgetReachedError as exc:
         raise fail(str(exc), exit_for(exc)) from None
     except (ChatJudgeError, ValueError) as exc:
@@ -118,9 +118,9 @@ def _sequential(data: Path | None, chosen: GateOptions, values: dict[str, Any]) 
     options.update((k, values[k]) for k in WHEN_GIVEN if values[k] is not None)
     if values["base_url"]:
         options["base_url"] = values["base_url"]
-    if values["overwrite"]:
+    if chosen.overwrite:
         options["overwrite"] = True  # the judged runs' --out, as `run --overwrite`
-    return gate_sequential(
+    result = gate_sequential(
         data,
         chosen.protocol,
         list(chosen.judge) or ["local"],
@@ -130,11 +130,14 @@ def _sequential(data: Path | None, chosen: GateOptions, values: dict[str, Any]) 
         **_decision(chosen),
         **options,
     )
+    _write_report(Path(result.runs.get("candidate") or result.runs["run"]))
+    return result
 
 
-def _finished(run: Path | None, chosen: GateOptions, *, overwrite: bool) -> Gate:
+def _finished(run: Path | None, chosen: GateOptions) -> Gate:
     """Gate one pairwise run, or a baseline run against a candidate run."""
     from chatjudge.analysis.gate import gate as run_gate
+    from chatjudge.analysis.gate import report_dir
 
     baseline, candidate = chosen.baseline, chosen.candidate
     if (baseline is None) != (candidate is None):
@@ -145,20 +148,19 @@ def _finished(run: Path | None, chosen: GateOptions, *, overwrite: bool) -> Gate
         raise UsageError(
             "gate needs one pairwise run (chatjudge gate DIR) or --baseline DIR --candidate DIR"
         )
-    return run_gate(
-        candidate or run,  # type: ignore[arg-type]
-        baseline,
-        data=chosen.data,
-        protocol=chosen.protocol,
-        allow_mismatch=chosen.allow_mismatch,
-        out=chosen.out,
-        overwrite=overwrite,
-        control=chosen.control,  # type: ignore[arg-type]
-        human=chosen.human,
-        human_column=chosen.column,
-        human_score=chosen.score,
-        **_decision(chosen),
-    )
+    gated = candidate or run
+    assert gated is not None
+    result = run_gate(gated, baseline, chosen)
+    _write_report(report_dir(gated, chosen))
+    return result
+
+
+def _write_report(run_dir: Path | None) -> None:
+    """The gate's section in the report of the run whose directory holds gate.json."""
+    if run_dir is not None:
+        from chatjudge.report import write_report
+
+        write_report(run_dir)
 
 
 def _show(result: Gate, markdown: Path | None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chatjudge.options.declare import OptionGroup
-from chatjudge.options.own import GateOptions, ImportOptions
+from chatjudge.options.own import GateOptions, GateSettings, ImportOptions
 from chatjudge.options.run import (
     ClientOptions,
     GenerationOptions,
@@ -32,9 +32,18 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
         but=("flip", "include_system", "parse_retries", "base_url"),
     ),
     "import": _names(ImportOptions),
-    # In the order of `gate --help`: its own options and the run options it passes on.
+    # In the order of `gate --help`: which runs, how it decides, what --sequential judges
+    # and the run options it passes on, the corrections, --overwrite.
     "gate": (
-        *_names(GateOptions, but=("control", "human", "column", "score")),
+        "baseline",
+        "candidate",
+        *_names(GateSettings, but=("seed", "control", "human", "column", "score", "overwrite")),
+        "markdown",
+        "seed",
+        "sequential",
+        "judge",
+        "baseline_data",
+        "batch",
         "base_url",
         "concurrency",
         "samples",

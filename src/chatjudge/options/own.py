@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import Any
+
+from pydantic import field_validator
 
 from chatjudge.options.declare import OptionGroup, option
 from chatjudge.options.texts import COLUMN_HELP, HUMAN_HELP, OVERWRITE_HELP
 
 
-class GateOptions(OptionGroup):
-    """`chatjudge gate`: what is compared and how it is decided; with `--sequential`, also
-    what is judged (the run options it passes on are the run's, `COMMAND_OPTIONS`)."""
+class GateSettings(OptionGroup):
+    """What a gate on finished runs decides with (`chatjudge.analysis.gate.gate`), and where
+    it writes; `chatjudge.gate(**settings)` takes the same names as keywords."""
 
-    baseline: Path | None = option(None, "The baseline's run directory.")
-    candidate: Path | None = option(None, "The candidate's run directory.")
+    @field_validator("protocol", mode="before")
+    @classmethod
+    def _a_path(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, PurePath) else value
+
     metric: str | None = option(None, "The metric (default: pairwise preference, else the first).")
     margin: float = option(0.0, "How much worse still passes not-worse (metric units).")
     require: str = option("not-worse", "not-worse (default) or better.")
@@ -41,16 +47,7 @@ class GateOptions(OptionGroup):
         "run directory to judge into.",
         flags=("--out", "-o"),
     )
-    markdown: Path | None = option(
-        None, "Also write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)."
-    )
     seed: int = option(0, "Bootstrap (and --sequential order) seed.")
-    sequential: bool = option(False, "Judge DATA batch by batch until decided.")
-    judge: tuple[str, ...] = option((), "--sequential: the judge(s).", flags=("--judge", "-j"))
-    baseline_data: Path | None = option(
-        None, "--sequential, pointwise: the baseline's rows (same ids)."
-    )
-    batch: int = option(50, "--sequential: units (rows, or clusters) per batch.", ge=1)
     control: str | None = option(
         None,
         "length or style: one pairwise run decided on its length- (or length and markdown "
@@ -59,6 +56,25 @@ class GateOptions(OptionGroup):
     human: Path | None = option(None, HUMAN_HELP)
     column: str | None = option(None, COLUMN_HELP)
     score: str | None = option(None, "--human, pointwise: the score the rating column rates.")
+    overwrite: bool = option(False, OVERWRITE_HELP)
+
+
+class GateOptions(GateSettings):
+    """`chatjudge gate`: which runs are compared, and how it is decided (`GateSettings`);
+    with `--sequential`, also what is judged (the run options it passes on are the run's,
+    `COMMAND_OPTIONS`)."""
+
+    baseline: Path | None = option(None, "The baseline's run directory.")
+    candidate: Path | None = option(None, "The candidate's run directory.")
+    markdown: Path | None = option(
+        None, "Also write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)."
+    )
+    sequential: bool = option(False, "Judge DATA batch by batch until decided.")
+    judge: tuple[str, ...] = option((), "--sequential: the judge(s).", flags=("--judge", "-j"))
+    baseline_data: Path | None = option(
+        None, "--sequential, pointwise: the baseline's rows (same ids)."
+    )
+    batch: int = option(50, "--sequential: units (rows, or clusters) per batch.", ge=1)
 
 
 class ImportOptions(OptionGroup):

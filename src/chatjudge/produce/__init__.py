@@ -10,17 +10,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from chatjudge.cluster import distribute, key_checked_here
-from chatjudge.data import Source, validate
-from chatjudge.data.shard import of
 from chatjudge.errors import UsageError
-from chatjudge.models import ModelSpec, check_options, get_model
+from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig, SimulationOptions
 from chatjudge.outputs import check_produced_output
 from chatjudge.produce import generation as gen
 from chatjudge.produce import simulation as sim
 from chatjudge.produce.user import load_instructions
-from chatjudge.rundir import Produced, ProducedInfo, default_output, prepare_output
+from chatjudge.rundir import Produced, ProducedInfo
+from chatjudge.setup import Setup
 from chatjudge.sync import run_sync
 
 _USER_TEMPERATURE = SimulationOptions.model_fields["user_temperature"].default
@@ -38,38 +36,21 @@ def build_generation(
 ) -> gen.Generation:
     """Validate everything (data first) and assemble a generation; nothing is sent yet.
     `dry_run`: for its `estimate` only: nothing is created and no Ray worker starts."""
-    if dry_run:
-        config = config.in_process()
     gen.check_target(field)
-    source = Source(data, column_map)
-    validation = validate(
-        source,
-        gen.FIELDS,
-        limit=config.run.limit,
-        skip_invalid=config.run.skip_invalid,
-        shard=of(config.run.shard),
-    )
-    built = get_model(
-        model, config.client, call_with="messages", check_key=key_checked_here(config)
-    )
-    check_options([built], config)
-    path = (
-        Path(out)
-        if out is not None
-        else default_output(
-            source.name, f"generate-{field}", [built.name], config.fingerprint("generate")
-        )
-    )
+    setup = Setup("generate", data, column_map, gen.FIELDS, config, dry_run=dry_run)
+    built = setup.model(model, call_with="messages")
+    setup.check([built])
+    path = setup.output_path(out, f"generate-{field}", [built])
     made = ProducedInfo(
         command="generate",
         models={"model_under_test": built.name},
         field=field,
-        data=source.name,
-        options=config.options("generate"),
+        data=setup.source.name,
+        options=setup.config.options("generate"),
     )
-    output = _output(source, path, made, config, create=not dry_run)
-    (built,) = distribute([built], config, call_with="messages")
-    return gen.Generation(source, validation, built, field, config, output, made)
+    output = _output(setup, path, made)
+    (built,) = setup.distribute([built], call_with="messages")
+    return gen.Generation(setup.source, setup.validation, built, field, setup.config, output, made)
 
 
 def build_simulation(
@@ -84,59 +65,45 @@ def build_simulation(
 ) -> sim.Simulation:
     """Validate everything (data first) and assemble a simulation; nothing is sent yet.
     `dry_run`: for its `estimate` only: nothing is created and no Ray worker starts."""
-    if dry_run:
-        config = config.in_process()
-    source = Source(data, column_map)
-    validation = validate(
-        source,
-        sim.FIELDS,
-        limit=config.run.limit,
-        skip_invalid=config.run.skip_invalid,
-        shard=of(config.run.shard),
-    )
-    s = config.simulation
+    setup = Setup("simulate", data, column_map, sim.FIELDS, config, dry_run=dry_run)
+    s = setup.config.simulation
     load_instructions(s.user_prompt)  # a bad --user-prompt is refused before any call
-    assistant_client = config.client.model_copy(update={"base_url": s.assistant_base_url})
-    check_key = key_checked_here(config)
-    built = get_model(assistant, assistant_client, call_with="messages", check_key=check_key)
+    client = setup.config.client
+    built = setup.model(
+        assistant,
+        client=client.model_copy(update={"base_url": s.assistant_base_url}),
+        call_with="messages",
+    )
     user_urls = s.user_base_url or s.assistant_base_url
     if user is None or (user == assistant and user_urls == s.assistant_base_url):
         simulated = built  # one model in both roles: one worker pool, one concurrency cap
     else:
-        user_client = config.client.model_copy(update={"base_url": user_urls})
-        simulated = get_model(user, user_client, call_with="messages", check_key=check_key)
-    check_options([built], config)
+        user_client = client.model_copy(update={"base_url": user_urls})
+        simulated = setup.model(user, client=user_client, call_with="messages")
+    setup.check([built])
     if "temperature" not in simulated.honours and s.user_temperature != _USER_TEMPERATURE:
         raise UsageError(f"{simulated.name} cannot honour --user-temperature")
-    path = (
-        Path(out)
-        if out is not None
-        else default_output(
-            source.name, "simulate", [built.name, simulated.name], config.fingerprint("simulate")
-        )
-    )
+    path = setup.output_path(out, "simulate", [built, simulated])
     made = ProducedInfo(
         command="simulate",
         models={"assistant": built.name, "simulated_user": simulated.name},
-        data=source.name,
-        options=config.options("simulate"),
+        data=setup.source.name,
+        options=setup.config.options("simulate"),
     )
-    output = _output(source, path, made, config, create=not dry_run)
-    built, simulated = distribute([built, simulated], config, call_with="messages")
-    return sim.Simulation(source, validation, built, simulated, config, output, made)
+    output = _output(setup, path, made)
+    built, simulated = setup.distribute([built, simulated], call_with="messages")
+    return sim.Simulation(
+        setup.source, setup.validation, built, simulated, setup.config, output, made
+    )
 
 
-def _output(
-    source: Source, out: Path, made: ProducedInfo, config: RunConfig, *, create: bool
-) -> Produced:
+def _output(setup: Setup, out: Path, made: ProducedInfo) -> Produced:
     """Where the command writes, checked before anything is sent: not over its input, nor
     over another command's output unless `--overwrite`; and it can be written."""
     produced = Produced(out)
-    data = source.file()
-    inputs = [data] if data is not None else []
-    check_produced_output(produced, made, inputs, overwrite=config.run.overwrite)
-    files = (out, produced.store, produced.summary, produced.record)
-    prepare_output(out.parent, files, create=create)
+    overwrite = setup.config.run.overwrite
+    check_produced_output(produced, made, setup.inputs, overwrite=overwrite)
+    setup.prepare(out.parent, (out, produced.store, produced.summary, produced.record))
     return produced
 
 

@@ -1,0 +1,81 @@
+"""`run`'s set-up (`chatjudge.setup`): the protocol, the panel of judges and the run
+directory, checked before anything is sent; the engine assembled from them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chatjudge.errors import UsageError
+from chatjudge.models import ModelSpec
+from chatjudge.options import RunConfig
+from chatjudge.outputs import check_not_input
+from chatjudge.protocols import Protocol, get_protocol
+from chatjudge.rundir import (
+    REPORT,
+    RESULTS,
+    RUN_INFO,
+    STORE,
+    SUMMARY,
+    read_run_info,
+    run_differences,
+)
+from chatjudge.runner.engine import Engine
+from chatjudge.setup import Setup
+
+
+def build_engine(
+    data: Any,
+    protocol: str | Path | Protocol,
+    judge: ModelSpec | Sequence[ModelSpec],
+    out: str | Path | None,
+    *,
+    column_map: Mapping[str, str] | None,
+    config: RunConfig,
+    dry_run: bool = False,
+) -> Engine:
+    """Validate everything (data first) and assemble an engine; nothing is sent yet.
+    `dry_run`: for `Engine.estimate` only: nothing is created and no Ray worker starts."""
+    proto = get_protocol(protocol)
+    specs: list[ModelSpec] = list(judge) if isinstance(judge, list | tuple) else [judge]  # type: ignore[list-item]
+    if not specs:
+        raise UsageError("at least one judge is needed")
+    setup = Setup("run", data, column_map, proto.fields, config, dry_run=dry_run)
+    models = [setup.model(s) for s in specs]
+    setup.check(models)
+    names = [m.name for m in models]
+    if len(set(names)) != len(names):
+        raise UsageError(f"the same judge is named twice in the panel: {names}")
+    out_dir = setup.output_path(out, proto.name, models)
+    engine = Engine(setup.source, proto, models, setup.config, out_dir, validation=setup.validation)
+    _check_out_dir(engine, setup)
+    engine.models = setup.distribute(models)
+    return engine
+
+
+def _check_out_dir(engine: Engine, setup: Setup) -> None:
+    """The run directory can be written, none of its files is the data, and it holds no
+    other run, nor files of a run's names that no run.json says a run wrote, that this one
+    would replace (unless `overwrite`): all found before anything is sent."""
+    out_dir = engine.out_dir
+    files = tuple(out_dir / name for name in (RESULTS, SUMMARY, RUN_INFO, REPORT))
+    check_not_input(out_dir, (*files, out_dir / STORE), setup.inputs)
+    setup.prepare(out_dir, files)
+    if engine.config.run.overwrite:
+        return
+    if not (out_dir / RUN_INFO).is_file():
+        there = [f.name for f in files if f.exists()]
+        if there:
+            raise UsageError(
+                f"{out_dir} holds {', '.join(there)} but no {RUN_INFO}: no chatjudge run wrote "
+                "them, and they would be replaced. Use another --out, or --overwrite to "
+                "replace them."
+            )
+        return
+    differences = run_differences(read_run_info(out_dir), engine.run_info())
+    if differences:
+        raise UsageError(
+            f"{out_dir} holds a different run ({'; '.join(differences)}): its results would be "
+            "replaced. Use another --out, or --overwrite to replace them."
+        )
