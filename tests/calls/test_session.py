@@ -137,7 +137,7 @@ def test_the_store_and_every_model_close_once_when_a_command_fails(
     seats = [Seat("assistant", both), Seat("simulated_user", both), Seat("judge", other)]
     config = RunConfig.from_options({}, progress=False)
     store = tmp_path / "calls.sqlite"
-    session = Session.open(seats, config, store, total=1)
+    session = Session(seats, config, store, total=1)
 
     async def fail() -> None:
         async with session:
@@ -163,7 +163,7 @@ def test_a_store_that_cannot_be_opened_still_closes_the_models(
     model = stub_model(stub, "m")
     closes = Closes(model, monkeypatch)
     (tmp_path / "calls.sqlite").mkdir()  # a directory where the store should be
-    session = Session.open([Seat("judge", model)], RunConfig.from_options({}, progress=False),
+    session = Session([Seat("judge", model)], RunConfig.from_options({}, progress=False),
                            tmp_path / "calls.sqlite", total=1)  # fmt: skip
 
     async def enter() -> None:
@@ -188,7 +188,7 @@ def test_a_dry_session_sends_nothing_and_writes_nothing(
     model = stub_model(stub, "m")
     seat = Seat("model_under_test", model)
     config = RunConfig.from_options(PRICED, command="generate", progress=False)
-    session = Session.open([seat], config, tmp_path / "none" / "calls.sqlite", total=1,
+    session = Session([seat], config, tmp_path / "none" / "calls.sqlite", total=1,
                            dry_run=True)  # fmt: skip
 
     async def dry() -> None:

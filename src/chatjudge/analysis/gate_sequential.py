@@ -215,11 +215,10 @@ class _Batches:
         engine = build_engine(chosen, self.proto, self.judges, out, column_map=None,
                               config=self.config)  # fmt: skip
         try:
-            summary = run_sync(engine.run(budget=self.budget)).summary
+            total = run_sync(engine.run(budget=self.budget)).cost.total_usd
         except BudgetReachedError:
             self.reached = True
             return
-        total = summary["cost"]["total_usd"]
         if self._unbudgeted is not None:
             self._unbudgeted = None if total is None else self._unbudgeted + total
 

@@ -64,7 +64,7 @@ class Seat:
 
 
 class Session:
-    """Open with `Session.open`, enter with `async with`; see the module's docstring."""
+    """Enter with `async with`; see the module's docstring."""
 
     def __init__(
         self,
@@ -73,11 +73,17 @@ class Session:
         store: Path,
         *,
         total: int,
-        label: str,
-        dry_run: bool,
-        projected: bool,
-        budget: Budget | None,
+        label: str = "judging",
+        dry_run: bool = False,
+        projected: bool = False,
+        budget: Budget | None = None,
     ) -> None:
+        """A session of `seats` on the store at `store`; `total`: the units (items, rows,
+        conversations) the progress bar counts. Prices and budget are checked here: a bad
+        price file or a budget that cannot be kept is refused before the store is opened.
+        `dry_run`: read-only, nothing sent; `projected`: the dry run counts each unit by
+        a projection (`project_conversation`), not call by call. `budget`: one shared with
+        other sessions (the gate's batches) instead of `--max-cost-usd`'s own."""
         self.seats = list(seats)
         self.config = config
         self.dry_run = dry_run
@@ -96,47 +102,32 @@ class Session:
         self._pool: Pool[Any] = Pool(config.run.concurrency)
         self._closed = False
 
-    @classmethod
-    def open(
-        cls,
-        seats: Sequence[Seat],
-        config: RunConfig,
-        store: Path,
-        *,
-        total: int,
-        label: str = "judging",
-        dry_run: bool = False,
-        projected: bool = False,
-        budget: Budget | None = None,
-    ) -> Session:
-        """A session of `seats` on the store at `store`; `total`: the units (items, rows,
-        conversations) the progress bar counts. Prices and budget are checked here: a bad
-        price file or a budget that cannot be kept is refused before the store is opened.
-        `dry_run`: read-only, nothing sent; `projected`: the dry run counts each unit by
-        a projection (`project_conversation`), not call by call. `budget`: one shared with
-        other sessions (the gate's batches) instead of `--max-cost-usd`'s own."""
-        return cls(seats, config, store, total=total, label=label, dry_run=dry_run,
-                   projected=projected, budget=budget)  # fmt: skip
-
     async def __aenter__(self) -> Session:
         try:
-            if self.dry_run:
-                self._store = StoreReader(self._store_path)
-            else:
-                self._store_path.parent.mkdir(parents=True, exist_ok=True)
-                self._store = Store(self._store_path)  # a store that cannot be used stops here
+            self._open()
         except BaseException:
             await self.close()
             raise
-        store, config = self._store, self.config
+        return self
+
+    def _open(self) -> None:
+        """The store first (one that cannot be used stops here), then a ledger per seat and
+        a caller per model (one concurrency cap for a model in two roles); dry, a caller
+        and an account per seat."""
+        config = self.config
+        if self.dry_run:
+            store: Store | StoreReader = StoreReader(self._store_path)
+        else:
+            self._store_path.parent.mkdir(parents=True, exist_ok=True)
+            store = Store(self._store_path)
+        self._store = store
         lookup = not (config.run.no_cache or store.empty)  # a new store holds nothing
         policy = CallPolicy.of(config)
-        by_model: dict[int, Caller] = {}  # one caller per model: one concurrency cap
+        by_model: dict[int, Caller] = {}
         for seat in self.seats:
             model, price = seat.model, self.prices[seat.model.name]
             self._ledgers[seat] = Ledger(store, lookup=lookup)
-            if self.dry_run:
-                assert isinstance(store, StoreReader)
+            if isinstance(store, StoreReader):
                 mean = store.mean_output_tokens(model.name)
                 account = role_estimate(seat.role, model, price, mean)
                 self._accounts[seat] = account
@@ -146,7 +137,6 @@ class Session:
                     meter = meter_for(self.budget, model, price)
                     by_model[id(model)] = Caller(model, policy, config.run.concurrency, meter)
                 self._callers[seat] = by_model[id(model)]
-        return self
 
     async def __aexit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None

@@ -110,7 +110,7 @@ class Generation:
 
     def _session(self, *, dry_run: bool) -> Session:
         seat = Seat("model_under_test", self.model)
-        return Session.open([seat], self.config, self.output.store, total=self.validation.n_rows,
+        return Session([seat], self.config, self.output.store, total=self.validation.n_rows,
                             label="generating", dry_run=dry_run)  # fmt: skip
 
     def _items(self) -> Iterator[Item]:

@@ -121,7 +121,7 @@ class Simulation:
         run counts a conversation by its projection from 1 to `--max-turns` turns."""
         seats = [Seat("assistant", self.assistant), Seat("simulated_user", self.user)]
         total = self.validation.n_rows * self.config.run.samples
-        return Session.open(seats, self.config, self.output.store, total=total,
+        return Session(seats, self.config, self.output.store, total=total,
                             label="simulating", dry_run=dry_run, projected=True)  # fmt: skip
 
     async def _converse(self, session: Session, out: IO[bytes]) -> _Talked:

@@ -31,7 +31,7 @@ from chatjudge.errors import FatalModelError, ModelError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.protocols.spec import Protocol
-from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY, RunInfo, write_json
+from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY, Cost, RunInfo, write_json
 from chatjudge.runner.execute import execute
 from chatjudge.runner.fold import Folder, OnItem
 from chatjudge.runner.plan import Call, JudgeLane, Planner
@@ -43,6 +43,7 @@ from chatjudge.sync import run_sync
 class RunOutcome:
     out_dir: Path
     summary: dict[str, Any]
+    cost: Cost  # the summary's, as its record
 
 
 class Engine:
@@ -83,15 +84,16 @@ class Engine:
             raise FatalModelError(
                 f"run stopped: {stopped}", finished=folder.finished
             ) from stopped
+        cost = session.cost(folder.finished, self.n_rows)
         built = folder.summary.build(
             session.usage().as_dict(),
-            session.cost(folder.finished, self.n_rows),
+            cost,
             len(self.validation.skipped_rows),
             self.validation.skipped(),
         )
         written = write_json(self.out_dir / SUMMARY, built, only_set=True)
         session.check_budget(stopped, folder.finished, self.n_rows, "item(s)", written)
-        return RunOutcome(self.out_dir, written)
+        return RunOutcome(self.out_dir, written, cost)
 
     def estimate(self) -> CostEstimate:
         """`--dry-run`: the calls this run would send (after what the store holds) and what
@@ -107,7 +109,7 @@ class Engine:
 
     def _session(self, *, dry_run: bool, budget: Budget | None = None) -> Session:
         seats = [Seat("judge", m) for m in self.models]
-        return Session.open(seats, self.config, self.out_dir / STORE, total=self.n_rows,
+        return Session(seats, self.config, self.out_dir / STORE, total=self.n_rows,
                             dry_run=dry_run, budget=budget)  # fmt: skip
 
     async def _judge(
