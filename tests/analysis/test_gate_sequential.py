@@ -229,3 +229,29 @@ def test_ctrl_c_in_a_sequential_gate_says_what_is_kept_and_the_same_command_resu
         assert done.returncode in (0, 1, 3), done.stderr
         assert stub.stats.as_dict()["resent_prompts"] <= 4  # at most the calls in flight
         assert stub.stats.requests > sent
+
+
+def test_a_pointwise_gate_spends_one_budget_across_both_runs_and_all_batches(
+    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The baseline's and the candidate's runs, batch after batch, spend from one budget:
+    each run's summary shows the gate's limit and what all runs spent so far, and the
+    gate's cost is that one count, within the limit."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    base = write_jsonl(tmp_path / "base.jsonl", pointwise_rows([(1, 2)] * 200))
+    cand = write_jsonl(tmp_path / "cand.jsonl", pointwise_rows([(1, 2)] * 200))
+    out = tmp_path / "seq"
+    g = gate_sequential(
+        cand, "interactivity-accuracy", "openai/stub", out, baseline_data=base, batch=10,
+        metric="accuracy", require="better", max_cost_usd=20.0, base_url=stub.base_url,
+        price_in=100.0, price_out=200.0, concurrency=4,
+    )  # fmt: skip
+    s = g.sequential
+    assert s is not None and s.stopped == "budget" and s.batches >= 2
+    budgets = {
+        name: json.loads((out / name / "summary.json").read_text())["cost"]["budget"]
+        for name in ("baseline", "candidate")
+    }
+    assert {b["max_usd"] for b in budgets.values()} == {20.0}
+    assert s.cost_usd is not None and s.cost_usd <= 20.0
+    assert max(b["spent_usd"] for b in budgets.values()) == pytest.approx(s.cost_usd)

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-import chatjudge.api
 from chatjudge.analysis.formats import GATE, Gate, GateSequential
 from chatjudge.analysis.gate_decision import Require, Settings, assemble
 from chatjudge.analysis.gate_pairing import Paired, pair
@@ -29,13 +28,16 @@ from chatjudge.analysis.gate_units import (
     read_rows,
     source_id,
 )
+from chatjudge.calls.budget import Budget
 from chatjudge.data import Source, validate
 from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.models import ModelSpec
+from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol, get_protocol
 from chatjudge.rundir import RESULTS, iter_results, write_json
 from chatjudge.stats.paired import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
+from chatjudge.sync import run_sync
 
 
 def gate_sequential(
@@ -88,18 +90,17 @@ def gate_sequential(
     judged_units = 0
     n_batches = 0
     result: tuple[Paired, dict[str, dict[str, int]], Any] | None = None
-    spending = _Spending(options.pop("max_cost_usd", None))
-    if spending.limit is not None and not (math.isfinite(spending.limit) and spending.limit > 0):
-        raise UsageError(
-            f"--max-cost-usd must be a finite number more than 0, got {spending.limit:g}"
-        )
-    while judged_units < len(order) and not spending.reached:
+    limit = options.pop("max_cost_usd", None)
+    if limit is not None and not (math.isfinite(limit) and limit > 0):
+        raise UsageError(f"--max-cost-usd must be a finite number more than 0, got {limit:g}")
+    batches = _Batches(proto, judge, RunConfig.from_options(options, progress=False), limit)
+    while judged_units < len(order) and not batches.reached:
         judged_units = min(judged_units + batch, len(order))
         n_batches += 1
         ids = {i for unit in order[:judged_units] for i in unit[1]}
-        spending.judge(cand_rows, ids, proto, judge, target, options)
-        if base_rows is not None and not spending.reached:
-            spending.judge(base_rows, ids, proto, judge, dirs["baseline"], options)
+        batches.judge(cand_rows, ids, target)
+        if base_rows is not None and not batches.reached:
+            batches.judge(base_rows, ids, dirs["baseline"])
         if not all((d / RESULTS).is_file() for d in dirs.values()):
             break  # the budget stopped it before either run had a result
         cand = read_rows(target, proto, name, None)
@@ -110,9 +111,9 @@ def gate_sequential(
         if cs is not None and decide(cs.ci95, margin, require) != "inconclusive":
             break
     if result is None or result[2] is None:
-        if spending.reached:
+        if batches.reached:
             raise BudgetReachedError(
-                f"--max-cost-usd {spending.limit:g} was reached before the gate could "
+                f"--max-cost-usd {limit:g} was reached before the gate could "
                 "decide anything: raise it to go on (what was judged is kept)",
                 summary={},
             )
@@ -134,11 +135,11 @@ def gate_sequential(
             "decided"
             if gate.outcome != "inconclusive"
             else "budget"
-            if spending.reached
+            if batches.reached
             else "exhausted"
         ),
-        max_cost_usd=spending.limit,
-        cost_usd=spending.spent,
+        max_cost_usd=limit,
+        cost_usd=batches.spent,
     )
     write_json(target / GATE, gate)
     return gate
@@ -174,49 +175,49 @@ def _units(
     return [(names[k], units[names[k]]) for k in shuffled]
 
 
-class _Spending:
-    """`--max-cost-usd` across the gate's batches: each batch may spend what is left, and
-    the gate stops judging once a batch reaches it. A batch's run reaches its budget only
-    less than one call's worst case below it (`chatjudge.calls.budget`), whatever its
-    concurrency, so the gate's spend ends that close to the limit too."""
+class _Batches:
+    """The gate's batches: each judges a prefix of the rows into a run directory, every
+    one spending from one budget (`--max-cost-usd`), which lasts across the batches and
+    across both run directories of a pointwise gate. A run reaches a budget only less than
+    one call's worst case below it (`chatjudge.calls.budget`), whatever its concurrency,
+    so the gate's spend ends that close to the limit too."""
 
-    def __init__(self, limit: float | None) -> None:
-        self.limit = limit
-        self.spent: float | None = 0.0
-        self.reached = False
-
-    def judge(
+    def __init__(
         self,
-        rows: list[dict[str, Any]],
-        ids: set[str],
         proto: Protocol,
         judge: ModelSpec | Sequence[ModelSpec],
-        out: Path,
-        options: dict[str, Any],
+        config: RunConfig,
+        limit: float | None,
     ) -> None:
+        self.proto = proto
+        self.judges = judge
+        self.config = config
+        self.budget = Budget(limit) if limit is not None else None
+        self.reached = False
+        self._unbudgeted: float | None = 0.0  # without a budget: the runs' costs summed
+
+    @property
+    def spent(self) -> float | None:
+        """What the batches cost: the budget's own count (replies without usage at their
+        worst case); without one, the runs' costs (None when a price is unknown)."""
+        if self.budget is not None:
+            return round(self.budget.spent_usd, 6)
+        return self._unbudgeted
+
+    def judge(self, rows: list[dict[str, Any]], ids: set[str], out: Path) -> None:
         """Judge the rows of `ids` into `out`: the store answers those judged before."""
+        from chatjudge.api import build_engine  # the one set-up of a run (no lower one yet)
+
         chosen = [r for r in rows if r["id"] in ids]
-        budget: dict[str, Any] = {}
-        if self.limit is not None:
-            left = self.limit - (self.spent or 0.0)
-            if left <= 0:
-                self.reached = True
-                return
-            budget["max_cost_usd"] = left
+        engine = build_engine(chosen, self.proto, self.judges, out, column_map=None,
+                              config=self.config)  # fmt: skip
         try:
-            summary = chatjudge.api.evaluate(
-                chosen, proto, judge, out, report=False, **options, **budget
-            ).summary
-        except BudgetReachedError as exc:
+            total = run_sync(engine.run(budget=self.budget)).cost.total_usd
+        except BudgetReachedError:
             self.reached = True
-            summary = exc.summary
-        cost = summary.get("cost") or {}
-        if self.limit is not None:  # the budget's own count: replies without usage at worst
-            self.spent = (self.spent or 0.0) + cost["budget"]["spent_usd"]
-        elif cost.get("total_usd") is None or self.spent is None:
-            self.spent = None
-        else:
-            self.spent += cost["total_usd"]
+            return
+        if self._unbudgeted is not None:
+            self._unbudgeted = None if total is None else self._unbudgeted + total
 
 
 def _sequence(

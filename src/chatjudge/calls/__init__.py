@@ -1,8 +1,9 @@
 """The one call path every model call takes, whether it judges, answers or simulates a user:
 the request key (`keys`), the store lookup and commit (`ledger`), retries and rate limits
 (`policy`) through a model's `Caller`, the worker pool (`pool`), usage and cost (`usage`),
-and the progress bar (`progress`). Judging (`runner`), producing (`produce`) and the Ray
-code (`cluster`) sit on it.
+and the progress bar (`progress`). A command opens them once, as one `session.Session`,
+and only plans calls and folds replies through it: judging (`runner`) and producing
+(`produce`); the Ray code (`cluster`) sits beneath the callers.
 """
 
 from chatjudge.calls.caller import Caller

@@ -276,9 +276,14 @@ def meter_for(budget: Budget | None, model: Model, price: Price) -> Meter | None
     return Meter(budget, price, tokenizer.count if exact else None)
 
 
-def budget_for(limit_usd: float | None, prices: Mapping[str, Price]) -> Budget | None:
-    """The command's budget (None without `--max-cost-usd`); a model whose price is unknown
-    makes a budget impossible to keep: refused before anything is sent."""
+def budget_for(
+    limit_usd: float | None, prices: Mapping[str, Price], shared: Budget | None = None
+) -> Budget | None:
+    """The command's budget (None without `--max-cost-usd`), or `shared`, one that lasts
+    across commands (the sequential gate's batches); a model whose price is unknown makes a
+    budget impossible to keep: refused before anything is sent."""
+    if shared is not None:
+        limit_usd = shared.limit_usd
     if limit_usd is None:
         return None
     unknown = sorted(name for name, price in prices.items() if not price.known)
@@ -287,4 +292,4 @@ def budget_for(limit_usd: float | None, prices: Mapping[str, Price]) -> Budget |
             f"--max-cost-usd cannot be kept: the price of {', '.join(unknown)} is unknown; "
             "give it with --price-in/--price-out or --prices FILE.toml"
         )
-    return Budget(limit_usd)
+    return shared if shared is not None else Budget(limit_usd)

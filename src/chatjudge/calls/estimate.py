@@ -15,26 +15,37 @@ from __future__ import annotations
 from pydantic import BaseModel, PrivateAttr
 
 from chatjudge.calls.caller import Caller
+from chatjudge.calls.policy import CallPolicy
 from chatjudge.calls.prices import Price
-from chatjudge.errors import ChatJudgeError
+from chatjudge.errors import ModelError
 from chatjudge.models import Model
 from chatjudge.models.tokens import Tokenizer
 from chatjudge.types import Message, ModelRequest, Reply
 
 
-class WouldSend(ChatJudgeError):
-    """A dry run reached a call the store does not hold: here it would be sent."""
+class NotSent(ModelError):
+    """A dry run reached a call the store does not hold: here it would be sent. An ordinary
+    (not fatal) model error, so that a command's loop goes on past it as it goes on past a
+    call that failed, and the dry run walks every row."""
 
-    def __init__(self, request: ModelRequest) -> None:
+    def __init__(self) -> None:
         super().__init__("a dry run sends nothing")
-        self.request = request
 
 
 class DryCaller(Caller):
-    """A caller that sends nothing: every call it is asked to send raises `WouldSend`."""
+    """A caller that sends nothing: it counts each call it is asked to send in its role's
+    account (or leaves the counting to a projection, `account` None) and raises `NotSent`."""
+
+    def __init__(self, model: Model, policy: CallPolicy, account: RoleEstimate | None) -> None:
+        super().__init__(model, policy, 1)
+        self.account = account
 
     async def send(self, request: ModelRequest, order: int = 0) -> tuple[Reply, float]:
-        raise WouldSend(request)
+        if self.account is not None:
+            tokens = self.account.count(request.messages)
+            cap = request.settings.max_tokens
+            self.account.add((1, 1), (tokens, tokens), (cap, cap))
+        raise NotSent
 
 
 class RoleEstimate(BaseModel):
@@ -124,4 +135,38 @@ def finish(
         notes.append("no stored reply of a model: its low cost counts its input alone")
     return CostEstimate(
         command=command, rows=rows, roles=roles, total_usd=total, unpriced=unpriced, notes=notes
+    )
+
+
+def count_conversation(
+    user: RoleEstimate,
+    assistant: RoleEstimate,
+    opening: list[Message],
+    first: list[Message],
+    turns: int,
+    caps: tuple[int, int],
+) -> None:
+    """One conversation's calls, from 1 turn (the user opens, the assistant answers, the
+    user closes) to `turns` turns with every message at its cap (`caps`: the user's, the
+    assistant's): the user's first call (`opening`) is counted exactly, later ones as it
+    plus the transcript so far; the assistant's from `first`, its messages before the
+    user's first."""
+    base_u, base_a = user.count(opening), assistant.count(first)
+    cap_u, cap_a = caps
+    mean_u = user.mean_stored_output or 0.0
+    mean_a = assistant.mean_stored_output or 0.0
+    closes = turns > 1  # after one reply the user is asked again, and may close
+    growth = turns * (turns - 1) // 2
+    user.add(
+        (1 + closes, turns),
+        (
+            base_u + closes * round(base_u + mean_u + mean_a),
+            turns * base_u + (cap_u + cap_a) * growth,
+        ),
+        ((1 + closes) * cap_u, turns * cap_u),
+    )
+    assistant.add(
+        (1, turns),
+        (round(base_a + mean_u), turns * base_a + cap_u * (growth + turns) + cap_a * growth),
+        (cap_a, turns * cap_a),
     )

@@ -1,5 +1,5 @@
-"""What `generate` and `simulate` share: rows in, one task per row (and sample), rows out
-in input order, the store, the progress bar, and a fatal fault that stops everything.
+"""What `generate` and `simulate` share: rows in, one task per row (and sample) in their
+session's pool, rows out in input order, and a fatal fault that stops everything.
 
 Rows are written in input order although they finish in any order: a finished row waits
 in memory until every row before it is written. On a stop, the rows waiting are written
@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import IO, Any, TypeVar
 
 from chatjudge import jsoncodec
-from chatjudge.calls import Pool, RunProgress
+from chatjudge.calls.session import Session
 from chatjudge.data import Source, Validation
 from chatjudge.data.shard import fingerprint
 from chatjudge.errors import BudgetReached, FatalModelError
@@ -44,13 +44,12 @@ class OrderedWriter:
 
 
 async def drive(
+    session: Session,
     jobs: Iterator[tuple[int, Job]],
     work: Callable[[Job], Awaitable[tuple[dict[str, Any], bool]]],
     writer: OrderedWriter,
-    progress: RunProgress,
-    concurrency: int,
 ) -> BudgetReached | None:
-    """Run `work` on every job, `concurrency` at a time, writing each row by its index.
+    """Run `work` on every job in the session's pool, writing each row by its index.
 
     `work` returns the row and whether it failed. A fatal `ModelError` (rejected
     credentials, a crashed local model) stops handing out jobs and is raised as
@@ -58,6 +57,7 @@ async def drive(
     same way and is returned (the rows it cut short are not written: the same command
     resumes them from the store).
     """
+    progress = session.progress
 
     async def one(indexed: tuple[int, Job]) -> None:
         index, job = indexed
@@ -65,8 +65,7 @@ async def drive(
         writer.put(index, row)
         progress.advance(failed=failed, tokens=0)
 
-    pool: Pool[tuple[int, Job]] = Pool(concurrency)
-    stopped = await pool.run(jobs, one)
+    stopped = await session.run(jobs, one)
     if stopped is not None:
         writer.flush_waiting()
     if isinstance(stopped, BudgetReached) or stopped is None:

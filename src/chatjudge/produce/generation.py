@@ -12,19 +12,18 @@ refuses it instead of judging a reply that does not exist.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import IO, Any
 
 from chatjudge.__about__ import __version__
-from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
-from chatjudge.calls.budget import budget_for, meter_for, reached_error
-from chatjudge.calls.estimate import CostEstimate, DryCaller, WouldSend, finish, role_estimate
-from chatjudge.calls.prices import command_cost, prices_of, role_cost
+from chatjudge.calls import Usage
+from chatjudge.calls.session import CostEstimate, Seat, Session
 from chatjudge.conversation import as_messages
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
-from chatjudge.errors import ModelError, UsageError
+from chatjudge.errors import BudgetReached, ModelError, UsageError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -33,8 +32,6 @@ from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
 from chatjudge.rundir import FORMAT, GenerationSummary, Produced, ProducedInfo, write_json
 from chatjudge.stats import bootstrap_metrics
-from chatjudge.store import Store
-from chatjudge.store.reader import StoreReader
 from chatjudge.types import Message
 
 FIELDS = (
@@ -71,30 +68,50 @@ class Generation:
     async def estimate(self) -> CostEstimate:
         """`--dry-run`: the calls this generation would send (after what the store holds)
         and what they could cost; nothing is sent and nothing is written."""
+        session = self._session(dry_run=True)
+        async with session:
+            with open(os.devnull, "wb") as nowhere:
+                await self._answer(session, nowhere)
+        return session.estimate("generate", self.validation.n_rows)
+
+    async def run(self) -> dict[str, Any]:
+        """Answer every row and write the output and its summary; returns the summary."""
         config = self.config
-        name = self.model.name
-        prices = prices_of([self.model], config.pricing)
-        reader = StoreReader(self.output.store)
-        try:
-            role = Role(
-                DryCaller(self.model, CallPolicy.of(config), config.run.concurrency),
-                Ledger(reader, lookup=not config.run.no_cache),
-                config.generation.settings(),
-            )
-            account = role_estimate(
-                "model_under_test", self.model, prices[name], reader.mean_output_tokens(name)
-            )
-            for item in self._items():
-                try:
-                    await role.call(request_messages(item), 0)
-                except WouldSend as would:
-                    tokens = account.count(would.request.messages)
-                    cap = would.request.settings.max_tokens
-                    account.add((1, 1), (tokens, tokens), (cap, cap))
-            account.answered_by_store = role.usage.cached_calls
-        finally:
-            reader.close()
-        return finish("generate", self.validation.n_rows, [account], prices)
+        session = self._session(dry_run=False)
+        async with session:
+            write_json(self.output.record, self.made)  # before the first call, as run.json
+            with self.output.rows.open("wb") as out, session.progress:
+                answered = await self._answer(session, out)
+        n_failed = sum(answered.failures.values())
+        optional = summary_extras(self.source, self.validation, config.run.shard, answered.indexes)
+        n_done = answered.writer.written
+        cost = session.cost(n_done, self.validation.n_rows)
+        summary = GenerationSummary(
+            format=FORMAT,
+            kind="generation",
+            model=self.model.name,
+            field=self.field,
+            n_rows=self.validation.n_rows,
+            n_ok=n_done - n_failed,
+            n_failed=n_failed,
+            failures=answered.failures,
+            metrics=token_metrics(answered.tokens),
+            usage=session.usage().as_dict(),
+            cost_usd=cost.total_usd,
+            cost=cost,
+            options=config.options("generate"),
+            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            chatjudge_version=__version__,
+            **optional,
+        )
+        written = write_json(self.output.summary, summary, only_set=True)
+        session.check_budget(answered.stopped, n_done, self.validation.n_rows, "row(s)", written)
+        return written
+
+    def _session(self, *, dry_run: bool) -> Session:
+        seat = Seat("model_under_test", self.model)
+        return Session([seat], self.config, self.output.store, total=self.validation.n_rows,
+                            label="generating", dry_run=dry_run)  # fmt: skip
 
     def _items(self) -> Iterator[Item]:
         """The rows to answer (with `--shard`, this shard's, keeping their indexes)."""
@@ -103,22 +120,12 @@ class Generation:
         )
         return share(items, of(self.config.run.shard))
 
-    async def run(self) -> dict[str, Any]:
-        """Answer every row and write the output and its summary; returns the summary."""
-        config = self.config
-        prices = prices_of([self.model], config.pricing)  # once, before anything is sent
-        budget = budget_for(config.pricing.max_cost_usd, prices)
-        self.output.rows.parent.mkdir(parents=True, exist_ok=True)
-        store = Store(self.output.store)
-        write_json(self.output.record, self.made)  # before the first call, as run.json
-        meter = meter_for(budget, self.model, prices[self.model.name])
-        role = Role(
-            Caller(self.model, CallPolicy.of(config), config.run.concurrency, meter),
-            Ledger(store, lookup=not config.run.no_cache),
-            config.generation.settings(),
-        )
-        tokens: dict[int, float] = {}  # by row index
-        failures: dict[str, int] = {}
+    async def _answer(self, session: Session, out: IO[bytes]) -> _Answered:
+        """Ask the model every row's prompt through `session` and write the rows to `out`
+        in input order: the command's one loop, dry or not."""
+        (seat,) = session.seats
+        role = Role(session.caller(seat), session.ledger(seat), self.config.generation.settings())
+        answered = _Answered(OrderedWriter(out))
 
         async def answer(item: Item) -> tuple[dict[str, Any], bool]:
             row = {k: v for k, v in item.data.items() if k != self.field}
@@ -129,67 +136,35 @@ class Generation:
                 if exc.fatal:
                     raise
                 kind, cause = failure_cause(exc)
-                failures[kind] = failures.get(kind, 0) + 1
+                answered.failures[kind] = answered.failures.get(kind, 0) + 1
                 row.update(status="failed", error=cause)
                 return row, True
             used = Usage()
             used.add(reply)
             usage[self.field] = used.as_dict(cached=False)
-            tokens[item.index] = float(reply.output_tokens or 0)
+            answered.tokens[item.index] = float(reply.output_tokens or 0)
             text = visible(reply.text)  # what the model says, not the reasoning before it
             row.update({self.field: text, "status": "ok", "error": None, "usage": usage})
             return row, False
 
-        indexes: list[int] = []  # each written row's index among all rows (for a shard)
-
         def jobs() -> Iterator[tuple[int, Item]]:
             for n, item in enumerate(self._items()):
-                indexes.append(item.index)
+                answered.indexes.append(item.index)
                 yield n, item
 
-        progress = RunProgress(self.validation.n_rows, enabled=config.progress, label="generating")
-        try:
-            with self.output.rows.open("wb") as out, progress:
-                writer = OrderedWriter(out)
-                stopped = await drive(
-                    jobs(),
-                    answer,
-                    writer,
-                    progress,
-                    config.run.concurrency,
-                )
-        finally:
-            store.close()
-            await self.model.aclose()
-        n_failed = sum(failures.values())
-        optional = summary_extras(self.source, self.validation, config.run.shard, indexes)
-        n_done = writer.written
-        cost = command_cost(
-            {"model_under_test": role_cost(prices, role.ledger.by_model)},
-            budget.record(n_done, self.validation.n_rows) if budget else None,
-        )
-        summary = GenerationSummary(
-            format=FORMAT,
-            kind="generation",
-            model=self.model.name,
-            field=self.field,
-            n_rows=self.validation.n_rows,
-            n_ok=n_done - n_failed,
-            n_failed=n_failed,
-            failures=failures,
-            metrics=token_metrics(tokens),
-            usage=role.usage.as_dict(),
-            cost_usd=cost.total_usd,
-            cost=cost,
-            options=config.options("generate"),
-            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            chatjudge_version=__version__,
-            **optional,
-        )
-        written = write_json(self.output.summary, summary, only_set=True)
-        if stopped is not None:
-            raise reached_error(stopped, n_done, self.validation.n_rows, "row(s)", written)
-        return written
+        answered.stopped = await drive(session, jobs(), answer, answered.writer)
+        return answered
+
+
+@dataclass
+class _Answered:
+    """What answering the rows leaves for the summary."""
+
+    writer: OrderedWriter
+    tokens: dict[int, float] = field(default_factory=dict)  # output tokens, by row index
+    failures: dict[str, int] = field(default_factory=dict)  # by kind
+    indexes: list[int] = field(default_factory=list)  # each written row's index among all
+    stopped: BudgetReached | None = None
 
 
 def token_metrics(tokens: Mapping[int, float]) -> dict[str, Any]:

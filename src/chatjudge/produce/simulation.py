@@ -17,27 +17,19 @@ partial transcript, and `chatjudge run` refuses to judge it as if it were comple
 from __future__ import annotations
 
 import datetime as dt
+import os
 import statistics
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
 
 from chatjudge.__about__ import __version__
-from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
-from chatjudge.calls.budget import Meter, Starts, budget_for, meter_for, reached_error
-from chatjudge.calls.estimate import (
-    CostEstimate,
-    DryCaller,
-    RoleEstimate,
-    WouldSend,
-    finish,
-    role_estimate,
-)
-from chatjudge.calls.prices import command_cost, prices_of, role_cost
+from chatjudge.calls import Usage
+from chatjudge.calls.session import CostEstimate, NotSent, Seat, Session, Starts
 from chatjudge.conversation import as_messages
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
-from chatjudge.errors import ModelError
+from chatjudge.errors import BudgetReached, ModelError
 from chatjudge.fields import FieldSpec
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -47,8 +39,6 @@ from chatjudge.produce.roles import Role
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
 from chatjudge.rundir import FORMAT, Produced, ProducedInfo, SimulationSummary, write_json
 from chatjudge.stats import bootstrap_metrics
-from chatjudge.store import Store
-from chatjudge.store.reader import StoreReader
 from chatjudge.types import GenerationSettings, Message
 
 FIELDS = (
@@ -85,74 +75,94 @@ class Simulation:
         """`--dry-run`: the calls these conversations would send and what they could cost,
         from 1 to `--max-turns` turns; nothing is sent and nothing is written. A conversation
         the store holds whole costs nothing; one it does not is counted from its start."""
-        config, sim = self.config, self.config.simulation
-        prices = prices_of([self.assistant, self.user], config.pricing)
-        reader = StoreReader(self.output.store)
-        lookup = not config.run.no_cache
-        policy = CallPolicy.of(config)
-        try:
-            assistant = Role(
-                DryCaller(self.assistant, policy, 1),
-                Ledger(reader, lookup=lookup),
-                config.generation.settings(),
-            )
-            user = SimulatedUser(
-                Role(DryCaller(self.user, policy, 1), Ledger(reader, lookup=lookup),
-                     self._user_settings(), SCHEMA),
-                load_instructions(sim.user_prompt),
-            )  # fmt: skip
-            accounts = [
-                role_estimate(role, m, prices[m.name], reader.mean_output_tokens(m.name))
-                for role, m in (("assistant", self.assistant), ("simulated_user", self.user))
-            ]
-            talk = _Talk(assistant, user, sim.max_turns, config.run.samples, [])
-            for item in self._items():
-                for k in range(config.run.samples):
-                    try:
-                        await talk.converse((item, k))
-                    except WouldSend:
-                        self._count_conversation(item, k, user, *accounts)
-            accounts[0].answered_by_store = assistant.usage.cached_calls
-            accounts[1].answered_by_store = user.role.usage.cached_calls
-        finally:
-            reader.close()
-        return finish("simulate", self.validation.n_rows, accounts, prices)
+        session = self._session(dry_run=True)
+        async with session:
+            with open(os.devnull, "wb") as nowhere:
+                await self._converse(session, nowhere)
+        return session.estimate("simulate", self.validation.n_rows)
 
-    def _count_conversation(
-        self,
-        item: Item,
-        sample: int,
-        user: SimulatedUser,
-        assistant_account: RoleEstimate,
-        user_account: RoleEstimate,
-    ) -> None:
-        """One conversation's calls, from 1 turn (the user opens, the assistant answers,
-        the user closes) to `--max-turns` turns with every message at its cap; the user's
-        first call is counted exactly, later ones as it plus the transcript so far."""
-        fields = item.fields
-        history = as_messages(fields["chat_history"], label="Earlier conversation")
-        opening = user.messages(str(fields["question"]), fields.get("user_context"), history, [])
-        base_u = user_account.count(user.role.prepare(opening, sample)[1].messages)
-        base_a = assistant_account.count([*history, {"role": "user", "content": ""}])
-        turns, cap_a = self.config.simulation.max_turns, self.config.generation.max_tokens
-        cap_u = self.config.simulation.user_max_tokens
-        mean_u = user_account.mean_stored_output or 0.0
-        mean_a = assistant_account.mean_stored_output or 0.0
-        closes = turns > 1  # after one reply the user is asked again, and may close
-        growth = turns * (turns - 1) // 2
-        user_account.add(
-            (1 + closes, turns),
-            (
-                base_u + closes * round(base_u + mean_u + mean_a),
-                turns * base_u + (cap_u + cap_a) * growth,
-            ),
-            ((1 + closes) * cap_u, turns * cap_u),
+    async def run(self) -> dict[str, Any]:
+        """Simulate every conversation, write them and their summary; returns the summary."""
+        config = self.config
+        session = self._session(dry_run=False)
+        async with session:
+            write_json(self.output.record, self.made)  # before the first call, as run.json
+            with self.output.rows.open("wb") as out, session.progress:
+                talked = await self._converse(session, out)
+        samples, total = config.run.samples, self.validation.n_rows * config.run.samples
+        assistant, user = session.seats
+        done = talked.writer.written
+        summary = SimulationSummary(
+            **summarize(talked.records, samples),
+            assistant=self.assistant.name,
+            user=self.user.name,
+            n_rows=self.validation.n_rows,
+            samples=samples,
+            max_turns=config.simulation.max_turns,
+            usage={
+                "assistant": session.usage(assistant).as_dict(),
+                "user": session.usage(user).as_dict(),
+            },
+            cost=session.cost(done, total),
+            options={
+                k: str(v) if k in ("user_prompt", "prices") and v else v
+                for k, v in config.options("simulate").items()
+            },
+            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            chatjudge_version=__version__,
+            **summary_extras(self.source, self.validation, config.run.shard, talked.indexes),
         )
-        assistant_account.add(
-            (1, turns),
-            (round(base_a + mean_u), turns * base_a + cap_u * (growth + turns) + cap_a * growth),
-            (cap_a, turns * cap_a),
+        written = write_json(self.output.summary, summary, only_set=True)
+        session.check_budget(talked.stopped, done, total, "conversation(s)", written)
+        return written
+
+    def _session(self, *, dry_run: bool) -> Session:
+        """Two seats; one model in both roles has one caller (one concurrency cap). The dry
+        run counts a conversation by its projection from 1 to `--max-turns` turns."""
+        seats = [Seat("assistant", self.assistant), Seat("simulated_user", self.user)]
+        total = self.validation.n_rows * self.config.run.samples
+        return Session(seats, self.config, self.output.store, total=total,
+                            label="simulating", dry_run=dry_run, projected=True)  # fmt: skip
+
+    async def _converse(self, session: Session, out: IO[bytes]) -> _Talked:
+        """Every conversation through `session`, written to `out` in input order: the
+        command's one loop, dry or not."""
+        config, sim = self.config, self.config.simulation
+        seat_a, seat_u = session.seats
+        assistant = Role(
+            session.caller(seat_a), session.ledger(seat_a), config.generation.settings()
         )
+        user = SimulatedUser(
+            Role(session.caller(seat_u), session.ledger(seat_u), self._user_settings(), SCHEMA),
+            load_instructions(sim.user_prompt),
+        )
+        samples = config.run.samples
+        talked = _Talked(OrderedWriter(out))
+
+        def unsent(item: Item, sample: int) -> None:  # dry run: count it from its start
+            fields = item.fields
+            history = as_messages(fields["chat_history"], label="Earlier conversation")
+            goal, context = str(fields["question"]), fields.get("user_context")
+            opening = user.messages(goal, context, history, [])
+            session.project_conversation(
+                seat_u,
+                seat_a,
+                user.role.prepare(opening, sample)[1].messages,
+                [*history, {"role": "user", "content": ""}],
+                sim.max_turns,
+                (sim.user_max_tokens, config.generation.max_tokens),
+            )
+
+        talk = _Talk(assistant, user, sim.max_turns, samples, talked.records,
+                     session.starts(2 * sim.max_turns), unsent)  # fmt: skip
+
+        def jobs() -> Iterator[tuple[int, tuple[Item, int]]]:
+            for n, item in enumerate(self._items()):
+                talked.indexes.append(item.index)
+                yield from ((n * samples + k, (item, k)) for k in range(samples))
+
+        talked.stopped = await drive(session, jobs(), talk.converse, talked.writer)
+        return talked
 
     def _user_settings(self) -> GenerationSettings:
         sim = self.config.simulation
@@ -167,91 +177,15 @@ class Simulation:
         )
         return share(items, of(self.config.run.shard))
 
-    async def run(self) -> dict[str, Any]:
-        """Simulate every conversation, write them and their summary; returns the summary."""
-        config, sim = self.config, self.config.simulation
-        prices = prices_of([self.assistant, self.user], config.pricing)  # once, before sending
-        budget = budget_for(config.pricing.max_cost_usd, prices)
 
-        def meter(model: Model) -> Meter | None:
-            return meter_for(budget, model, prices[model.name])
+@dataclass
+class _Talked:
+    """What the conversations leave for the summary."""
 
-        self.output.rows.parent.mkdir(parents=True, exist_ok=True)
-        store = Store(self.output.store)
-        write_json(self.output.record, self.made)  # before the first call, as run.json
-        lookup = not config.run.no_cache
-        concurrency = config.run.concurrency
-        assistant = Role(
-            Caller(self.assistant, CallPolicy.of(config), concurrency, meter(self.assistant)),
-            Ledger(store, lookup=lookup),
-            config.generation.settings(),
-        )
-        user_settings = self._user_settings()
-        user_model = self.user
-        if user_model is self.assistant:  # one model in both roles: one caller, one cap
-            user_caller = assistant.caller
-        else:
-            user_caller = Caller(user_model, CallPolicy.of(config), concurrency, meter(user_model))
-        user = SimulatedUser(
-            Role(user_caller, Ledger(store, lookup=lookup), user_settings, SCHEMA),
-            load_instructions(sim.user_prompt),
-        )
-        samples = config.run.samples
-        records: list[dict[str, Any]] = []
-        metered = budget is not None and (assistant.caller.meter or user_caller.meter)
-        starts = Starts(budget, 2 * sim.max_turns) if budget and metered else None
-        talk = _Talk(assistant, user, sim.max_turns, samples, records, starts)
-        indexes: list[int] = []  # each written row's index among all rows (for a shard)
-
-        def jobs() -> Iterator[tuple[int, tuple[Item, int]]]:
-            for n, item in enumerate(self._items()):
-                indexes.append(item.index)
-                yield from ((n * samples + k, (item, k)) for k in range(samples))
-
-        total = self.validation.n_rows * samples
-        progress = RunProgress(total, enabled=config.progress, label="simulating")
-        try:
-            with self.output.rows.open("wb") as out, progress:
-                writer = OrderedWriter(out)
-                stopped = await drive(jobs(), talk.converse, writer, progress, concurrency)
-        finally:
-            store.close()
-            await self.assistant.aclose()
-            if self.user is not self.assistant:
-                await self.user.aclose()
-        optional = summary_extras(self.source, self.validation, config.run.shard, indexes)
-        cost = command_cost(
-            {
-                "assistant": role_cost(
-                    {self.assistant.name: prices[self.assistant.name]}, assistant.ledger.by_model
-                ),
-                "simulated_user": role_cost(
-                    {self.user.name: prices[self.user.name]}, user.role.ledger.by_model
-                ),
-            },
-            budget.record(writer.written, total) if budget else None,
-        )
-        summary = SimulationSummary(
-            **summarize(records, samples),
-            assistant=self.assistant.name,
-            user=self.user.name,
-            n_rows=self.validation.n_rows,
-            samples=samples,
-            max_turns=sim.max_turns,
-            usage={"assistant": assistant.usage.as_dict(), "user": user.role.usage.as_dict()},
-            cost=cost,
-            options={
-                k: str(v) if k in ("user_prompt", "prices") and v else v
-                for k, v in config.options("simulate").items()
-            },
-            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            chatjudge_version=__version__,
-            **optional,
-        )
-        written = write_json(self.output.summary, summary, only_set=True)
-        if stopped is not None:
-            raise reached_error(stopped, writer.written, total, "conversation(s)", written)
-        return written
+    writer: OrderedWriter
+    records: list[dict[str, Any]] = field(default_factory=list)  # per conversation
+    indexes: list[int] = field(default_factory=list)  # each written row's index among all
+    stopped: BudgetReached | None = None
 
 
 @dataclass
@@ -262,6 +196,7 @@ class _Talk:
     samples: int
     records: list[dict[str, Any]]  # per conversation, what the summary needs
     starts: Starts | None = None  # with a budget: when a conversation may start
+    unsent: Callable[[Item, int], None] | None = None  # dry run: a conversation not held whole
 
     async def converse(self, job: tuple[Item, int]) -> tuple[dict[str, Any], bool]:
         """One conversation, turn by turn: its output row, and whether it failed. Short of
@@ -310,6 +245,8 @@ class _Talk:
         except ModelError as exc:
             if exc.fatal:
                 raise
+            if isinstance(exc, NotSent) and self.unsent is not None:
+                self.unsent(item, sample)
             error = failure_cause(exc)
         except UserReplyError as exc:
             error = ("no user message", str(exc))

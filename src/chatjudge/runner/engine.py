@@ -4,8 +4,9 @@ It has three parts, each in its own module: planning (`plan`: an item into the c
 it needs, those the store holds answered at once), executing (`execute`: a call
 through its judge's caller, with retries and the parse-retry loop) and folding
 (`fold`: finished items into `results.jsonl`, the report and the summary). The calls
-themselves take the one call path of `chatjudge.calls`: the store's ledger, the judges'
-callers and the worker pool.
+themselves go through the command's session (`chatjudge.calls.session`: prices, budget,
+store, the judges' callers and ledgers, the worker pool, closing and the cost record);
+`--dry-run` is the same loop through a session that sends and writes nothing.
 
 Items stream from the source and are planned only when a worker is free for their
 calls, so memory holds the items in flight, not the dataset. Every reply is committed
@@ -16,35 +17,33 @@ is missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from chatjudge.__about__ import __version__
-from chatjudge.calls import Caller, CallPolicy, Ledger, Pool, RunProgress
-from chatjudge.calls.budget import Meter, budget_for, meter_for, reached_error
-from chatjudge.calls.estimate import CostEstimate, RoleEstimate, finish, role_estimate
-from chatjudge.calls.prices import command_cost, prices_of, role_cost
+from chatjudge.calls.session import Budget, CostEstimate, Seat, Session, Stopped
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import fingerprint, of, share
-from chatjudge.errors import BudgetReached, FatalModelError, ModelError
+from chatjudge.errors import FatalModelError, ModelError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.protocols.spec import Protocol
-from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY, RunInfo, write_json
+from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY, Cost, RunInfo, write_json
 from chatjudge.runner.execute import execute
 from chatjudge.runner.fold import Folder, OnItem
 from chatjudge.runner.plan import Call, JudgeLane, Planner
 from chatjudge.runner.summary import SummaryBuilder
-from chatjudge.store import Store
-from chatjudge.store.reader import StoreReader
+from chatjudge.sync import run_sync
 
 
 @dataclass
 class RunOutcome:
     out_dir: Path
     summary: dict[str, Any]
+    cost: Cost  # the summary's, as its record
 
 
 class Engine:
@@ -70,94 +69,74 @@ class Engine:
         flip = config.run.flip and protocol.kind == "pairwise"
         self.orders = (False, True) if flip else (False,)
 
-    async def run(self, on_item: OnItem | None = None) -> RunOutcome:
-        """Judge every item; `on_item` sees each results record as it is written."""
-        config = self.config
-        prices = prices_of(self.models, config.pricing)  # once, before anything is sent
-        budget = budget_for(config.pricing.max_cost_usd, prices)
-        lanes = self._lanes(lambda m: meter_for(budget, m, prices[m.name]))
-        names = [lane.name for lane in lanes]
-        summary = SummaryBuilder(
-            self.protocol, names, flip=config.run.flip, samples=config.run.samples
-        )
-        progress = RunProgress(self.n_rows, enabled=config.progress)
-        store: Store | None = None
-        try:
-            store = Store(self.out_dir / STORE)  # first: a store that cannot be used stops here
+    async def run(
+        self, on_item: OnItem | None = None, *, budget: Budget | None = None
+    ) -> RunOutcome:
+        """Judge every item; `on_item` sees each results record as it is written.
+        `budget`: one shared with other runs (the sequential gate's batches) instead of
+        `--max-cost-usd`'s own."""
+        session = self._session(dry_run=False, budget=budget)
+        async with session:
             write_json(self.out_dir / RUN_INFO, self.run_info())
-            with (self.out_dir / RESULTS).open("wb") as out, progress:
-                # A new store holds nothing: no lookups.
-                ledger = Ledger(store, lookup=not (config.run.no_cache or store.empty))
-                planner = Planner(self.protocol, lanes, self.orders, ledger)
-                folder = Folder(self.protocol, names, summary, progress, out, on_item)
-                run = _Run(self.protocol, config.retries.parse_retries, ledger, folder)
-                pool: Pool[Call] = Pool(config.run.concurrency)
-                stopped = await pool.run(self._calls(planner, folder, pool), run.one)
-            if isinstance(stopped, ModelError):
-                raise FatalModelError(
-                    f"run stopped: {stopped}", finished=folder.finished
-                ) from stopped
-        finally:
-            if store is not None:
-                store.close()
-            for model in self.models:
-                await model.aclose()
-        judging = command_cost(
-            {"judge": role_cost(prices, ledger.by_model)},
-            budget.record(folder.finished, self.n_rows) if budget else None,
-        )
-        built = summary.build(
-            ledger.usage.as_dict(),
-            judging,
+            with (self.out_dir / RESULTS).open("wb") as out, session.progress:
+                folder, stopped = await self._judge(session, out, on_item)
+        if isinstance(stopped, ModelError):
+            raise FatalModelError(
+                f"run stopped: {stopped}", finished=folder.finished
+            ) from stopped
+        cost = session.cost(folder.finished, self.n_rows)
+        built = folder.summary.build(
+            session.usage().as_dict(),
+            cost,
             len(self.validation.skipped_rows),
             self.validation.skipped(),
         )
         written = write_json(self.out_dir / SUMMARY, built, only_set=True)
-        if isinstance(stopped, BudgetReached):
-            raise reached_error(stopped, folder.finished, self.n_rows, "item(s)", written)
-        return RunOutcome(self.out_dir, written)
+        session.check_budget(stopped, folder.finished, self.n_rows, "item(s)", written)
+        return RunOutcome(self.out_dir, written, cost)
 
     def estimate(self) -> CostEstimate:
         """`--dry-run`: the calls this run would send (after what the store holds) and what
         they could cost; nothing is sent and nothing is written."""
-        config = self.config
-        prices = prices_of(self.models, config.pricing)
-        reader = StoreReader(self.out_dir / STORE)
-        try:
-            ledger = Ledger(reader, lookup=not (config.run.no_cache or reader.empty))
-            lanes = self._lanes(lambda m: None)
-            planner = Planner(self.protocol, lanes, self.orders, ledger)
-            roles: dict[str, RoleEstimate] = {
-                lane.name: role_estimate(
-                    "judge", lane.model, prices[lane.name], reader.mean_output_tokens(lane.name)
-                )
-                for lane in lanes
-            }
-            for item in self._items():
-                state, missing = planner.plan(item)
-                for outcome in state.calls:
-                    roles[outcome.judge].answered_by_store += outcome.cached
-                for call in missing:
-                    account = roles[call.lane.name]
-                    tokens = account.count(call.request.messages)
-                    cap = call.request.settings.max_tokens
-                    account.add((1, 1), (tokens, tokens), (cap, cap))
-        finally:
-            reader.close()
-        return finish("run", self.n_rows, list(roles.values()), prices)
+        return run_sync(self._estimate())
 
-    def _lanes(self, meter: Callable[[Model], Meter | None]) -> list[JudgeLane]:
-        """One lane per judge, each calling through its own caller (and `meter`)."""
+    async def _estimate(self) -> CostEstimate:
+        session = self._session(dry_run=True)
+        async with session:
+            with open(os.devnull, "wb") as nowhere:
+                await self._judge(session, nowhere, None)
+        return session.estimate("run", self.n_rows)
+
+    def _session(self, *, dry_run: bool, budget: Budget | None = None) -> Session:
+        seats = [Seat("judge", m) for m in self.models]
+        return Session(seats, self.config, self.out_dir / STORE, total=self.n_rows,
+                            dry_run=dry_run, budget=budget)  # fmt: skip
+
+    async def _judge(
+        self, session: Session, out: IO[bytes], on_item: OnItem | None
+    ) -> tuple[Folder, Stopped]:
+        """Plan every item's calls, send those the store does not answer through the
+        session, and fold finished items into `out`: the run's one loop, dry or not."""
         config = self.config
-        return [
+        lanes = [
             JudgeLane(
-                Caller(m, CallPolicy.of(config), config.run.concurrency, meter(m)),
+                session.caller(seat),
+                session.ledger(seat),
                 self.protocol,
                 config.generation,
                 config.run.samples,
             )
-            for m in self.models
+            for seat in session.seats
         ]
+        names = [lane.name for lane in lanes]
+        summary = SummaryBuilder(
+            self.protocol, names, flip=config.run.flip, samples=config.run.samples
+        )
+        planner = Planner(self.protocol, lanes, self.orders)
+        folder = Folder(self.protocol, names, summary, session.progress, out, on_item)
+        run = _Run(self.protocol, config.retries.parse_retries, folder)
+        stopped = await session.run(self._calls(planner, folder, session), run.one)
+        return folder, stopped
 
     def _items(self) -> Iterator[Item]:
         """The items to judge (with `--shard`, this shard's, keeping their indexes)."""
@@ -170,11 +149,11 @@ class Engine:
         )
         return share(items, of(self.config.run.shard))
 
-    def _calls(self, planner: Planner, folder: Folder, pool: Pool[Call]) -> Iterator[Call]:
+    def _calls(self, planner: Planner, folder: Folder, session: Session) -> Iterator[Call]:
         """The calls to send, item by item. An item the store answers whole is finished
         here at once; every worker pulls from this one generator."""
         for item in self._items():
-            if pool.stopped is not None:
+            if session.stopped is not None:
                 return
             state, missing = planner.plan(item)
             if not missing:
@@ -201,14 +180,11 @@ class Engine:
 
 
 class _Run:
-    """What one run of the engine holds while it goes: the store and the finished items."""
+    """What one run of the engine holds while it goes: the finished items."""
 
-    def __init__(
-        self, protocol: Protocol, parse_retries: int, ledger: Ledger, folder: Folder
-    ) -> None:
+    def __init__(self, protocol: Protocol, parse_retries: int, folder: Folder) -> None:
         self.protocol = protocol
         self.parse_retries = parse_retries
-        self.ledger = ledger
         self.folder = folder
 
     async def one(self, call: Call) -> None:
@@ -218,7 +194,7 @@ class _Run:
         outcome = call.outcome
         if done.reply is not None:
             cap = call.request.settings.max_tokens
-            self.ledger.commit(call.key, call.lane.name, done.reply, done.latency or 0.0, cap)
+            call.lane.ledger.commit(call.key, call.lane.name, done.reply, done.latency or 0.0, cap)
             outcome.settle(done.reply, done.latency, done.verdict, done.error)
         else:
             outcome.error = done.error

@@ -34,9 +34,17 @@ class JudgeLane:
     """One judge of the run: a model used through the protocol."""
 
     def __init__(
-        self, caller: Caller, protocol: Protocol, generation: GenerationOptions, samples: int
+        self,
+        caller: Caller,
+        ledger: Ledger,
+        protocol: Protocol,
+        generation: GenerationOptions,
+        samples: int,
     ) -> None:
+        """`ledger`: the judge's store and usage, which answer the calls it holds at
+        planning time and keep the replies sent for."""
         self.caller = caller
+        self.ledger = ledger
         self.model: Model = caller.model
         self.name = self.model.name
         schema = protocol.verdict_schema
@@ -88,13 +96,10 @@ class Planner:
         protocol: Protocol,
         lanes: list[JudgeLane],
         orders: tuple[bool, ...],
-        ledger: Ledger,
     ) -> None:
-        """`ledger`: the run's store, which answers the calls it holds at planning time."""
         self.protocol = protocol
         self.lanes = lanes
         self.orders = orders
-        self.ledger = ledger
 
     def plan(self, item: Item) -> tuple[ItemState, list[Call]]:
         """The item's state and the calls the store could not answer (which point to the
@@ -109,7 +114,7 @@ class Planner:
                     key = sample.keys.key(request.messages, k)
                     outcome = CallOutcome(lane.name, k, flipped)
                     state.calls.append(outcome)
-                    stored = self.ledger.find(key, sample.legacy, prompt, k)
+                    stored = lane.ledger.find(key, sample.legacy, prompt, k)
                     if stored is None:
                         missing.append(Call(state, len(state.calls) - 1, lane, request, key))
                         continue
