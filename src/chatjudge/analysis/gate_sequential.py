@@ -35,6 +35,7 @@ from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol, get_protocol
 from chatjudge.rundir import RESULTS, iter_results, write_json
+from chatjudge.runner import build_engine
 from chatjudge.stats.paired import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
 from chatjudge.sync import run_sync
@@ -206,11 +207,10 @@ class _Batches:
 
     def judge(self, rows: list[dict[str, Any]], ids: set[str], out: Path) -> None:
         """Judge the rows of `ids` into `out`: the store answers those judged before."""
-        from chatjudge.api import build_engine  # the one set-up of a run (no lower one yet)
-
         chosen = [r for r in rows if r["id"] in ids]
-        engine = build_engine(chosen, self.proto, self.judges, out, column_map=None,
-                              config=self.config)  # fmt: skip
+        engine = build_engine(
+            chosen, self.proto, self.judges, out, column_map=None, config=self.config
+        )
         try:
             total = run_sync(engine.run(budget=self.budget)).cost.total_usd
         except BudgetReachedError:
