@@ -46,15 +46,15 @@ class EvalResult:
 
         rows = [
             {
-                "id": r["id"],
-                "index": r["index"],
-                "status": r["status"],
-                **r["scores"],
-                "consistent": r["consistent"],
-                "agreement": r["agreement"],
-                "error": r["error"],
-                "input_tokens": r["usage"]["input_tokens"],
-                "output_tokens": r["usage"]["output_tokens"],
+                "id": r.id,
+                "index": r.index,
+                "status": r.status,
+                **r.scores,
+                "consistent": r.consistent,
+                "agreement": r.agreement,
+                "error": r.error,
+                "input_tokens": r.usage["input_tokens"],
+                "output_tokens": r.usage["output_tokens"],
             }
             for r in iter_results(self.out_dir)
         ]

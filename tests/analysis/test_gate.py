@@ -15,11 +15,13 @@ from pydantic import ConfigDict
 from typer.testing import CliRunner
 
 import chatjudge
-from chatjudge.analysis.formats import GATE, Gate, GateDifference, GateLook, GateSlice, read_gate
 from chatjudge.analysis.gate_text import markdown
 from chatjudge.analysis.gate_units import field_value, slice_values
 from chatjudge.cli import app
 from chatjudge.errors import ChatJudgeWarning, UsageError
+from chatjudge.formats.analyses import Gate, GateDifference, GateLook, GateSlice
+from chatjudge.formats.io import read_model
+from chatjudge.rundir import GATE
 from chatjudge.stats.paired import paired_difference
 from tests.support.cli import run_cli
 
@@ -133,7 +135,7 @@ def test_one_pairwise_run_gates_the_preference_minus_one_half(tmp_path: Path) ->
     assert g.small_sample is not None and g.small_sample.rule == "sign-test"
     assert g.small_sample.difference_range == [-0.5, 0.5]
     StrictGate.model_validate_json((run / GATE).read_text(encoding="utf-8"))
-    assert read_gate(run / GATE) == g
+    assert read_model(run / GATE, Gate) == g
 
 
 def test_orders_that_disagree_count_as_a_tie(tmp_path: Path) -> None:
@@ -253,7 +255,7 @@ def test_allow_mismatch_gates_and_records_what_differs(tmp_path: Path) -> None:
     with pytest.warns(ChatJudgeWarning, match="runs differ: judges"):
         g = chatjudge.gate(other, base, allow_mismatch=True, report=False)
     assert g.mismatches == ["judges: python/marker_judge vs python/other_marker_judge"]
-    assert read_gate(other / GATE).mismatches == g.mismatches
+    assert read_model(other / GATE, Gate).mismatches == g.mismatches
 
 
 def test_two_pairwise_runs_need_the_same_baseline_responses(tmp_path: Path) -> None:
@@ -322,7 +324,7 @@ def test_each_outcome_has_its_exit_code(
         str(target),
     )
     assert result.exit_code == code, result.output
-    g = read_gate(target)
+    g = read_model(target, Gate)
     assert g.outcome == outcome and g.require == require and g.margin == float(margin)
     lo, hi = g.difference.ci95
     bound = 0.0 if require == "better" else -float(margin)
@@ -353,7 +355,8 @@ def test_failed_items_never_change_the_exit_code(tmp_path: Path) -> None:
     base = judged(rows, tmp_path / "b", parse_retries=0)
     cand = judged(cand_rows, tmp_path / "c", parse_retries=0)
     result = cli("--baseline", str(base), "--candidate", str(cand), "--metric", "accuracy")
-    assert result.exit_code == 0 and read_gate(cand / GATE).counts["candidate"]["failed"] == 1
+    assert result.exit_code == 0
+    assert read_model(cand / GATE, Gate).counts["candidate"]["failed"] == 1
 
 
 # --- slices ------------------------------------------------------------------------------
@@ -442,7 +445,7 @@ def test_gating_a_grown_run_again_is_recorded_and_warned(tmp_path: Path) -> None
     with pytest.warns(ChatJudgeWarning, match="peeking"):
         second = chatjudge.gate(grown, base, report=False)
     assert [look.n_pairs for look in second.looks] == [first.n_pairs] == [20]
-    assert read_gate(grown / GATE).looks[0].outcome == first.outcome
+    assert read_model(grown / GATE, Gate).looks[0].outcome == first.outcome
 
 
 def test_markdown_table(tmp_path: Path) -> None:
@@ -504,10 +507,10 @@ def test_a_gate_json_of_another_format_is_refused(tmp_path: Path) -> None:
     path = tmp_path / GATE
     path.write_text(json.dumps({"format": 99, "outcome": "pass"}))
     with pytest.raises(UsageError, match="format 99"):
-        read_gate(path)
+        read_model(path, Gate)
     path.write_text(json.dumps({"format": 1, "outcome": "pass"}))
     with pytest.raises(UsageError, match="not a chatjudge gate"):
-        read_gate(path)
+        read_model(path, Gate)
 
 
 CUSTOM = Path(__file__).resolve().parents[2] / "examples" / "chat_quality_1to5.toml"
@@ -547,7 +550,7 @@ def test_three_winning_pairwise_rows_are_inconclusive_not_a_pass(tmp_path: Path)
     run = judged(pairwise_rows(["C"] * 3), tmp_path / "pw", fair_judge, flip=False)
     done = run_cli("gate", str(run), "--require", "better")
     assert done.returncode == 3, done.stdout + done.stderr
-    g = read_gate(run / GATE)
+    g = read_model(run / GATE, Gate)
     lo, hi = g.difference.ci95
     assert g.difference.value == 0.5 and lo <= 0 < hi  # not [+0.5000, +0.5000]
     assert g.method == "cluster-bootstrap+sign-test"
@@ -648,7 +651,7 @@ def test_rows_without_a_value_for_by_are_one_slice(tmp_path: Path) -> None:
         "--by", "tier",
     )  # fmt: skip
     assert done.returncode in (1, 3), done.stderr
-    g = read_gate(cand / GATE)
+    g = read_model(cand / GATE, Gate)
     assert sorted((s.value, s.n_pairs) for s in g.slices) == [
         ("(missing)", 5), ("free", 4), ("pro", 3)
     ]

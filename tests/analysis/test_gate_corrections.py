@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import chatjudge
-from chatjudge.analysis.formats import read_gate
 from chatjudge.analysis.gate_text import markdown
+from chatjudge.formats.analyses import Gate
+from chatjudge.formats.io import read_model
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text, style_control, style_counts
 from tests.analysis.test_gate import cli, fair_judge, judged, pairwise_rows, pointwise_rows
@@ -83,7 +84,7 @@ def test_human_labels_add_calibrated_figures(tmp_path: Path) -> None:
                               for i, h in enumerate(human)))  # fmt: skip
     done = cli(str(run), "--human", str(labels), "--markdown", str(tmp_path / "g.md"))
     assert done.exit_code in (0, 1, 3), done.output
-    g = read_gate(run / "gate.json")
+    g = read_model(run / "gate.json", Gate)
     pref = g.calibrated["preference"]
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     vote = {"CANDIDATE": 1.0, "TIE": 0.5, "BASELINE": 0.0}

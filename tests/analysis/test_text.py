@@ -8,8 +8,8 @@ from rich.console import Console, RenderableType
 
 from chatjudge.analysis.agree_text import agreement_lines
 from chatjudge.analysis.compare_text import control_note, ratings_table
-from chatjudge.analysis.formats import Gate
 from chatjudge.analysis.gate_text import table
+from chatjudge.formats.analyses import Gate
 
 
 def rendered(renderable: RenderableType) -> str:

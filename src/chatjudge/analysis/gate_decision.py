@@ -14,15 +14,15 @@ from typing import Literal
 import numpy as np
 
 from chatjudge.__about__ import __version__
-from chatjudge.analysis.formats import (
+from chatjudge.analysis.gate_pairing import Paired
+from chatjudge.analysis.gate_units import slice_values
+from chatjudge.formats.analyses import (
     Gate,
     GateDifference,
     GateNoise,
     GateSlice,
     GateSmallSample,
 )
-from chatjudge.analysis.gate_pairing import Paired
-from chatjudge.analysis.gate_units import slice_values
 from chatjudge.stats.paired import Difference, decide, mde80, noise_split, rows_to_decide
 from chatjudge.stats.small_sample import SmallSample
 

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 import chatjudge.api
-from chatjudge.analysis.formats import GATE, Gate, GateSequential
 from chatjudge.analysis.gate_decision import Require, Settings, assemble
 from chatjudge.analysis.gate_pairing import Paired, pair
 from chatjudge.analysis.gate_units import (
@@ -31,9 +30,11 @@ from chatjudge.analysis.gate_units import (
 )
 from chatjudge.data import Source, validate
 from chatjudge.errors import BudgetReachedError, UsageError
+from chatjudge.formats.analyses import Gate, GateSequential
+from chatjudge.formats.io import write_json
 from chatjudge.models import ModelSpec
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.rundir import RESULTS, iter_results, write_json
+from chatjudge.rundir import GATE, RESULTS, iter_results
 from chatjudge.stats.paired import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
 

@@ -21,7 +21,8 @@ from urllib.parse import quote
 from chatjudge.calls.prices import command_cost
 from chatjudge.data.shard import Shard
 from chatjudge.errors import UsageError
-from chatjudge.rundir import BudgetRecord, Cost, RoleCostRecord, prepare_output
+from chatjudge.formats.cost import BudgetRecord, Cost, RoleCostRecord
+from chatjudge.rundir import prepare_output
 from chatjudge.store import Store
 from chatjudge.store.migrations import SCHEMA_VERSION
 from chatjudge.store.reader import ReadOnly

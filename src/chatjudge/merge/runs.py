@@ -12,6 +12,10 @@ from typing import Any
 
 from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
+from chatjudge.formats.io import write_json
+from chatjudge.formats.results import ResultRecord
+from chatjudge.formats.run_info import RunInfo
+from chatjudge.formats.summary import Summary
 from chatjudge.merge.parts import (
     ONLY_SHARD,
     check_cover,
@@ -28,21 +32,16 @@ from chatjudge.merge.parts import (
 )
 from chatjudge.protocols import BUILTIN, Protocol, get_protocol
 from chatjudge.rundir import (
-    FORMAT,
     REPORT,
     RESULTS,
     RUN_INFO,
     STORE,
     SUMMARY,
-    RunInfo,
-    Summary,
     read_run_info,
     read_summary,
     run_differences,
-    write_json,
 )
-from chatjudge.runner.fold import count
-from chatjudge.runner.summary import SummaryBuilder
+from chatjudge.summarize.run import SummaryBuilder, count
 
 
 def merge_runs(
@@ -79,7 +78,6 @@ def merge_runs(
     lines = order_lines(results, _index_of)  # every line read and checked before any write
     config = {**first.config, "shard": None}
     merged = RunInfo(
-        format=FORMAT,
         protocol=first.protocol,
         judges=first.judges,
         config=config,
@@ -159,8 +157,9 @@ def _index_of(number: int, row: int, line: bytes) -> int:
         record = jsoncodec.loads(line)
     except ValueError:
         record = None
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise ValueError(f"is cut off or not a results record of format {FORMAT}: {_RE_RUN}")
+    version = ResultRecord.version()
+    if not isinstance(record, dict) or record.get("format") != version:
+        raise ValueError(f"is cut off or not a results record of format {version}: {_RE_RUN}")
     index = record.get("index")
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise ValueError(f"has no row index (`index`: {index!r}): {_RE_RUN}")

@@ -14,13 +14,14 @@ from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, validate
 from chatjudge.data.shard import of
 from chatjudge.errors import UsageError
+from chatjudge.formats.produced import ProducedInfo
 from chatjudge.models import ModelSpec, check_options, get_model
 from chatjudge.options import RunConfig, SimulationOptions
 from chatjudge.outputs import check_produced_output
 from chatjudge.produce import generation as gen
 from chatjudge.produce import simulation as sim
 from chatjudge.produce.user import load_instructions
-from chatjudge.rundir import Produced, ProducedInfo, default_output, prepare_output
+from chatjudge.rundir import Produced, default_output, prepare_output
 from chatjudge.sync import run_sync
 
 _USER_TEMPERATURE = SimulationOptions.model_fields["user_temperature"].default

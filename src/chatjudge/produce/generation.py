@@ -11,12 +11,10 @@ refuses it instead of judging a reply that does not exist.
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
 from chatjudge.calls.budget import budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import CostEstimate, DryCaller, WouldSend, finish, role_estimate
@@ -26,15 +24,17 @@ from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
 from chatjudge.errors import ModelError, UsageError
 from chatjudge.fields import FieldSpec
+from chatjudge.formats.io import write_json
+from chatjudge.formats.produced import ProducedInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
-from chatjudge.rundir import FORMAT, GenerationSummary, Produced, ProducedInfo, write_json
-from chatjudge.stats import bootstrap_metrics
+from chatjudge.rundir import Produced
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
+from chatjudge.summarize.generation import generation_summary
 from chatjudge.types import Message
 
 FIELDS = (
@@ -168,35 +168,19 @@ class Generation:
             {"model_under_test": role_cost(prices, role.ledger.by_model)},
             budget.record(n_done, self.validation.n_rows) if budget else None,
         )
-        summary = GenerationSummary(
-            format=FORMAT,
-            kind="generation",
+        summary = generation_summary(
+            tokens,
             model=self.model.name,
             field=self.field,
             n_rows=self.validation.n_rows,
             n_ok=n_done - n_failed,
-            n_failed=n_failed,
             failures=failures,
-            metrics=token_metrics(tokens),
             usage=role.usage.as_dict(),
-            cost_usd=cost.total_usd,
             cost=cost,
             options=config.options("generate"),
-            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            chatjudge_version=__version__,
-            **optional,
+            extras=optional,
         )
         written = write_json(self.output.summary, summary, only_set=True)
         if stopped is not None:
             raise reached_error(stopped, n_done, self.validation.n_rows, "row(s)", written)
         return written
-
-
-def token_metrics(tokens: Mapping[int, float]) -> dict[str, Any]:
-    """The replies' output tokens (by row index) with a 95% bootstrap interval, resampled in
-    input order: the interval does not depend on which reply came back first, nor on how
-    the rows were sharded."""
-    ordered = [tokens[index] for index in sorted(tokens)]
-    return {
-        name: est.to_dict() for name, est in bootstrap_metrics({"output_tokens": ordered}).items()
-    }

@@ -16,13 +16,10 @@ partial transcript, and `chatjudge run` refuses to judge it as if it were comple
 
 from __future__ import annotations
 
-import datetime as dt
-import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from chatjudge.__about__ import __version__
 from chatjudge.calls import Caller, CallPolicy, Ledger, RunProgress, Usage
 from chatjudge.calls.budget import Meter, Starts, budget_for, meter_for, reached_error
 from chatjudge.calls.estimate import (
@@ -39,16 +36,18 @@ from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
 from chatjudge.errors import ModelError
 from chatjudge.fields import FieldSpec
+from chatjudge.formats.io import write_json
+from chatjudge.formats.produced import ASSISTANT, SIMULATED_USER, ProducedInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
-from chatjudge.rundir import FORMAT, Produced, ProducedInfo, SimulationSummary, write_json
-from chatjudge.stats import bootstrap_metrics
+from chatjudge.rundir import Produced
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
+from chatjudge.summarize.simulation import simulation_summary
 from chatjudge.types import GenerationSettings, Message
 
 FIELDS = (
@@ -61,13 +60,6 @@ FIELDS = (
     FieldSpec(name="question", description="the simulated user's goal"),
     FieldSpec(name="answer", description="ground truth, for the judge only: never shown"),
     FieldSpec(name="user_context", required=False, description="what the simulated user knows"),
-)
-METRICS = (
-    "turns",
-    "assistant_tokens",
-    "ended_by_user",
-    "ended_by_max_turns",
-    "first_message_restates_question",
 )
 
 
@@ -231,22 +223,23 @@ class Simulation:
             },
             budget.record(writer.written, total) if budget else None,
         )
-        summary = SimulationSummary(
-            **summarize(records, samples),
+        summary = simulation_summary(
+            records,
+            samples=samples,
             assistant=self.assistant.name,
             user=self.user.name,
             n_rows=self.validation.n_rows,
-            samples=samples,
             max_turns=sim.max_turns,
-            usage={"assistant": assistant.usage.as_dict(), "user": user.role.usage.as_dict()},
+            usage={
+                ASSISTANT: assistant.usage.as_dict(),
+                SIMULATED_USER: user.role.usage.as_dict(),
+            },
             cost=cost,
             options={
                 k: str(v) if k in ("user_prompt", "prices") and v else v
                 for k, v in config.options("simulate").items()
             },
-            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            chatjudge_version=__version__,
-            **optional,
+            extras=optional,
         )
         written = write_json(self.output.summary, summary, only_set=True)
         if stopped is not None:
@@ -283,13 +276,13 @@ class _Talk:
         goal, context = str(fields["question"]), fields.get("user_context")
         history = as_messages(fields["chat_history"], label="Earlier conversation")
         chat: list[Message] = []
-        used = {"assistant": Usage(), "user": Usage()}
+        used = {ASSISTANT: Usage(), SIMULATED_USER: Usage()}
         turns, ended, error, plain = 0, None, None, 0
         try:
             while True:
                 asks = self.user.messages(goal, context, history, chat)
                 said = await self.user.turn(
-                    asks, sample, replied=turns > 0, tokens=used["user"], order=order
+                    asks, sample, replied=turns > 0, tokens=used[SIMULATED_USER], order=order
                 )
                 self._step(order)
                 plain += said.plain
@@ -301,7 +294,7 @@ class _Talk:
                 chat.append({"role": "user", "content": said.text})
                 reply = await self.assistant.call([*history, *chat], sample, order=order)
                 self._step(order)
-                used["assistant"].add(reply)
+                used[ASSISTANT].add(reply)
                 chat.append({"role": "assistant", "content": visible(reply.text)})
                 turns += 1
                 if turns >= self.max_turns:
@@ -322,7 +315,7 @@ class _Talk:
                 "ok": error is None,
                 "cause": error[0] if error else None,
                 "turns": turns,
-                "assistant_tokens": used["assistant"].output_tokens,
+                "assistant_tokens": used[ASSISTANT].output_tokens,
                 "ended": ended,
                 "restates": restates,
                 "plain": plain,
@@ -347,51 +340,3 @@ class _Talk:
     def _step(self, order: int) -> None:
         if self.starts is not None:
             self.starts.step(order)
-
-
-def summarize(records: list[dict[str, Any]], samples: int) -> dict[str, Any]:
-    """The counts and metrics of `SimulationSummary`: over finished conversations each
-    metric with its 95% bootstrap interval; with several samples per row, each sample's
-    means and their spread. Conversations are taken in input order (`order`), so that the
-    intervals depend neither on which conversation finished first nor on sharding."""
-    records = sorted(records, key=lambda r: r["order"])
-    ok = [r for r in records if r["ok"]]
-    failures: dict[str, int] = {}
-    for r in records:
-        if r["cause"]:
-            failures[r["cause"]] = failures.get(r["cause"], 0) + 1
-    summary: dict[str, Any] = {
-        "format": FORMAT,
-        "kind": "simulation",
-        "n_conversations": len(records),
-        "n_ok": len(ok),
-        "n_failed": len(records) - len(ok),
-        "failures": failures,
-        # Simulated-user replies without the requested JSON, taken whole as the message.
-        "plain_user_replies": sum(r["plain"] for r in records),
-        "metrics": _metrics(ok),
-    }
-    if samples > 1:
-        by_sample = [_metrics([r for r in ok if r["sample"] == k]) for k in range(samples)]
-        summary["per_sample"] = [{"sample": k, "metrics": m} for k, m in enumerate(by_sample)]
-        summary["spread"] = {
-            name: _stdev([m[name]["value"] for m in by_sample]) for name in METRICS
-        }
-    return summary
-
-
-def _metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
-    columns = {
-        "turns": [float(r["turns"]) for r in records],
-        "assistant_tokens": [float(r["assistant_tokens"]) for r in records],
-        "ended_by_user": [float(r["ended"] == "user") for r in records],
-        "ended_by_max_turns": [float(r["ended"] == "max_turns") for r in records],
-        "first_message_restates_question": [float(r["restates"]) for r in records],
-    }
-    return {name: est.to_dict() for name, est in bootstrap_metrics(columns).items()}
-
-
-def _stdev(values: list[float | None]) -> float | None:
-    """Standard deviation of the samples' means (None with fewer than two)."""
-    present = [v for v in values if v is not None]
-    return statistics.stdev(present) if len(present) > 1 else None

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
-from chatjudge.analysis.formats import Gate
 from chatjudge.analysis.gate_text import corrections, small_sample
+from chatjudge.formats.analyses import Gate
 from chatjudge.report.charts import CHART_W, ROW_H, Interval, text_width
 from chatjudge.stats.paired import Outcome
 

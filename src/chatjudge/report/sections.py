@@ -10,10 +10,12 @@ from typing import Any
 
 from markupsafe import Markup
 
-from chatjudge.analysis.formats import GATE, read_gate
+from chatjudge.formats.analyses import Gate
+from chatjudge.formats.io import read_model
 from chatjudge.report.charts import Bar, Interval, count_bars, interval_chart
 from chatjudge.report.format import format_share, format_value, is_share, metric_label
 from chatjudge.report.load import ResultStats
+from chatjudge.rundir import GATE
 
 MAX_BARS = 12  # more distinct score values than this are grouped into ranges
 OUTCOMES = (  # pairwise metrics, from the candidate's side, and how they are drawn
@@ -43,7 +45,7 @@ def build_sections(
     if run_dir is not None and (run_dir / GATE).is_file():
         from chatjudge.report.gate_section import gate_sections
 
-        sections[:0] = gate_sections(read_gate(run_dir / GATE))
+        sections[:0] = gate_sections(read_model(run_dir / GATE, Gate))
     if any(name in metrics for name, _, _ in OUTCOMES):
         sections.append(_outcome_section(metrics, stats))
     else:

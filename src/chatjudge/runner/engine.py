@@ -29,16 +29,18 @@ from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import fingerprint, of, share
 from chatjudge.errors import BudgetReached, FatalModelError, ModelError
+from chatjudge.formats.io import write_json
+from chatjudge.formats.run_info import RunInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.protocols.spec import Protocol
-from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY, RunInfo, write_json
+from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY
 from chatjudge.runner.execute import execute
 from chatjudge.runner.fold import Folder, OnItem
 from chatjudge.runner.plan import Call, JudgeLane, Planner
-from chatjudge.runner.summary import SummaryBuilder
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
+from chatjudge.summarize.run import SummaryBuilder
 
 
 @dataclass
