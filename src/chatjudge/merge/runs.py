@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
-from chatjudge.formats.io import write_json
+from chatjudge.formats.io import first_error, write_json
 from chatjudge.formats.results import ResultRecord
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.formats.summary import Summary
@@ -100,12 +102,14 @@ def merge_runs(
                 for where, line in read_lines(results, lines):
                     record = jsoncodec.loads(line)
                     try:
+                        ResultRecord.model_validate(record)  # read back through its model
                         count(summary, record)
                         report.add(record)
                     except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                        why = first_error(exc) if isinstance(exc, ValidationError) else exc
                         raise UsageError(
                             f"{results[where.file]}, line {where.number}, is not a results "
-                            f"record as a run writes it ({type(exc).__name__}: {exc}): "
+                            f"record as a run writes it ({type(exc).__name__}: {why}): "
                             f"{_RE_RUN}"
                         ) from None
                     target.write(line)

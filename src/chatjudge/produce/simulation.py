@@ -276,13 +276,13 @@ class _Talk:
         goal, context = str(fields["question"]), fields.get("user_context")
         history = as_messages(fields["chat_history"], label="Earlier conversation")
         chat: list[Message] = []
-        used = {ASSISTANT: Usage(), SIMULATED_USER: Usage()}
+        used = {"assistant": Usage(), "user": Usage()}
         turns, ended, error, plain = 0, None, None, 0
         try:
             while True:
                 asks = self.user.messages(goal, context, history, chat)
                 said = await self.user.turn(
-                    asks, sample, replied=turns > 0, tokens=used[SIMULATED_USER], order=order
+                    asks, sample, replied=turns > 0, tokens=used["user"], order=order
                 )
                 self._step(order)
                 plain += said.plain
@@ -294,7 +294,7 @@ class _Talk:
                 chat.append({"role": "user", "content": said.text})
                 reply = await self.assistant.call([*history, *chat], sample, order=order)
                 self._step(order)
-                used[ASSISTANT].add(reply)
+                used["assistant"].add(reply)
                 chat.append({"role": "assistant", "content": visible(reply.text)})
                 turns += 1
                 if turns >= self.max_turns:
@@ -315,7 +315,7 @@ class _Talk:
                 "ok": error is None,
                 "cause": error[0] if error else None,
                 "turns": turns,
-                "assistant_tokens": used[ASSISTANT].output_tokens,
+                "assistant_tokens": used["assistant"].output_tokens,
                 "ended": ended,
                 "restates": restates,
                 "plain": plain,
@@ -331,7 +331,10 @@ class _Talk:
             ended=ended,
             status="failed" if error else "ok",
             error=error[1] if error else None,
-            usage={role: tokens.as_dict(cached=False) for role, tokens in used.items()},
+            usage={  # by the roles the summary names: assistant, simulated_user
+                ASSISTANT: used["assistant"].as_dict(cached=False),
+                SIMULATED_USER: used["user"].as_dict(cached=False),
+            },
             first_message_restates_question=restates,
         )
         return row, error is not None
