@@ -19,11 +19,11 @@ from chatjudge.formats.base import Versioned
 V = TypeVar("V", bound=Versioned)
 
 
-def read_model(path: Path, model: type[V], what: str | None = None) -> V:
+def read_model(path: Path, model: type[V]) -> V:
     """A JSON file of `model`'s format, upgraded from an earlier version; a version this
     chatjudge does not know, or not that kind of file, is a usage error naming the file."""
-    what = what or model.WHAT
-    return validate(upgraded(load(path, what), model, path), model, path, what)
+    data = upgraded(load(path, model.WHAT), model, path)
+    return validate(data, model, path, model.WHAT)
 
 
 def upgraded(data: Any, model: type[Versioned], path: Path) -> dict[str, Any]:
