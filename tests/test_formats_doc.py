@@ -157,3 +157,14 @@ def test_the_checks_can_fail() -> None:
     assert unknown_keys(nested, summary.Summary, "Summary") == [
         "Summary.metrics: nope (not a field of Metric)"
     ]
+
+
+@pytest.mark.parametrize("model", list(SECTIONS), ids=lambda m: m.__name__)
+def test_the_examples_show_the_version_written(doc: str, model: type[base.Versioned]) -> None:
+    examples = json_examples(section(doc, SECTIONS[model]))
+    shown = {e["format"] for e in examples if isinstance(e, dict) and "format" in e}
+    assert shown <= {model.version()}, f"{SECTIONS[model]} shows format {shown}"
+    name = SECTIONS[model].split(" ", 1)[1]  # the file as the table of versions names it
+    table = doc.split("**Each file has its own version**", 1)[1].split("\n\n")[1]
+    rows = [line.split("|") for line in table.splitlines() if name in line.split("|")[1]]
+    assert [cells[2].strip() for cells in rows] == [str(model.version())], name
