@@ -140,7 +140,7 @@ def test_cost_per_role_in_simulate_adds_up_at_each_models_price(tmp_path: Path) 
     s = json.loads((tmp_path / "s.summary.json").read_text())
     expected = {
         "assistant": (s["usage"]["assistant"], 2.0, 8.0),
-        "simulated_user": (s["usage"]["user"], 0.5, 1.0),
+        "simulated_user": (s["usage"]["simulated_user"], 0.5, 1.0),
     }
     for role, (usage, p_in, p_out) in expected.items():
         usd = (usage["input_tokens"] * p_in + usage["output_tokens"] * p_out) / 1e6

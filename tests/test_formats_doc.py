@@ -1,4 +1,4 @@
-"""docs/formats.md and the models of `chatjudge.rundir` and `chatjudge.analysis.formats` say
+"""docs/formats.md and the models of `chatjudge.formats` say
 the same: every field of a file's model (and of the models nested in it) is named in that
 file's section, and every key of the section's JSON examples is a field of the model it sits
 in."""
@@ -15,22 +15,30 @@ from typing import Any, Union, get_args, get_origin
 import pytest
 from pydantic import BaseModel
 
-from chatjudge import rundir
-from chatjudge.analysis import formats
+from chatjudge.formats import (
+    analyses,
+    base,
+    cost,
+    produced,
+    results,
+    run_info,
+    shard,
+    summary,
+)
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
 
 # Each written file's model, and the heading of its section in the document.
 SECTIONS: dict[type[BaseModel], str] = {
-    rundir.ResultRecord: "## `results.jsonl`",
-    rundir.Summary: "## `summary.json`",
-    rundir.RunInfo: "## `run.json`",
-    rundir.GenerationSummary: "### `<name>.summary.json` of `generate`",
-    rundir.SimulationSummary: "### `<name>.summary.json` of `simulate`",
-    rundir.ProducedInfo: "## `<name>.run.json`",
-    formats.Comparison: "## `compare.json`",
-    formats.Agreement: "## `agreement.json`",
-    formats.Gate: "## `gate.json`",
+    results.ResultRecord: "## `results.jsonl`",
+    summary.Summary: "## `summary.json`",
+    run_info.RunInfo: "## `run.json`",
+    produced.GenerationSummary: "### `<name>.summary.json` of `generate`",
+    produced.SimulationSummary: "### `<name>.summary.json` of `simulate`",
+    produced.ProducedInfo: "## `<name>.run.json`",
+    analyses.Comparison: "## `compare.json`",
+    analyses.Agreement: "## `agreement.json`",
+    analyses.Gate: "## `gate.json`",
 }
 
 
@@ -112,9 +120,9 @@ def doc() -> str:
 def test_every_written_format_has_a_section() -> None:
     versioned = {
         model
-        for module in (rundir, formats)
+        for module in (analyses, base, cost, produced, results, run_info, shard, summary)
         for _, model in inspect.getmembers(module, inspect.isclass)
-        if issubclass(model, BaseModel) and "format" in model.model_fields
+        if issubclass(model, base.Versioned) and model is not base.Versioned
     }
     assert versioned == set(SECTIONS), "a model with a `format` has no section in this test"
 
@@ -142,10 +150,21 @@ def test_the_checks_can_fail() -> None:
     """A field the document leaves out, and a key no model has, are both found."""
     text = "## `x.json`\n\n`format`, `n_items`\n\n```json\n{\"format\": 1, \"nope\": 2}\n```\n"
     assert "`n_ok`" not in section(text, "## `x.json`")
-    assert unknown_keys(json_examples(text)[0], rundir.Summary, "Summary") == [
+    assert unknown_keys(json_examples(text)[0], summary.Summary, "Summary") == [
         "Summary: nope (not a field of Summary)"
     ]
     nested = {"metrics": {"m": {"value": 1, "ci95": None, "n": 2, "nope": 0}}}
-    assert unknown_keys(nested, rundir.Summary, "Summary") == [
+    assert unknown_keys(nested, summary.Summary, "Summary") == [
         "Summary.metrics: nope (not a field of Metric)"
     ]
+
+
+@pytest.mark.parametrize("model", list(SECTIONS), ids=lambda m: m.__name__)
+def test_the_examples_show_the_version_written(doc: str, model: type[base.Versioned]) -> None:
+    examples = json_examples(section(doc, SECTIONS[model]))
+    shown = {e["format"] for e in examples if isinstance(e, dict) and "format" in e}
+    assert shown <= {model.version()}, f"{SECTIONS[model]} shows format {shown}"
+    name = SECTIONS[model].split(" ", 1)[1]  # the file as the table of versions names it
+    table = doc.split("**Each file has its own version**", 1)[1].split("\n\n")[1]
+    rows = [line.split("|") for line in table.splitlines() if name in line.split("|")[1]]
+    assert [cells[2].strip() for cells in rows] == [str(model.version())], name

@@ -14,26 +14,24 @@ from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
 import chatjudge
-from chatjudge.analysis.formats import Comparison, Rating
 from chatjudge.cli import app
 from chatjudge.errors import UsageError
+from chatjudge.formats.analyses import Comparison, Rating
+from chatjudge.formats.base import Metric
+from chatjudge.formats.io import write_json
+from chatjudge.formats.produced import GenerationSummary, SimulationSummary
+from chatjudge.formats.results import CallRecord, ResultRecord
+from chatjudge.formats.run_info import RunInfo
+from chatjudge.formats.summary import Summary
 from chatjudge.options import RunConfig
 from chatjudge.rundir import (
     COMPARISON,
     RESULTS,
     RUN_INFO,
     SUMMARY,
-    CallRecord,
-    GenerationSummary,
-    Metric,
-    ResultRecord,
-    RunInfo,
-    SimulationSummary,
-    Summary,
     iter_results,
     ok_scores,
     read_summary,
-    write_json,
 )
 
 runner = CliRunner()
@@ -235,11 +233,11 @@ def test_fields_keep_every_input_column(tmp_path: Path) -> None:
     del rows[0]["history"]  # an optional protocol field left out: null in fields
     out = tmp_path / "columns"
     chatjudge.evaluate(rows, "pairwise-chat-quality", judge=fair_judge, out=out, report=False)
-    by_id = {r["id"]: r for r in iter_results(out) if r}
-    assert by_id["p0"]["fields"]["history"] is None
+    by_id = {r.id: r for r in iter_results(out)}
+    assert by_id["p0"].fields["history"] is None
     expected = [{"history": None, **rows[0]}, rows[1]]  # every column, and the absent field
     for row in expected:
-        fields = by_id[row["id"]]["fields"]
+        fields = by_id[row["id"]].fields
         assert fields == row
         assert list(fields)[:4] == ["history", "prompt", "baseline_model_response", "response"]
 
@@ -466,10 +464,12 @@ def test_the_summary_of_simulate_is_exactly_a_simulation_summary(tmp_path: Path)
     assert (summary.n_conversations, summary.n_ok, summary.samples) == (6, 6, 2)
     assert summary.metrics["turns"].value == 2.0 and summary.metrics["ended_by_max_turns"].n == 6
     assert summary.per_sample is not None and len(summary.per_sample) == 2
-    assert summary.usage["assistant"]["calls"] == summary.usage["user"]["calls"] == 12  # 6 x 2
+    assert summary.format == 2  # version 2: the simulated user's usage is `simulated_user`
+    assert set(summary.usage) == set(summary.cost.roles) == {"assistant", "simulated_user"}
+    assert summary.usage["assistant"]["calls"] == summary.usage["simulated_user"]["calls"] == 12
 
 
-def test_write_json_writes_only_what_the_model_was_given(tmp_path: Path) -> None:
+def test_write_json_writes_only_what_the_model_was_given_and_its_version(tmp_path: Path) -> None:
     metric = {"value": 1.0, "ci95": None, "n": 1}
     built = GenerationSummary(
         model="m", field="response", n_rows=1, n_ok=1, n_failed=0, failures={},
@@ -477,7 +477,8 @@ def test_write_json_writes_only_what_the_model_was_given(tmp_path: Path) -> None
         created="now", chatjudge_version="0",
     )  # fmt: skip
     sparse = write_json(tmp_path / "a.json", built, only_set=True)
-    assert "n_skipped" not in sparse and "format" not in sparse  # left at their defaults
+    assert "n_skipped" not in sparse  # left at its default
+    assert list(sparse)[0] == "format" and sparse["format"] == 1  # the version, always first
     full = write_json(tmp_path / "b.json", built)
     assert full["n_skipped"] == 0 and full["format"] == 1
     assert json.loads((tmp_path / "b.json").read_text()) == full

@@ -23,13 +23,13 @@ import pytest
 
 import chatjudge
 from chatjudge.errors import DataValidationError, UsageError
+from chatjudge.formats.cost import BudgetRecord, Cost, RoleCostRecord
 from chatjudge.merge import merge
 from chatjudge.merge.parts import sum_costs
-from chatjudge.produce.generation import token_metrics
-from chatjudge.produce.simulation import summarize
-from chatjudge.rundir import BudgetRecord, Cost, RoleCostRecord
 from chatjudge.shards import Shard
 from chatjudge.stats import bootstrap_metrics
+from chatjudge.summarize.generation import token_metrics
+from chatjudge.summarize.simulation import simulation_summary
 from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
 
@@ -273,8 +273,16 @@ def test_produced_figures_do_not_depend_on_the_order_rows_finish() -> None:
          "restates": i % 3 == 0}
         for i, t in enumerate([1, 3, 2, 3, 1, 2, 3, 1])
     ]  # fmt: skip
-    assert summarize(records[::-1], 2) == summarize(records, 2)
-    assert summarize(records[3:] + records[:3], 2) == summarize(records, 2)
+
+    def summarize(conversations: list[dict[str, Any]]) -> dict[str, Any]:
+        built = simulation_summary(
+            conversations, samples=2, assistant="a", user="u", n_rows=4, max_turns=3,
+            usage={}, cost=None, options={}, extras={},
+        )  # fmt: skip
+        return built.model_dump(exclude={"created"})
+
+    assert summarize(records[::-1]) == summarize(records)
+    assert summarize(records[3:] + records[:3]) == summarize(records)
 
 
 # Refused merges: exit 2, every problem listed, nothing written

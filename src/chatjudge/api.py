@@ -20,7 +20,7 @@ from chatjudge.rundir import REPORT, iter_results
 from chatjudge.runner import Engine, build_engine
 
 if TYPE_CHECKING:
-    from chatjudge.analysis.formats import Gate
+    from chatjudge.formats.analyses import Gate
 
 
 @dataclass
@@ -37,15 +37,15 @@ class EvalResult:
 
         rows = [
             {
-                "id": r["id"],
-                "index": r["index"],
-                "status": r["status"],
-                **r["scores"],
-                "consistent": r["consistent"],
-                "agreement": r["agreement"],
-                "error": r["error"],
-                "input_tokens": r["usage"]["input_tokens"],
-                "output_tokens": r["usage"]["output_tokens"],
+                "id": r.id,
+                "index": r.index,
+                "status": r.status,
+                **r.scores,
+                "consistent": r.consistent,
+                "agreement": r.agreement,
+                "error": r.error,
+                "input_tokens": r.usage["input_tokens"],
+                "output_tokens": r.usage["output_tokens"],
             }
             for r in iter_results(self.out_dir)
         ]

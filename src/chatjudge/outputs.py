@@ -11,14 +11,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from chatjudge.errors import UsageError
-from chatjudge.rundir import (
-    RUN_FILES,
-    RUN_INFO,
-    Produced,
-    ProducedInfo,
-    produced_differences,
-    read_model,
-)
+from chatjudge.formats.io import read_model
+from chatjudge.formats.produced import ProducedInfo
+from chatjudge.rundir import RUN_FILES, RUN_INFO, Produced, produced_differences
 
 
 def check_not_input(
@@ -90,7 +85,7 @@ def check_produced_output(
     if overwrite:
         return
     if produced.record.is_file():
-        found = produced_differences(read_model(produced.record, ProducedInfo, "record"), made)
+        found = produced_differences(read_model(produced.record, ProducedInfo), made)
         if found:
             raise UsageError(
                 f"{out} holds a different output ({'; '.join(found)}): it would be replaced. "

@@ -1,10 +1,11 @@
-"""The run directory: its file names, the typed records in them, and the one way to read them.
+"""The run directory and the outputs beside produced rows: their file names and paths,
+where a command may write (`prepare_output`), the readers of a run's files, and what
+differs between two runs or outputs.
 
 Everything that reads a run (`report`, `compare`, `agree`, `EvalResult.table`) goes
-through here, and a file of a format this chatjudge does not know is refused with a
-clear message instead of being misread. The models are the documented contract of
-`docs/formats.md`; readers allow fields they do not know (additions within a format),
-and a test holds the engine's output to exactly these fields.
+through these readers, which return the records of `chatjudge.formats` (the documented
+contract of `docs/formats.md`): a file of an older format is upgraded, one this
+chatjudge does not know is refused with a clear message instead of being misread.
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from chatjudge import jsoncodec
-from chatjudge.__about__ import __version__
 from chatjudge.errors import UsageError
+from chatjudge.formats.io import read_model
+from chatjudge.formats.produced import ProducedInfo
+from chatjudge.formats.results import ResultRecord, read_results
+from chatjudge.formats.run_info import RunInfo
+from chatjudge.formats.summary import Summary
 
-FORMAT = 1  # of every file below: results records, the summaries, run.json, compare.json...
 RESULTS, SUMMARY, STORE, RUN_INFO, REPORT = (
     "results.jsonl",
     "summary.json",
@@ -35,194 +36,9 @@ RESULTS, SUMMARY, STORE, RUN_INFO, REPORT = (
     "report.html",
 )
 COMPARISON, COMPARISON_REPORT, AGREEMENT = "compare.json", "compare.html", "agreement.json"
+GATE = "gate.json"  # `chatjudge gate`'s, in the candidate run's directory unless --out
 RUN_FILES = frozenset({RESULTS, SUMMARY, STORE, RUN_INFO, REPORT})  # only `run` writes these
 RUNS_ROOT = Path("chatjudge-runs")
-M = TypeVar("M", bound=BaseModel)
-
-
-class Record(BaseModel):
-    # Built when first used, not on import: a run uses a few of these models (about 20 ms
-    # of a small run's CPU for those it does not; issue 29, item 8).
-    model_config = ConfigDict(extra="allow", defer_build=True)
-
-
-class CallRecord(Record):
-    """One judge call of an item, as `results.jsonl` holds it under `calls`."""
-
-    judge: str
-    sample: int
-    flipped: bool
-    status: Literal["ok", "failed"]
-    scores: dict[str, Any]
-    label: str | None
-    rationale: dict[str, str]
-    raw: str | None
-    error: str | None
-    cached: bool
-    input_tokens: int | None
-    output_tokens: int | None
-    latency: float | None
-
-
-class ResultRecord(Record):
-    """One line of `results.jsonl`: an item's verdict, its calls and its input row (`fields`:
-    every column of the row, the protocol's fields first, so analyses can slice by any)."""
-
-    format: int = FORMAT
-    id: str
-    index: int
-    status: Literal["ok", "failed"]
-    scores: dict[str, Any]
-    error: str | None
-    consistent: bool | None
-    agreement: float | None
-    judge_scores: dict[str, dict[str, Any]] | None = None  # panels only
-    rationale: dict[str, str]
-    raw: str | None
-    usage: dict[str, int]
-    calls: list[CallRecord]
-    fields: dict[str, Any]
-    # From `chatjudge simulate` (turns, ended, assistant_tokens), when the row had them.
-    simulation: dict[str, Any] | None = None
-
-
-class Metric(Record):
-    value: float | None
-    ci95: list[float] | None
-    n: int
-
-
-class RoleCostRecord(Record):
-    """One role's cost in USD (None: a price is unknown) and where its prices came from."""
-
-    usd: float | None
-    priced: bool
-    source: str
-    # Replies with more output tokens than their call's max_tokens (a server that ignores
-    # it): charged their real tokens, so they can take the spend over a budget.
-    over_cap_replies: int = 0
-
-
-class BudgetRecord(Record):
-    """`--max-cost-usd`: the limit, and whether it stopped the command before the end."""
-
-    max_usd: float
-    spent_usd: float  # as the budget counts it: a reply without token counts at its worst case
-    reached: bool  # True: the command stopped there (exit 4); the same command resumes
-    done: int  # items (run) or rows/conversations (generate, simulate) finished and written
-    total: int  # ... of those the command had to do
-
-
-class Cost(Record):
-    """A command's cost by role (judge; model_under_test; assistant, simulated_user)."""
-
-    roles: dict[str, RoleCostRecord]
-    total_usd: float | None  # None when any role's price is unknown
-    unpriced: list[str]  # the roles whose price is unknown
-    budget: BudgetRecord | None = None  # with --max-cost-usd
-
-
-class Summary(Record):
-    """`summary.json`."""
-
-    format: int = FORMAT
-    protocol: str
-    kind: Literal["pointwise", "pairwise"]
-    judge: str
-    judges: list[str]
-    n_items: int
-    n_ok: int
-    n_failed: int
-    metrics: dict[str, Metric]
-    samples: int
-    flip: bool
-    usage: dict[str, int]
-    cost_usd: float | None  # = cost.total_usd
-    cost: Cost | None = None  # by role
-    per_judge: dict[str, Any]
-    created: str
-    chatjudge_version: str
-    simulation: dict[str, Metric] | None = None  # simulated conversations, when judged
-    style_control: dict[str, Any] | None = None  # pairwise: coefficients behind *_controlled_*
-    n_skipped: int = 0  # rows left out by --skip-invalid, listed in `skipped`
-    skipped: list[dict[str, Any]] = Field(default_factory=list)
-
-
-class ShardRecord(Record):
-    """`--shard I/N` of `generate` or `simulate`: which shard of which data, and where its rows
-    stand among all rows, so that `chatjudge merge` puts the shards' rows back in input order."""
-
-    shard: str  # I/N
-    data: str  # the input's name
-    indexes: list[int]  # each input row's position among all rows, in the order written
-    data_sha256: str | None = None  # the data's fingerprint (see `RunInfo.data_sha256`)
-
-
-class GenerationSummary(Record):
-    """`<out>.summary.json` of `chatjudge generate`."""
-
-    format: int = FORMAT
-    kind: Literal["generation"] = "generation"
-    model: str
-    field: str
-    n_rows: int
-    n_ok: int
-    n_failed: int
-    failures: dict[str, int]  # failed rows by cause
-    metrics: dict[str, Metric]
-    usage: dict[str, int]
-    cost_usd: float | None  # = cost.total_usd
-    cost: Cost | None = None  # by role
-    options: dict[str, Any]
-    created: str
-    chatjudge_version: str
-    n_skipped: int = 0
-    skipped: list[dict[str, Any]] = Field(default_factory=list)
-    shard: ShardRecord | None = None  # with --shard
-
-
-class SimulationSummary(Record):
-    """`<out>.summary.json` of `chatjudge simulate`."""
-
-    format: int = FORMAT
-    kind: Literal["simulation"] = "simulation"
-    n_conversations: int
-    n_ok: int
-    n_failed: int
-    failures: dict[str, int]  # failed conversations by cause
-    plain_user_replies: int  # simulated-user replies without the requested JSON
-    metrics: dict[str, Metric]
-    per_sample: list[dict[str, Any]] | None = None  # several samples: each one's metrics
-    spread: dict[str, float | None] | None = None  # ...and the stdev of their means
-    assistant: str
-    user: str
-    n_rows: int
-    samples: int
-    max_turns: int
-    usage: dict[str, dict[str, int]]  # by role: assistant, user
-    cost: Cost | None = None  # by role: assistant, simulated_user
-    options: dict[str, Any]
-    created: str
-    chatjudge_version: str
-    n_skipped: int = 0
-    skipped: list[dict[str, Any]] = Field(default_factory=list)
-    shard: ShardRecord | None = None  # with --shard
-
-
-class RunInfo(Record):
-    """`run.json`: what was run (never a key)."""
-
-    format: int = FORMAT
-    protocol: str
-    judges: list[dict[str, Any]]
-    config: dict[str, Any]  # every option's value, by name
-    data: str
-    n_rows: int
-    chatjudge_version: str = __version__
-    # The data's fingerprint: the SHA-256 of the file's bytes, or of the rows' ids and count
-    # (data from Python). `chatjudge merge` refuses shards of different data by it; runs of
-    # older chatjudge versions lack it.
-    data_sha256: str | None = None
 
 
 def default_out_dir(
@@ -260,21 +76,6 @@ class Produced:
         return self.rows.with_name(self.rows.stem + ".run.json")
 
 
-class ProducedInfo(Record):
-    """`<out>.run.json`: which command wrote the rows beside it, from what data, models and
-    options (never a key). `generate` and `simulate` write it before their first call, as
-    `run` writes `run.json`, and `import` with its rows: the same command resumes (or
-    rewrites) that output, any other is refused unless `--overwrite` (`chatjudge.outputs`)."""
-
-    format: int = FORMAT
-    command: Literal["generate", "simulate", "import"]
-    models: dict[str, str]  # by role: model_under_test; assistant, simulated_user; import none
-    field: str | None = None  # generate: the field its replies fill
-    data: str  # the input's name, as `run.json`'s (import: its files' names)
-    options: dict[str, Any]  # every option's value, by name
-    chatjudge_version: str = __version__
-
-
 def default_output(
     data_name: str, command: str, models: list[str], options: dict[str, Any]
 ) -> Path:
@@ -284,41 +85,22 @@ def default_output(
 
 
 def read_summary(run_dir: Path) -> Summary:
-    """The run's summary; a directory without one, or of another format, is a usage error."""
+    """The run's summary; a directory without one, or of a format this chatjudge does not
+    read, is a usage error."""
     for name in (SUMMARY, RESULTS):
         if not (run_dir / name).is_file():
             raise UsageError(f"{run_dir} has no {name}: is it the directory of a finished run?")
-    return read_model(run_dir / SUMMARY, Summary, "summary")
+    return read_model(run_dir / SUMMARY, Summary)
 
 
-def iter_results(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """Each line of `results.jsonl` as a dict (a `ResultRecord`'s fields).
-
-    A line that is not JSON (a run killed while writing, a copy cut short) is a usage
-    error naming the file and line, never skipped: a table that counts 40 items must not
-    sit beside a page that shows 39. Re-running the run's command rewrites the file from
-    the store, sending nothing.
-    """
-    path = run_dir / RESULTS
-    with path.open("rb") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = jsoncodec.loads(line, parse_constant=_no_nan)
-            except ValueError:
-                raise UsageError(
-                    f"{path}, line {number}, is cut off or not JSON (a run killed while "
-                    "writing, or a copy cut short): run the same `chatjudge run` command again "
-                    "to rewrite the results from its store (nothing is sent again)"
-                ) from None
-            _check_format(record, path)
-            yield record
+def iter_results(run_dir: Path) -> Iterator[ResultRecord]:
+    """Each line of the run's `results.jsonl`, as its validated record."""
+    return read_results(run_dir / RESULTS)
 
 
 def ok_scores(run_dir: Path) -> dict[str, dict[str, Any]]:
     """Per-item scores of the items judged ok, by item id."""
-    return {r["id"]: r["scores"] for r in iter_results(run_dir) if r["status"] == "ok"}
+    return {r.id: r.scores for r in iter_results(run_dir) if r.status == "ok"}
 
 
 def prepare_output(directory: Path, files: tuple[Path, ...] = (), *, create: bool = True) -> None:
@@ -358,18 +140,11 @@ def _writable_without_creating(directory: Path, files: tuple[Path, ...]) -> None
 
 
 def read_run_info(run_dir: Path) -> RunInfo:
-    """The run's `run.json` (format-checked; chatjudge 0.1 wrote it without a format)."""
+    """The run's `run.json` (upgraded from an older format: chatjudge 0.1 wrote none)."""
     path = run_dir / RUN_INFO
     if not path.is_file():
         raise UsageError(f"{run_dir} has no {RUN_INFO}: is it the directory of a chatjudge run?")
-    data = _load(path, RUN_INFO)
-    if isinstance(data, dict) and "format" not in data:  # chatjudge 0.1 wrote no format
-        data["format"] = FORMAT
-    _check_format(data, path)
-    try:
-        return RunInfo.model_validate(data)
-    except ValidationError as exc:
-        raise UsageError(f"{path} is not a chatjudge run.json: {_first_error(exc)}") from None
+    return read_model(path, RunInfo)
 
 
 GROWTH = frozenset({"limit", "samples"})  # more rows or samples of the same run
@@ -445,60 +220,3 @@ def _judges(info: RunInfo) -> list[str]:
 
 def _judge_names(info: RunInfo) -> str:
     return "+".join(str(j.get("name")) for j in info.judges)
-
-
-def write_json(path: Path, model: BaseModel, *, only_set: bool = False) -> dict[str, Any]:
-    """Write a file through its model; returns what was written. `only_set`: the fields its
-    writer did not give are left out (a summary's sections that did not apply this time).
-    A NaN or infinite number is written as null: `json` would write `NaN`, which is not
-    JSON and which strict parsers (and `jq`, and browsers) refuse."""
-    data = jsoncodec.finite(model.model_dump(mode="json", exclude_unset=only_set))
-    path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    return data
-
-
-def dump_record(record: ResultRecord) -> dict[str, Any]:
-    """A results line's content: the fields the engine gave (panel scores and simulation
-    figures only where they apply), in the model's order."""
-    return record.model_dump(exclude_unset=True)
-
-
-def _check_format(data: Any, path: Path) -> None:
-    found = data.get("format") if isinstance(data, dict) else None
-    if found != FORMAT:
-        raise UsageError(
-            f"{path} has format {found!r}; this chatjudge ({__version__}) reads format "
-            f"{FORMAT}: use the chatjudge version that wrote it"
-        )
-
-
-def _no_nan(_: str) -> None:
-    """NaN and Infinity are not JSON: they become null so that a page can parse its data."""
-    return None
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    return f"{'.'.join(map(str, error['loc']))}: {error['msg']}"
-
-
-def read_model(path: Path, model: type[M], what: str) -> M:
-    """A JSON file of `model`'s format; another format, or not that kind of file, is a
-    usage error naming the file."""
-    data = _load(path, what)
-    _check_format(data, path)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise UsageError(f"{path} is not a chatjudge {what}: {_first_error(exc)}") from None
-
-
-def _load(path: Path, what: str) -> Any:
-    """A JSON file's content; one that is not JSON (cut short, damaged) is a usage error."""
-    try:
-        return jsoncodec.loads(path.read_bytes(), parse_constant=_no_nan)
-    except ValueError:
-        raise UsageError(
-            f"{path} is cut off or not JSON: not a chatjudge {what} as written (re-run the "
-            "command that wrote it)"
-        ) from None

@@ -15,11 +15,13 @@ from pydantic import ConfigDict
 from typer.testing import CliRunner
 
 import chatjudge
-from chatjudge.analysis.formats import GATE, Gate, GateDifference, GateLook, GateSlice, read_gate
 from chatjudge.analysis.gate_units import field_value, slice_values
 from chatjudge.cli import app
 from chatjudge.errors import ChatJudgeWarning, UsageError
+from chatjudge.formats.analyses import Gate, GateDifference, GateLook, GateSlice
+from chatjudge.formats.io import read_model
 from chatjudge.report.gate_text import markdown
+from chatjudge.rundir import GATE
 from chatjudge.stats.paired import paired_difference
 from tests.support.cli import run_cli
 
@@ -120,9 +122,7 @@ def test_one_pairwise_run_gates_the_preference_minus_one_half(tmp_path: Path) ->
     g = chatjudge.gate(run, report=False)
     assert g.metric == "preference" and g.runs == {"run": str(run)}
     assert g.difference.value == pytest.approx((12 + 0.5 * 4) / 20 - 0.5)
-    assert g.n_pairs == 20 and g.counts == {
-        "run": {"rows": 20, "failed": 0, "unpaired": 0}
-    }
+    assert g.n_pairs == 20 and g.counts == {"run": {"rows": 20, "failed": 0, "unpaired": 0}}
     prefs = np.array([1.0] * 12 + [0.5] * 4 + [0.0] * 4)
     # 20 rows, each one vote against the fixed 1/2: a small sample, guarded by the sign test
     expected = paired_difference(
@@ -133,7 +133,7 @@ def test_one_pairwise_run_gates_the_preference_minus_one_half(tmp_path: Path) ->
     assert g.small_sample is not None and g.small_sample.rule == "sign-test"
     assert g.small_sample.difference_range == [-0.5, 0.5]
     StrictGate.model_validate_json((run / GATE).read_text(encoding="utf-8"))
-    assert read_gate(run / GATE) == g
+    assert read_model(run / GATE, Gate) == g
 
 
 def test_orders_that_disagree_count_as_a_tie(tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ def test_the_api_takes_the_gates_settings_by_name_and_writes_the_report_only_bes
         chatjudge.gate(run, margin="wide")
     assert not (run / GATE).exists() and not (run / "report.html").exists()
     elsewhere = chatjudge.gate(run, out=tmp_path / "g.json", seed=1)
-    assert read_gate(tmp_path / "g.json") == elsewhere
+    assert read_model(tmp_path / "g.json", Gate) == elsewhere
     assert not (run / "report.html").exists()  # gate.json is not the run's: no section
     chatjudge.gate(run)
     assert 'data-section="gate"' in (run / "report.html").read_text(encoding="utf-8")
@@ -272,7 +272,7 @@ def test_allow_mismatch_gates_and_records_what_differs(tmp_path: Path) -> None:
     with pytest.warns(ChatJudgeWarning, match="runs differ: judges"):
         g = chatjudge.gate(other, base, allow_mismatch=True, report=False)
     assert g.mismatches == ["judges: python/marker_judge vs python/other_marker_judge"]
-    assert read_gate(other / GATE).mismatches == g.mismatches
+    assert read_model(other / GATE, Gate).mismatches == g.mismatches
 
 
 def test_two_pairwise_runs_need_the_same_baseline_responses(tmp_path: Path) -> None:
@@ -341,7 +341,7 @@ def test_each_outcome_has_its_exit_code(
         str(target),
     )
     assert result.exit_code == code, result.output
-    g = read_gate(target)
+    g = read_model(target, Gate)
     assert g.outcome == outcome and g.require == require and g.margin == float(margin)
     lo, hi = g.difference.ci95
     bound = 0.0 if require == "better" else -float(margin)
@@ -372,7 +372,8 @@ def test_failed_items_never_change_the_exit_code(tmp_path: Path) -> None:
     base = judged(rows, tmp_path / "b", parse_retries=0)
     cand = judged(cand_rows, tmp_path / "c", parse_retries=0)
     result = cli("--baseline", str(base), "--candidate", str(cand), "--metric", "accuracy")
-    assert result.exit_code == 0 and read_gate(cand / GATE).counts["candidate"]["failed"] == 1
+    assert result.exit_code == 0
+    assert read_model(cand / GATE, Gate).counts["candidate"]["failed"] == 1
 
 
 # --- slices ------------------------------------------------------------------------------
@@ -400,7 +401,12 @@ def test_slices_are_bonferroni_adjusted_and_worst_first(tmp_path: Path) -> None:
     assert g.outcome == "fail"  # the whole is far below -0.1 too
 
     strict = chatjudge.gate(
-        cand, base, metric="accuracy", by="lang", margin=1.0, slices_must_not_regress=True,
+        cand,
+        base,
+        metric="accuracy",
+        by="lang",
+        margin=1.0,
+        slices_must_not_regress=True,
         report=False,
     )
     assert strict.outcome == "pass"  # -1 is not wholly below -1
@@ -428,8 +434,17 @@ def test_a_regressed_slice_fails_the_gate_only_from_30_rows(tmp_path: Path) -> N
     assert small.below_margin and small.counts and g.outcome == "fail"
     assert "group=small" in g.reason
     result = cli(
-        "--baseline", str(base), "--candidate", str(cand), "--metric", "accuracy",
-        "--by", "group", "--margin", "0.05", "--slices-must-not-regress",
+        "--baseline",
+        str(base),
+        "--candidate",
+        str(cand),
+        "--metric",
+        "accuracy",
+        "--by",
+        "group",
+        "--margin",
+        "0.05",
+        "--slices-must-not-regress",
     )
     assert result.exit_code == 1 and "group=small" in result.output
 
@@ -443,9 +458,7 @@ def test_several_judge_samples_per_row_give_the_noise_split(tmp_path: Path) -> N
     cand = judged(rows, tmp_path / "c", samples=2)
     g = chatjudge.gate(cand, base, report=False)
     assert g.noise is not None and g.noise.samples_per_row == 2
-    one = chatjudge.gate(
-        judged(rows, tmp_path / "c1"), judged(rows, tmp_path / "b1"), report=False
-    )
+    one = chatjudge.gate(judged(rows, tmp_path / "c1"), judged(rows, tmp_path / "b1"), report=False)
     assert one.noise is None
 
 
@@ -461,7 +474,7 @@ def test_gating_a_grown_run_again_is_recorded_and_warned(tmp_path: Path) -> None
     with pytest.warns(ChatJudgeWarning, match="peeking"):
         second = chatjudge.gate(grown, base, report=False)
     assert [look.n_pairs for look in second.looks] == [first.n_pairs] == [20]
-    assert read_gate(grown / GATE).looks[0].outcome == first.outcome
+    assert read_model(grown / GATE, Gate).looks[0].outcome == first.outcome
 
 
 def test_markdown_table(tmp_path: Path) -> None:
@@ -483,14 +496,24 @@ def test_markdown_table(tmp_path: Path) -> None:
         cluster=None,
         slices=[
             GateSlice(
-                value="fr", n_pairs=40, difference=GateDifference(value=-0.05, ci95=[-0.2, 0.1]),
-                level=0.975, below_margin=False, counts=True,
+                value="fr",
+                n_pairs=40,
+                difference=GateDifference(value=-0.05, ci95=[-0.2, 0.1]),
+                level=0.975,
+                below_margin=False,
+                counts=True,
             )
         ],
         noise=None,
         mismatches=[],
-        looks=[GateLook(n_pairs=100, outcome="inconclusive", difference=GateDifference(
-            value=0.0, ci95=[-0.1, 0.1]), created="x")],
+        looks=[
+            GateLook(
+                n_pairs=100,
+                outcome="inconclusive",
+                difference=GateDifference(value=0.0, ci95=[-0.1, 0.1]),
+                created="x",
+            )
+        ],
         runs={"baseline": "runs/b", "candidate": "runs/c"},
         created="2026-11-24T00:00:00+00:00",
         chatjudge_version="0",
@@ -509,8 +532,16 @@ def test_cli_writes_markdown_and_gate_json(decided: dict[str, Path], tmp_path: P
     md = tmp_path / "summary.md"
     target = tmp_path / "out" / "gate.json"
     result = cli(
-        "--baseline", str(decided["base"]), "--candidate", str(decided["better"]),
-        "--metric", "accuracy", "--out", str(target), "--markdown", str(md),
+        "--baseline",
+        str(decided["base"]),
+        "--candidate",
+        str(decided["better"]),
+        "--metric",
+        "accuracy",
+        "--out",
+        str(target),
+        "--markdown",
+        str(md),
     )
     assert result.exit_code == 0
     g = StrictGate.model_validate_json(target.read_text(encoding="utf-8"))
@@ -523,10 +554,10 @@ def test_a_gate_json_of_another_format_is_refused(tmp_path: Path) -> None:
     path = tmp_path / GATE
     path.write_text(json.dumps({"format": 99, "outcome": "pass"}))
     with pytest.raises(UsageError, match="format 99"):
-        read_gate(path)
+        read_model(path, Gate)
     path.write_text(json.dumps({"format": 1, "outcome": "pass"}))
     with pytest.raises(UsageError, match="not a chatjudge gate"):
-        read_gate(path)
+        read_model(path, Gate)
 
 
 CUSTOM = Path(__file__).resolve().parents[2] / "examples" / "chat_quality_1to5.toml"
@@ -566,7 +597,7 @@ def test_three_winning_pairwise_rows_are_inconclusive_not_a_pass(tmp_path: Path)
     run = judged(pairwise_rows(["C"] * 3), tmp_path / "pw", fair_judge, flip=False)
     done = run_cli("gate", str(run), "--require", "better")
     assert done.returncode == 3, done.stdout + done.stderr
-    g = read_gate(run / GATE)
+    g = read_model(run / GATE, Gate)
     lo, hi = g.difference.ci95
     assert g.difference.value == 0.5 and lo <= 0 < hi  # not [+0.5000, +0.5000]
     assert g.method == "cluster-bootstrap+sign-test"
@@ -578,18 +609,14 @@ def test_three_winning_pairwise_rows_are_inconclusive_not_a_pass(tmp_path: Path)
 
 
 @pytest.mark.parametrize(("wins", "outcome"), [(5, "inconclusive"), (6, "pass")])
-def test_all_winning_pairwise_rows_pass_from_six(
-    tmp_path: Path, wins: int, outcome: str
-) -> None:
+def test_all_winning_pairwise_rows_pass_from_six(tmp_path: Path, wins: int, outcome: str) -> None:
     run = judged(pairwise_rows(["C"] * wins), tmp_path / "pw", fair_judge, flip=False)
     assert chatjudge.gate(run, require="better", report=False).outcome == outcome
 
 
 @pytest.mark.parametrize(("ties", "outcome"), [(3, "inconclusive"), (90, "inconclusive"),
                                                (91, "pass")])  # fmt: skip
-def test_all_tie_rows_pass_a_margin_of_002_from_91(
-    tmp_path: Path, ties: int, outcome: str
-) -> None:
+def test_all_tie_rows_pass_a_margin_of_002_from_91(tmp_path: Path, ties: int, outcome: str) -> None:
     run = judged(pairwise_rows(["T"] * ties), tmp_path / "pw", fair_judge, flip=False)
     g = chatjudge.gate(run, margin=0.02, report=False)
     assert g.outcome == outcome and g.method == "cluster-bootstrap+betting"
@@ -667,9 +694,11 @@ def test_rows_without_a_value_for_by_are_one_slice(tmp_path: Path) -> None:
         "--by", "tier",
     )  # fmt: skip
     assert done.returncode in (1, 3), done.stderr
-    g = read_gate(cand / GATE)
+    g = read_model(cand / GATE, Gate)
     assert sorted((s.value, s.n_pairs) for s in g.slices) == [
-        ("(missing)", 5), ("free", 4), ("pro", 3)
+        ("(missing)", 5),
+        ("free", 4),
+        ("pro", 3),
     ]
     assert "tier=(missing)" in done.stdout
     with pytest.raises(UsageError, match="row 'q0' has no field 'topic' \\(--by\\)"):
@@ -679,7 +708,11 @@ def test_rows_without_a_value_for_by_are_one_slice(tmp_path: Path) -> None:
 def test_null_nan_and_absent_are_the_missing_slice() -> None:
     rows: list[dict[str, Any]] = [{"t": "a"}, {"t": None}, {"t": float("nan")}, {}, {"t": 3}]
     assert slice_values(["r0", "r1", "r2", "r3", "r4"], rows, "t") == [
-        "a", "(missing)", "(missing)", "(missing)", "3"
+        "a",
+        "(missing)",
+        "(missing)",
+        "(missing)",
+        "3",
     ]
     with pytest.raises(UsageError, match="row 'q1' has no value for 'doc' \\(--cluster\\)"):
         field_value("q1", {"doc": None}, "doc", "--cluster")

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import chatjudge
-from chatjudge.analysis.formats import read_gate
+from chatjudge.formats.analyses import Gate
+from chatjudge.formats.io import read_model
 from chatjudge.report.gate_text import markdown
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text, style_control, style_counts
@@ -83,7 +84,7 @@ def test_human_labels_add_calibrated_figures(tmp_path: Path) -> None:
                               for i, h in enumerate(human)))  # fmt: skip
     done = cli(str(run), "--human", str(labels), "--markdown", str(tmp_path / "g.md"))
     assert done.exit_code in (0, 1, 3), done.output
-    g = read_gate(run / "gate.json")
+    g = read_model(run / "gate.json", Gate)
     pref = g.calibrated["preference"]
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     vote = {"CANDIDATE": 1.0, "TIE": 0.5, "BASELINE": 0.0}
@@ -100,7 +101,7 @@ def test_the_report_section_shows_the_corrected_and_the_raw_difference(tmp_path:
     run = judged(verbose_rows(), tmp_path / "pw", length_loving_judge)
     chatjudge.gate(run, control="style")  # writes gate.json and the report
     page = (run / "report.html").read_text(encoding="utf-8")
-    gate_part = page[page.index("Gate: "):]
+    gate_part = page[page.index("Gate: ") :]
     assert "raw preference: candidate − baseline" in gate_part
     assert "style_controlled_preference" in gate_part and "(corrected)" in gate_part
 

@@ -18,11 +18,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from chatjudge.analysis.formats import GATE, read_gate
 from chatjudge.analysis.gate_sequential import gate_sequential
 from chatjudge.cli import app
 from chatjudge.errors import UsageError
-from chatjudge.rundir import iter_results
+from chatjudge.formats.analyses import Gate
+from chatjudge.formats.io import read_model
+from chatjudge.rundir import GATE, iter_results
 from tests.analysis.test_gate import fair_judge, pairwise_rows, pointwise_rows
 from tests.support.budget import largest_worst_case
 from tests.support.cli import run_cli
@@ -58,9 +59,9 @@ def test_a_clear_case_stops_early_and_resumes_without_a_call(tmp_path: Path) -> 
     assert len(CALLS) == s.calls == 2 * s.rows_judged  # two orders a row, none sent twice
     assert s.calls_saved == 2 * (400 - s.rows_judged)
     assert g.method == "confidence-sequence"
-    assert read_gate(out / GATE) == g
+    assert read_model(out / GATE, Gate) == g
     # the rows judged are a seeded random sample, not the first rows of the file
-    judged_ids = {r["id"] for r in iter_results(out)}
+    judged_ids = {r.id for r in iter_results(out)}
     assert len(judged_ids) == s.rows_judged
     assert judged_ids != {f"p{i}" for i in range(len(judged_ids))}
 
@@ -88,7 +89,7 @@ def test_cli_sequential_pointwise_against_the_stand_in_server(tmp_path: Path) ->
         env = {"OPENAI_API_KEY": "sk-test"}
         result = runner.invoke(app, [*args, "--base-url", stub.base_url], env=env)
         assert result.exit_code == 0, result.output  # random verdicts: Δ near 0, far above -0.5
-        g = read_gate(out / "candidate" / GATE)
+        g = read_model(out / "candidate" / GATE, Gate)
         s = g.sequential
         assert s is not None and s.stopped == "decided" and s.rows_judged < n
         assert stub.stats.requests == s.calls == 2 * s.rows_judged
@@ -96,7 +97,7 @@ def test_cli_sequential_pointwise_against_the_stand_in_server(tmp_path: Path) ->
         result = runner.invoke(app, [*args, "--base-url", stub.base_url], env=env)
         assert result.exit_code == 0
         assert stub.stats.requests == s.calls  # resumed from the store: nothing sent again
-        assert read_gate(out / "candidate" / GATE).sequential == s
+        assert read_model(out / "candidate" / GATE, Gate).sequential == s
 
 
 def test_sequential_refuses_bad_usage(tmp_path: Path) -> None:
@@ -155,7 +156,7 @@ def test_cli_sequential_stops_at_its_budget_with_exit_4(tmp_path: Path) -> None:
         sent = stub.stats.requests
     assert result.exit_code == 4, result.output
     assert "Budget: $40.0000" in result.output and "a larger budget resumes" in result.output
-    g = read_gate(out / GATE)
+    g = read_model(out / GATE, Gate)
     assert g.sequential is not None and g.sequential.stopped == "budget"
     assert g.sequential.cost_usd is not None and g.sequential.cost_usd <= 40
     assert 0 < sent < 2 * 400
@@ -183,7 +184,7 @@ def test_cli_sequential_at_concurrency_100_spends_its_budget_across_batches(
     prices = ("--price-in", "100", "--price-out", "200", "--concurrency", "100")
     cut = run_cli(*sequential_args(data, out, stub, *prices, "--max-cost-usd", "25"), key="sk-t")
     assert cut.returncode == 4, cut.stderr
-    s = read_gate(out / GATE).sequential
+    s = read_model(out / GATE, Gate).sequential
     assert s is not None and s.stopped == "budget" and s.cost_usd is not None
     worst = largest_worst_case(stub.stats.recorded, 100.0, 200.0)
     assert s.cost_usd <= 25 and 25 - s.cost_usd <= worst, (s.cost_usd, worst)
@@ -192,7 +193,7 @@ def test_cli_sequential_at_concurrency_100_spends_its_budget_across_batches(
     done = run_cli(*sequential_args(data, out, stub, *prices, "--max-cost-usd", "1000"),
                    key="sk-t")  # fmt: skip
     assert done.returncode in (0, 1, 3), done.stderr  # decided, or every row judged
-    again = read_gate(out / GATE).sequential
+    again = read_model(out / GATE, Gate).sequential
     assert again is not None and again.stopped != "budget" and again.rows_judged > s.rows_judged
     assert stub.stats.requests > sent and stub.stats.max_sends == 1  # none paid twice
 

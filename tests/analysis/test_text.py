@@ -8,7 +8,7 @@ from rich.console import Console, RenderableType
 
 from chatjudge.analysis.agree_text import agreement_lines
 from chatjudge.analysis.compare_text import control_note, ratings_table
-from chatjudge.analysis.formats import Gate
+from chatjudge.formats.analyses import Gate
 from chatjudge.report.gate_text import table
 
 

@@ -79,10 +79,10 @@ def test_simulate_writes_each_roles_row_usage_without_cached_calls(tmp_path: Pat
     assert row["turns"] == 1 and row["ended"] == "user"
     assert row["usage"] == {
         "assistant": {"calls": 1, "input_tokens": 0, "output_tokens": 0},
-        "user": {"calls": 2, "input_tokens": 0, "output_tokens": 0},
+        "simulated_user": {"calls": 2, "input_tokens": 0, "output_tokens": 0},
     }
     summary = json.loads((tmp_path / "sim.summary.json").read_text())
-    assert summary["usage"]["user"] == {
+    assert summary["usage"]["simulated_user"] == {
         "calls": 2,
         "cached_calls": 0,
         "input_tokens": 0,

@@ -93,13 +93,14 @@ def test_turns_alternate_and_the_user_ends_with_the_marker(servers, tmp_path: Pa
         assert all(END_MARKER not in m["content"] for m in row["chat"])
         assert row["chat"][-1]["content"].endswith("Thanks, that settles it.")  # kept, marker cut
         assert row["usage"]["assistant"]["calls"] == turns
-        assert row["usage"]["user"]["calls"] == turns + 1
+        assert row["usage"]["simulated_user"]["calls"] == turns + 1
         assert row["answer"].startswith("SECRET")  # the input fields are kept for the judge
     assert rows[0]["user_context"].startswith("PRIVATE") and rows[1]["chat_history"]
     summary = summary_of(out)
     assert summary["n_ok"] == 3 and summary["metrics"]["turns"]["value"] == pytest.approx(5 / 3)
     assert summary["metrics"]["ended_by_user"]["value"] == 1.0
-    assert summary["usage"]["assistant"]["calls"] == 5 and summary["usage"]["user"]["calls"] == 8
+    usage = summary["usage"]
+    assert usage["assistant"]["calls"] == 5 and usage["simulated_user"]["calls"] == 8
 
 
 def test_the_turn_cap_holds_and_the_user_is_not_called_after_it(servers, tmp_path) -> None:
@@ -200,7 +201,7 @@ def test_a_user_reply_without_json_is_the_message_and_is_counted(servers, tmp_pa
     rent = {r["id"]: r for r in rows}["rent"]
     assert rent["status"] == "ok" and rent["turns"] == 2
     assert [m["content"] for m in rent["chat"] if m["role"] == "user"] == [prose, prose]
-    assert rent["usage"]["user"]["calls"] == 2  # no retry: each reply was a message
+    assert rent["usage"]["simulated_user"]["calls"] == 2  # no retry: each reply was a message
     summary = summary_of(tmp_path / "conv.jsonl")
     assert summary["plain_user_replies"] == 2 and summary["n_failed"] == 0
 
@@ -215,7 +216,7 @@ def test_a_json_user_reply_without_a_response_is_retried_once_then_a_failure(
     failed = {r["id"]: r for r in rows}["rent"]
     assert failed["status"] == "failed" and failed["chat"] == []
     assert failed["error"].startswith("the simulated user's reply held no message after one")
-    assert failed["usage"]["user"]["calls"] == 2  # asked once more, with another seed
+    assert failed["usage"]["simulated_user"]["calls"] == 2  # asked once more, with another seed
     assert all(r["status"] == "ok" for r in rows if r["id"] != "rent")
     summary = summary_of(tmp_path / "conv.jsonl")
     assert summary["failures"] == {"no user message": 1} and summary["plain_user_replies"] == 0
@@ -369,7 +370,7 @@ def test_both_roles_through_llama_cpp_s_real_server(
         assert roles[: 2 * row["turns"]] == ["user", "assistant"] * row["turns"]
         assert all(isinstance(m["content"], str) for m in row["chat"])
         assert row["usage"]["assistant"]["output_tokens"] > 0
-        assert row["usage"]["user"]["input_tokens"] > 0
+        assert row["usage"]["simulated_user"]["input_tokens"] > 0
     summary = summary_of(out)
     assert summary["n_ok"] == 2 and summary["user"] == summary["assistant"]
 

@@ -9,8 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 import chatjudge
-from chatjudge.analysis.formats import GATE, read_gate
 from chatjudge.cli import app
+from chatjudge.formats.analyses import Gate
+from chatjudge.formats.io import read_model
+from chatjudge.rundir import GATE
 from tests.analysis.test_gate import judged, pointwise_rows
 from tests.report.conftest import check_report
 from tests.support.browser import PageWatch
@@ -32,7 +34,7 @@ def gated(tmp_path: Path) -> Path:
 def test_the_gate_section_draws_the_interval_against_the_margin(
     gated: Path, watch: PageWatch
 ) -> None:
-    g = read_gate(gated / GATE)
+    g = read_model(gated / GATE, Gate)
     page = check_report(watch, gated)  # also: offline, no script error
     section = page.locator('[data-section="gate"]')
     assert section.is_visible()
@@ -61,7 +63,7 @@ def test_the_gate_section_draws_the_interval_against_the_margin(
 
 
 def test_the_slices_forest_plot_is_worst_first(gated: Path, watch: PageWatch) -> None:
-    g = read_gate(gated / GATE)
+    g = read_model(gated / GATE, Gate)
     page = check_report(watch, gated)
     rows = page.locator('[data-section="gate-slices"] .interval-row')
     assert rows.count() == 2

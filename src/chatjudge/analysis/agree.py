@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge.analysis.calibration import calibrate_run, read_label_frame
-from chatjudge.analysis.formats import Agreement
 from chatjudge.errors import UsageError
-from chatjudge.rundir import FORMAT, ok_scores, read_summary
+from chatjudge.formats.analyses import Agreement
+from chatjudge.rundir import ok_scores, read_summary
 from chatjudge.stats import agreement, correlation, krippendorff_alpha, krippendorff_alpha_ci
 
 
@@ -64,7 +64,7 @@ def agree_with_humans(
     if not shared:
         raise UsageError(f"no item of {run_dir} judged ok has a human label in {human_path}")
     out: dict[str, Any] = {
-        "format": FORMAT,
+        "format": Agreement.version(),
         "run": str(run_dir),
         "human": str(human_path),
         "column": column,
@@ -108,7 +108,7 @@ def agree_with_humans(
 
 
 def _agreement(out: dict[str, Any]) -> dict[str, Any]:
-    """The content of agreement.json, checked against `chatjudge.analysis.formats.Agreement`."""
+    """The content of agreement.json, checked against `chatjudge.formats.analyses.Agreement`."""
     return Agreement.model_validate(out).model_dump(mode="json", exclude_unset=True)
 
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from chatjudge.data.sources import Source
 from chatjudge.errors import UsageError
+from chatjudge.formats.results import ResultRecord
 from chatjudge.protocols import BUILTIN, get_protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
 from chatjudge.rundir import iter_results, read_summary
@@ -52,18 +53,18 @@ def calibrate_run(
     """The run's human-calibrated metrics: `{"calibrated": {metric: {...}}, "columns",
     "n_labelled", "n_labelled_not_judged", "labelled_not_judged", "warnings"}`."""
     summary = read_summary(run_dir)
-    records = [r for r in iter_results(run_dir) if r is not None]
+    records = list(iter_results(run_dir))
     frame = read_label_frame(human_path)
     if summary.kind == "pairwise":
         rating = _rating_column(frame, column, human_path)
         columns = {rating: PREFERENCE}
     else:
         columns = _score_columns(frame, column, score, summary.protocol, records, human_path)
-    known = {str(r["id"]) for r in records}
+    known = {r.id for r in records}
     ratings = _ratings(frame, columns, known, human_path, run_dir, summary.kind)
 
-    judged = {str(r["id"]): r for r in records if r["status"] == "ok"}
-    order = [str(r["id"]) for r in records if r["status"] == "ok"]
+    judged = {r.id: r for r in records if r.status == "ok"}
+    order = [r.id for r in records if r.status == "ok"]
     labelled = set().union(*(set(by_id) for by_id in ratings.values()))
     not_judged = sorted(labelled - set(judged))
     out: dict[str, Any] = {
@@ -131,7 +132,7 @@ def _score_columns(
     column: str | None,
     score: str | None,
     protocol: str,
-    records: list[dict[str, Any]],
+    records: list[ResultRecord],
     path: Path,
 ) -> dict[str, str]:
     """File column -> the score it rates: columns named like scores, else one rating column."""
@@ -146,10 +147,10 @@ def _score_columns(
     return {rating: target}
 
 
-def _score_names(protocol: str, records: list[dict[str, Any]]) -> list[str]:
+def _score_names(protocol: str, records: list[ResultRecord]) -> list[str]:
     if protocol in BUILTIN:
         return [s.name for s in get_protocol(protocol).scores]
-    first: dict[str, Any] = next((r["scores"] for r in records if r["status"] == "ok"), {})
+    first: dict[str, Any] = next((r.scores for r in records if r.status == "ok"), {})
     return [k for k, v in first.items() if isinstance(v, int | float)]
 
 
@@ -228,16 +229,16 @@ def _transform(spec: MetricSpec) -> Metric:
     return lambda value: (float(value) + spec.offset) * spec.scale
 
 
-def _judge_value(kind: str, source: str) -> Callable[[dict[str, Any]], Any]:
+def _judge_value(kind: str, source: str) -> Callable[[ResultRecord], Any]:
     if kind == "pairwise":
-        return lambda record: record["scores"]["pairwise_choice"]
-    return lambda record: float(record["scores"][source])
+        return lambda record: record.scores["pairwise_choice"]
+    return lambda record: float(record.scores[source])
 
 
-def _length_gap(records: list[dict[str, Any]], labelled: set[str]) -> str | None:
+def _length_gap(records: list[ResultRecord], labelled: set[str]) -> str | None:
     """A warning when the labelled rows' mean length differs visibly from the others'."""
-    lengths = np.array([_length(r.get("fields") or {}) for r in records], dtype=float)
-    mask = np.array([str(r["id"]) in labelled for r in records])
+    lengths = np.array([_length(r.fields) for r in records], dtype=float)
+    mask = np.array([r.id in labelled for r in records])
     if mask.sum() < 2 or (~mask).sum() < 2:
         return None
     inside, outside = lengths[mask].mean(), lengths[~mask].mean()

@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from chatjudge.analysis.formats import Comparison
 from chatjudge.errors import UsageError
+from chatjudge.formats.analyses import Comparison
 from chatjudge.rundir import iter_results, ok_scores, read_summary
 from chatjudge.stats import bradley_terry
 from chatjudge.stats.style import FEATURES, response_text, style_counts, style_features
@@ -36,7 +36,7 @@ def compare_runs(
     control: Control | None = None,
 ) -> dict[str, Any]:
     """Ratings and win rates of the named runs (name -> run directory): the content of
-    `compare.json`, checked against `chatjudge.analysis.formats.Comparison`.
+    `compare.json`, checked against `chatjudge.formats.analyses.Comparison`.
 
     `control` adds ratings with the responses' normalized length difference (`length`),
     or length and markdown header, list and bold differences (`style`), as covariates
@@ -114,14 +114,14 @@ def _texts(run_dir: Path, kind: str) -> dict[str, tuple[str, str]]:
     row has one, else what the assistant said in `chat` (the conversation judged)."""
     out = {}
     for record in iter_results(run_dir):
-        if record is None or record["status"] != "ok":
+        if record.status != "ok":
             continue
-        fields = record.get("fields") or {}
+        fields = record.fields
         if kind == "pairwise":
             pair = (fields.get("baseline_model_response"), fields.get("response"))
         else:
             pair = (None, fields["response"] if "response" in fields else _assistant(fields))
-        out[str(record["id"])] = (response_text(pair[0]), response_text(pair[1]))
+        out[record.id] = (response_text(pair[0]), response_text(pair[1]))
     return out
 
 

@@ -20,7 +20,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
-from chatjudge.analysis.formats import GATE, CalibratedMetric, Gate, GateLook, read_gate
 from chatjudge.analysis.gate_corrections import (
     Control,
     calibrated,
@@ -44,10 +43,13 @@ from chatjudge.analysis.gate_units import (
     resolve_protocol,
 )
 from chatjudge.errors import ChatJudgeWarning, UsageError
+from chatjudge.formats.analyses import CalibratedMetric, Gate, GateLook
+from chatjudge.formats.base import Metric
+from chatjudge.formats.io import read_model, write_json
 from chatjudge.options import GateSettings
 from chatjudge.outputs import check_file_output
 from chatjudge.protocols import Protocol
-from chatjudge.rundir import Metric, read_run_info, run_differences, write_json
+from chatjudge.rundir import GATE, read_run_info, run_differences
 from chatjudge.stats.paired import Difference
 from chatjudge.stats.small_sample import guarded_interval
 
@@ -193,7 +195,7 @@ def _counts_text(counts: dict[str, dict[str, int]]) -> str:
 
 def _is_gate(path: Path) -> bool:
     try:
-        read_gate(path)
+        read_model(path, Gate)
     except UsageError:
         return False
     return True
@@ -204,7 +206,7 @@ def earlier_looks(target: Path, new: Gate) -> list[GateLook]:
     it grew is peeking: the interval's 95% no longer holds, so it is warned about."""
     if not target.is_file() or not _is_gate(target):  # not a gate: --overwrite replaces it
         return []
-    old = read_gate(target)
+    old = read_model(target, Gate)
     if old.runs != new.runs or old.metric != new.metric:
         return []
     if old.n_pairs >= new.n_pairs:

@@ -14,15 +14,15 @@ from typing import Literal
 import numpy as np
 
 from chatjudge.__about__ import __version__
-from chatjudge.analysis.formats import (
+from chatjudge.analysis.gate_pairing import Paired
+from chatjudge.analysis.gate_units import slice_values
+from chatjudge.formats.analyses import (
     Gate,
     GateDifference,
     GateNoise,
     GateSlice,
     GateSmallSample,
 )
-from chatjudge.analysis.gate_pairing import Paired
-from chatjudge.analysis.gate_units import slice_values
 from chatjudge.stats.noise import noise_split
 from chatjudge.stats.paired import Difference, decide, mde80, rows_to_decide
 from chatjudge.stats.small_sample import SmallSample
@@ -115,9 +115,7 @@ def boundary(margin: float, require: Require) -> float:
 
 def gate_difference(diff: Difference) -> GateDifference:
     """Δ and its interval as gate.json records them, rounded to 6 places."""
-    return GateDifference(
-        value=round(diff.value, 6), ci95=[round(float(v), 6) for v in diff.ci95]
-    )
+    return GateDifference(value=round(diff.value, 6), ci95=[round(float(v), 6) for v in diff.ci95])
 
 
 def _reason(outcome: str, ci: tuple[float, float], margin: float, require: str) -> str:

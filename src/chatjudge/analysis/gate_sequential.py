@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from chatjudge.analysis.formats import GATE, Gate, GateSequential
 from chatjudge.analysis.gate_decision import Require, Settings, assemble
 from chatjudge.analysis.gate_pairing import Paired, pair
 from chatjudge.analysis.gate_units import (
@@ -31,10 +30,12 @@ from chatjudge.analysis.gate_units import (
 from chatjudge.calls.budget import Budget
 from chatjudge.data import Source, validate
 from chatjudge.errors import BudgetReachedError, UsageError
+from chatjudge.formats.analyses import Gate, GateSequential
+from chatjudge.formats.io import write_json
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.rundir import RESULTS, iter_results, write_json
+from chatjudge.rundir import GATE, RESULTS, iter_results
 from chatjudge.runner import build_engine
 from chatjudge.stats.paired import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
@@ -272,4 +273,3 @@ def _calls_per_row(
     judges = len(judge) if isinstance(judge, list | tuple) else 1
     orders = 2 if proto.kind == "pairwise" and options.get("flip", True) else 1
     return judges * orders * int(options.get("samples", 1))
-

@@ -21,10 +21,13 @@ import numpy as np
 
 from chatjudge.data import Source
 from chatjudge.errors import UsageError
+from chatjudge.formats.results import CallRecord
+from chatjudge.formats.run_info import RunInfo
+from chatjudge.formats.summary import Summary
 from chatjudge.protocols import Protocol, get_protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
-from chatjudge.rundir import RunInfo, Summary, iter_results, read_run_info, read_summary
-from chatjudge.runner.summary import metric_value
+from chatjudge.rundir import iter_results, read_run_info, read_summary
+from chatjudge.summarize.run import metric_value
 
 PREFERENCE = "preference"  # pairwise: the candidate's preference rate, ties counting half
 VOTE = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}
@@ -110,22 +113,22 @@ def check_metric(protocol: Protocol, metric: str | None) -> str:
     return metric
 
 
-def inner_values(protocol: Protocol, metric: str, calls: Sequence[dict[str, Any]]) -> list[float]:
+def inner_values(protocol: Protocol, metric: str, calls: Sequence[CallRecord]) -> list[float]:
     """One value per (judge, sample) of an item's calls."""
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, int], list[CallRecord]] = defaultdict(list)
     for call in calls:
-        groups[(call["judge"], call["sample"])].append(call)
+        groups[(call.judge, call.sample)].append(call)
     spec = _spec(protocol, metric)
     choice = protocol.choice.name if protocol.choice is not None else None
     values = []
     for group in groups.values():
         if protocol.kind == "pairwise" and choice is not None and spec_reads(spec, choice):
-            sides = {c["scores"][choice] for c in group}
+            sides = {c.scores[choice] for c in group}
             vote = sides.pop() if len(sides) == 1 else TIE  # orders disagree: a tie
             values.append(VOTE[vote] if spec is None else metric_value(spec, {choice: vote}))
         else:
             assert spec is not None
-            values.append(float(np.mean([metric_value(spec, c["scores"]) for c in group])))
+            values.append(float(np.mean([metric_value(spec, c.scores) for c in group])))
     return values
 
 
@@ -167,14 +170,14 @@ def read_rows(
         run_dir, read_run_info(run_dir), read_summary(run_dir), metric_scale(protocol, metric)
     )
     for record in iter_results(run_dir):
-        fields = dict(record.get("fields") or {})
-        item_id = str(record["id"])
+        fields = dict(record.fields)
+        item_id = record.id
         unit = source_id(item_id, fields)
         if joined is not None:
             extra = joined.get(item_id) or joined.get(unit) or {}
             fields = {**extra, **fields}
-        ok = record["status"] == "ok"
-        inner = tuple(inner_values(protocol, metric, record["calls"])) if ok else ()
+        ok = record.status == "ok"
+        inner = tuple(inner_values(protocol, metric, record.calls)) if ok else ()
         run.rows[item_id] = Row(item_id, unit, ok and bool(inner), inner, fields)
     return run
 

@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 
 from chatjudge.calls.usage import Usage
 from chatjudge.errors import UsageError
-from chatjudge.rundir import BudgetRecord, Cost, RoleCostRecord
+from chatjudge.formats.cost import BudgetRecord, Cost, RoleCostRecord
 
 if TYPE_CHECKING:
     from chatjudge.models.base import Model

@@ -44,19 +44,17 @@ def compare(
     intervals and the pairwise win-rate matrix (Arena-Hard-Auto style)."""
     from chatjudge.analysis import compare_runs
     from chatjudge.analysis.calibration import calibrate_run
-    from chatjudge.analysis.formats import Comparison
+    from chatjudge.formats.analyses import Comparison
+    from chatjudge.formats.io import write_json
     from chatjudge.report import write_compare_report
-    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT, write_json
+    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT
 
     named = _named_runs(runs)
     try:
         if control not in (None, "length", "style"):
             raise UsageError(f"--control takes length or style, not {control!r}")
         result = compare_runs(
-            named,
-            baseline=baseline_name,
-            score=score,
-            control=control,  # type: ignore[arg-type]
+            named, baseline=baseline_name, score=score, control=control  # type: ignore[arg-type]
         )
         calibrations = {
             name: calibrate_run(named[name], path, score=score)
@@ -128,8 +126,9 @@ def agree(
     run's metrics calibrated by the human labels (PPI++), in agreement.json's `calibrated`."""
     from chatjudge.analysis import agree_with_humans
     from chatjudge.analysis.agree_text import agreement_lines
-    from chatjudge.analysis.formats import Agreement
-    from chatjudge.rundir import AGREEMENT, write_json
+    from chatjudge.formats.analyses import Agreement
+    from chatjudge.formats.io import write_json
+    from chatjudge.rundir import AGREEMENT
 
     try:
         result = agree_with_humans(run_dir, human, column=column, score=score)

@@ -22,7 +22,7 @@ from chatjudge.cli.common import (
 from chatjudge.errors import BudgetReachedError, ChatJudgeError, UsageError
 
 if TYPE_CHECKING:
-    from chatjudge.analysis.formats import Gate
+    from chatjudge.formats.analyses import Gate
     from chatjudge.options import GateOptions
 
 RunOrDataArg = Annotated[

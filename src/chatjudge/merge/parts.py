@@ -20,7 +20,8 @@ from urllib.parse import quote
 
 from chatjudge.calls.prices import command_cost
 from chatjudge.errors import UsageError
-from chatjudge.rundir import BudgetRecord, Cost, RoleCostRecord, prepare_output
+from chatjudge.formats.cost import BudgetRecord, Cost, RoleCostRecord
+from chatjudge.rundir import prepare_output
 from chatjudge.shards import Shard
 from chatjudge.store import Store
 from chatjudge.store.migrations import SCHEMA_VERSION

@@ -5,13 +5,20 @@ would have written. Each shard's summary lists where its rows stand among all in
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
+from chatjudge.formats.io import read_model, write_json
+from chatjudge.formats.produced import (
+    ASSISTANT,
+    SIMULATED_USER,
+    GenerationSummary,
+    ProducedInfo,
+    SimulationSummary,
+)
 from chatjudge.merge.parts import (
     ONLY_SHARD,
     check_cover,
@@ -27,18 +34,9 @@ from chatjudge.merge.parts import (
     sum_usage,
 )
 from chatjudge.outputs import check_not_a_run_file
-from chatjudge.produce.generation import token_metrics
-from chatjudge.produce.simulation import summarize
-from chatjudge.rundir import (
-    FORMAT,
-    GenerationSummary,
-    Produced,
-    ProducedInfo,
-    SimulationSummary,
-    option_differences,
-    read_model,
-    write_json,
-)
+from chatjudge.rundir import Produced, option_differences
+from chatjudge.summarize.generation import generated_tokens, generation_summary
+from chatjudge.summarize.simulation import Conversation, conversation_of, simulation_summary
 
 ProducedSummary = GenerationSummary | SimulationSummary
 
@@ -90,13 +88,13 @@ def merge_produced(files: Sequence[Path], out: Path, *, overwrite: bool = False)
 
     rows_files = [s.rows for s in shards]
     lines = order_lines(rows_files, position)  # every line read and checked before any write
-    rows: list[tuple[int, dict[str, Any]]] = []  # (position, row) of what the summary needs
+    rows: list[tuple[int, Any]] = []  # (position, what the summary needs of the row)
     with staged(out, outputs, overwrite=overwrite, beside=True) as aside:
         merge_stores([shard.store for shard in shards], aside / target.store.name)
         with (aside / out.name).open("wb") as written:
             for place, (where, line) in enumerate(read_lines(rows_files, lines)):
                 try:
-                    rows.append((place, _needed(jsoncodec.loads(line), first)))
+                    rows.append((place, _needed(place, jsoncodec.loads(line), first)))
                 except (AttributeError, KeyError, TypeError, ValueError) as exc:
                     raise UsageError(
                         f"{rows_files[where.file]}, line {where.number}, is not a row as "
@@ -123,7 +121,7 @@ def _read(shard: Produced) -> ProducedSummary:
     except (AttributeError, ValueError):
         kind = None  # read_model says what is wrong with it
     model: type[ProducedSummary] = SimulationSummary if kind == "simulation" else GenerationSummary
-    return read_model(path, model, f"{kind or 'generate'} summary")
+    return read_model(path, model)
 
 
 def _record(merged: ProducedSummary, first: ProducedSummary) -> ProducedInfo:
@@ -140,7 +138,7 @@ def _record(merged: ProducedSummary, first: ProducedSummary) -> ProducedInfo:
         )
     return ProducedInfo(
         command="simulate",
-        models={"assistant": merged.assistant, "simulated_user": merged.user},
+        models={ASSISTANT: merged.assistant, SIMULATED_USER: merged.user},
         data=first.shard.data,
         options=merged.options,
     )
@@ -179,71 +177,52 @@ def _check_finished(
         raise refuse("unfinished shards", problems)
 
 
-def _needed(row: dict[str, Any], first: ProducedSummary) -> dict[str, Any]:
-    """What the summary takes from a row: its status and its figures."""
-    usage = row.get("usage") if isinstance(row.get("usage"), dict) else {}
-    assert isinstance(usage, dict)
+def _needed(place: int, row: dict[str, Any], first: ProducedSummary) -> Any:
+    """What the summary takes from a row: generate's output tokens, simulate's figures."""
     if isinstance(first, GenerationSummary):
-        used = usage.get(first.field) or {}
-        return {"ok": row.get("status") == "ok", "output_tokens": used.get("output_tokens")}
-    return {
-        "sample": row.get("sample", 0),
-        "ok": row.get("status") == "ok",
-        "turns": row.get("turns"),
-        "assistant_tokens": (usage.get("assistant") or {}).get("output_tokens"),
-        "ended": row.get("ended"),
-        "restates": row.get("first_message_restates_question"),
-    }
+        return generated_tokens(row, first.field)
+    return conversation_of(place, row)
 
 
 def _generation(
-    summaries: Sequence[GenerationSummary], rows: list[tuple[int, dict[str, Any]]]
+    summaries: Sequence[GenerationSummary], rows: list[tuple[int, tuple[bool, float | None]]]
 ) -> GenerationSummary:
     first = summaries[0]
-    cost = sum_costs(s.cost for s in summaries)
-    return GenerationSummary(
-        format=FORMAT,
-        kind="generation",
+    return generation_summary(
+        {i: float(tokens or 0) for i, (ok, tokens) in rows if ok},
         model=first.model,
         field=first.field,
         n_rows=sum(s.n_rows for s in summaries),
         n_ok=sum(s.n_ok for s in summaries),
-        n_failed=sum(s.n_failed for s in summaries),
         failures=sum_usage(s.failures for s in summaries),
-        metrics=token_metrics({i: float(r["output_tokens"] or 0) for i, r in rows if r["ok"]}),
         usage=sum_usage(s.usage for s in summaries),
-        cost_usd=cost.total_usd if cost else None,
-        cost=cost,
+        cost=sum_costs(s.cost for s in summaries),
         options={**first.options, "shard": None},
-        created=_now(),
+        extras=_skipped(first),
         chatjudge_version=first.chatjudge_version,
-        **_skipped(first),
     )
 
 
 def _simulation(
-    summaries: Sequence[SimulationSummary], rows: list[tuple[int, dict[str, Any]]]
+    summaries: Sequence[SimulationSummary], rows: list[tuple[int, Conversation]]
 ) -> SimulationSummary:
     first = summaries[0]
-    records = [{**r, "order": i, "cause": None, "plain": 0} for i, r in rows]
-    counts = summarize(records, first.samples)
-    # Causes and plain replies are not in the rows: the shards' counts add up.
-    counts["failures"] = sum_usage(s.failures for s in summaries)
-    counts["plain_user_replies"] = sum(s.plain_user_replies for s in summaries)
     roles = dict.fromkeys(role for s in summaries for role in s.usage)
-    return SimulationSummary(
-        **counts,
+    return simulation_summary(
+        [conversation for _, conversation in rows],
+        samples=first.samples,
         assistant=first.assistant,
         user=first.user,
         n_rows=sum(s.n_rows for s in summaries),
-        samples=first.samples,
         max_turns=first.max_turns,
         usage={role: sum_usage(s.usage.get(role, {}) for s in summaries) for role in roles},
         cost=sum_costs(s.cost for s in summaries),
         options={**first.options, "shard": None},
-        created=_now(),
+        extras=_skipped(first),
+        # Causes and plain replies are not in the rows: the shards' counts add up.
+        failures=sum_usage(s.failures for s in summaries),
+        plain_user_replies=sum(s.plain_user_replies for s in summaries),
         chatjudge_version=first.chatjudge_version,
-        **_skipped(first),
     )
 
 
@@ -252,7 +231,3 @@ def _skipped(first: ProducedSummary) -> dict[str, Any]:
     if not first.n_skipped:
         return {}
     return {"n_skipped": first.n_skipped, "skipped": first.skipped}
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

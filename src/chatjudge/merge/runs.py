@@ -10,8 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
+from chatjudge.formats.io import first_error, write_json
+from chatjudge.formats.results import ResultRecord
+from chatjudge.formats.run_info import RunInfo
+from chatjudge.formats.summary import Summary
 from chatjudge.merge.parts import (
     ONLY_SHARD,
     check_cover,
@@ -28,21 +34,16 @@ from chatjudge.merge.parts import (
 )
 from chatjudge.protocols import BUILTIN, Protocol, get_protocol
 from chatjudge.rundir import (
-    FORMAT,
     REPORT,
     RESULTS,
     RUN_INFO,
     STORE,
     SUMMARY,
-    RunInfo,
-    Summary,
     read_run_info,
     read_summary,
     run_differences,
-    write_json,
 )
-from chatjudge.runner.fold import count
-from chatjudge.runner.summary import SummaryBuilder
+from chatjudge.summarize.run import SummaryBuilder, count
 
 
 def merge_runs(
@@ -79,7 +80,6 @@ def merge_runs(
     lines = order_lines(results, _index_of)  # every line read and checked before any write
     config = {**first.config, "shard": None}
     merged = RunInfo(
-        format=FORMAT,
         protocol=first.protocol,
         judges=first.judges,
         config=config,
@@ -102,12 +102,14 @@ def merge_runs(
                 for where, line in read_lines(results, lines):
                     record = jsoncodec.loads(line)
                     try:
+                        ResultRecord.model_validate(record)  # read back through its model
                         count(summary, record)
                         report.add(record)
                     except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                        why = first_error(exc) if isinstance(exc, ValidationError) else exc
                         raise UsageError(
                             f"{results[where.file]}, line {where.number}, is not a results "
-                            f"record as a run writes it ({type(exc).__name__}: {exc}): "
+                            f"record as a run writes it ({type(exc).__name__}: {why}): "
                             f"{_RE_RUN}"
                         ) from None
                     target.write(line)
@@ -159,8 +161,9 @@ def _index_of(number: int, row: int, line: bytes) -> int:
         record = jsoncodec.loads(line)
     except ValueError:
         record = None
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise ValueError(f"is cut off or not a results record of format {FORMAT}: {_RE_RUN}")
+    version = ResultRecord.version()
+    if not isinstance(record, dict) or record.get("format") != version:
+        raise ValueError(f"is cut off or not a results record of format {version}: {_RE_RUN}")
     index = record.get("index")
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise ValueError(f"has no row index (`index`: {index!r}): {_RE_RUN}")

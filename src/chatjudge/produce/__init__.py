@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge.errors import UsageError
+from chatjudge.formats.produced import ProducedInfo
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig, SimulationOptions
 from chatjudge.outputs import check_produced_output
 from chatjudge.produce import generation as gen
 from chatjudge.produce import simulation as sim
 from chatjudge.produce.user import load_instructions
-from chatjudge.rundir import Produced, ProducedInfo
+from chatjudge.rundir import Produced
 from chatjudge.setup import Setup
 from chatjudge.sync import run_sync
 

@@ -17,7 +17,7 @@ from chatjudge.calls.session import Session
 from chatjudge.data import Source, Validation
 from chatjudge.data.shard import fingerprint
 from chatjudge.errors import BudgetReached, FatalModelError
-from chatjudge.rundir import ShardRecord
+from chatjudge.formats.shard import ShardRecord
 
 Job = TypeVar("Job")
 

@@ -11,13 +11,11 @@ refuses it instead of judging a reply that does not exist.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from chatjudge.__about__ import __version__
 from chatjudge.calls import Usage
 from chatjudge.calls.session import CostEstimate, Seat, Session
 from chatjudge.conversation import as_messages
@@ -25,13 +23,15 @@ from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
 from chatjudge.errors import BudgetReached, ModelError, UsageError
 from chatjudge.fields import FieldSpec
+from chatjudge.formats.io import write_json
+from chatjudge.formats.produced import ProducedInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
-from chatjudge.rundir import FORMAT, GenerationSummary, Produced, ProducedInfo, write_json
-from chatjudge.stats import bootstrap_metrics
+from chatjudge.rundir import Produced
+from chatjudge.summarize.generation import generation_summary
 from chatjudge.types import Message
 
 FIELDS = (
@@ -86,23 +86,17 @@ class Generation:
         optional = summary_extras(self.source, self.validation, config.run.shard, answered.indexes)
         n_done = answered.writer.written
         cost = session.cost(n_done, self.validation.n_rows)
-        summary = GenerationSummary(
-            format=FORMAT,
-            kind="generation",
+        summary = generation_summary(
+            answered.tokens,
             model=self.model.name,
             field=self.field,
             n_rows=self.validation.n_rows,
             n_ok=n_done - n_failed,
-            n_failed=n_failed,
             failures=answered.failures,
-            metrics=token_metrics(answered.tokens),
             usage=session.usage().as_dict(),
-            cost_usd=cost.total_usd,
             cost=cost,
             options=config.options("generate"),
-            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            chatjudge_version=__version__,
-            **optional,
+            extras=optional,
         )
         written = write_json(self.output.summary, summary, only_set=True)
         session.check_budget(answered.stopped, n_done, self.validation.n_rows, "row(s)", written)
@@ -165,13 +159,3 @@ class _Answered:
     failures: dict[str, int] = field(default_factory=dict)  # by kind
     indexes: list[int] = field(default_factory=list)  # each written row's index among all
     stopped: BudgetReached | None = None
-
-
-def token_metrics(tokens: Mapping[int, float]) -> dict[str, Any]:
-    """The replies' output tokens (by row index) with a 95% bootstrap interval, resampled in
-    input order: the interval does not depend on which reply came back first, nor on how
-    the rows were sharded."""
-    ordered = [tokens[index] for index in sorted(tokens)]
-    return {
-        name: est.to_dict() for name, est in bootstrap_metrics({"output_tokens": ordered}).items()
-    }

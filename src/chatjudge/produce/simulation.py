@@ -16,14 +16,11 @@ partial transcript, and `chatjudge run` refuses to judge it as if it were comple
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from chatjudge.__about__ import __version__
 from chatjudge.calls import Usage
 from chatjudge.calls.session import CostEstimate, NotSent, Seat, Session, Starts
 from chatjudge.conversation import as_messages
@@ -31,14 +28,16 @@ from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
 from chatjudge.errors import BudgetReached, ModelError
 from chatjudge.fields import FieldSpec
+from chatjudge.formats.io import write_json
+from chatjudge.formats.produced import ASSISTANT, SIMULATED_USER, ProducedInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
-from chatjudge.rundir import FORMAT, Produced, ProducedInfo, SimulationSummary, write_json
-from chatjudge.stats import bootstrap_metrics
+from chatjudge.rundir import Produced
+from chatjudge.summarize.simulation import simulation_summary
 from chatjudge.types import GenerationSettings, Message
 
 FIELDS = (
@@ -51,13 +50,6 @@ FIELDS = (
     FieldSpec(name="question", description="the simulated user's goal"),
     FieldSpec(name="answer", description="ground truth, for the judge only: never shown"),
     FieldSpec(name="user_context", required=False, description="what the simulated user knows"),
-)
-METRICS = (
-    "turns",
-    "assistant_tokens",
-    "ended_by_user",
-    "ended_by_max_turns",
-    "first_message_restates_question",
 )
 
 
@@ -92,25 +84,23 @@ class Simulation:
         samples, total = config.run.samples, self.validation.n_rows * config.run.samples
         assistant, user = session.seats
         done = talked.writer.written
-        summary = SimulationSummary(
-            **summarize(talked.records, samples),
+        summary = simulation_summary(
+            talked.records,
+            samples=samples,
             assistant=self.assistant.name,
             user=self.user.name,
             n_rows=self.validation.n_rows,
-            samples=samples,
             max_turns=config.simulation.max_turns,
             usage={
-                "assistant": session.usage(assistant).as_dict(),
-                "user": session.usage(user).as_dict(),
+                ASSISTANT: session.usage(assistant).as_dict(),
+                SIMULATED_USER: session.usage(user).as_dict(),
             },
             cost=session.cost(done, total),
             options={
                 k: str(v) if k in ("user_prompt", "prices") and v else v
                 for k, v in config.options("simulate").items()
             },
-            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            chatjudge_version=__version__,
-            **summary_extras(self.source, self.validation, config.run.shard, talked.indexes),
+            extras=summary_extras(self.source, self.validation, config.run.shard, talked.indexes),
         )
         written = write_json(self.output.summary, summary, only_set=True)
         session.check_budget(talked.stopped, done, total, "conversation(s)", written)
@@ -275,60 +265,14 @@ class _Talk:
             ended=ended,
             status="failed" if error else "ok",
             error=error[1] if error else None,
-            usage={role: tokens.as_dict(cached=False) for role, tokens in used.items()},
+            usage={  # by the roles the summary names: assistant, simulated_user
+                ASSISTANT: used["assistant"].as_dict(cached=False),
+                SIMULATED_USER: used["user"].as_dict(cached=False),
+            },
             first_message_restates_question=restates,
         )
         return row, error is not None
 
-
     def _step(self, order: int) -> None:
         if self.starts is not None:
             self.starts.step(order)
-
-
-def summarize(records: list[dict[str, Any]], samples: int) -> dict[str, Any]:
-    """The counts and metrics of `SimulationSummary`: over finished conversations each
-    metric with its 95% bootstrap interval; with several samples per row, each sample's
-    means and their spread. Conversations are taken in input order (`order`), so that the
-    intervals depend neither on which conversation finished first nor on sharding."""
-    records = sorted(records, key=lambda r: r["order"])
-    ok = [r for r in records if r["ok"]]
-    failures: dict[str, int] = {}
-    for r in records:
-        if r["cause"]:
-            failures[r["cause"]] = failures.get(r["cause"], 0) + 1
-    summary: dict[str, Any] = {
-        "format": FORMAT,
-        "kind": "simulation",
-        "n_conversations": len(records),
-        "n_ok": len(ok),
-        "n_failed": len(records) - len(ok),
-        "failures": failures,
-        # Simulated-user replies without the requested JSON, taken whole as the message.
-        "plain_user_replies": sum(r["plain"] for r in records),
-        "metrics": _metrics(ok),
-    }
-    if samples > 1:
-        by_sample = [_metrics([r for r in ok if r["sample"] == k]) for k in range(samples)]
-        summary["per_sample"] = [{"sample": k, "metrics": m} for k, m in enumerate(by_sample)]
-        summary["spread"] = {
-            name: _stdev([m[name]["value"] for m in by_sample]) for name in METRICS
-        }
-    return summary
-
-
-def _metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
-    columns = {
-        "turns": [float(r["turns"]) for r in records],
-        "assistant_tokens": [float(r["assistant_tokens"]) for r in records],
-        "ended_by_user": [float(r["ended"] == "user") for r in records],
-        "ended_by_max_turns": [float(r["ended"] == "max_turns") for r in records],
-        "first_message_restates_question": [float(r["restates"]) for r in records],
-    }
-    return {name: est.to_dict() for name, est in bootstrap_metrics(columns).items()}
-
-
-def _stdev(values: list[float | None]) -> float | None:
-    """Standard deviation of the samples' means (None with fewer than two)."""
-    present = [v for v in values if v is not None]
-    return statistics.stdev(present) if len(present) > 1 else None

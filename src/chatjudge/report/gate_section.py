@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
-from chatjudge.analysis.formats import Gate
+from chatjudge.formats.analyses import Gate
 from chatjudge.report.charts import CHART_W, ROW_H, Interval, Section, text_width
 from chatjudge.report.gate_text import corrections, small_sample
 from chatjudge.stats.paired import Outcome
@@ -46,8 +46,7 @@ def gate_sections(gate: Gate) -> list[Section]:
             f"{gate.require} passes when the whole interval lies above {bound}. "
             f"Minimum detectable effect at 80% power: {gate.mde80:.4f}. "
             + " ".join(
-                ([small_sample(gate)] if gate.small_sample is not None else [])
-                + corrections(gate)
+                ([small_sample(gate)] if gate.small_sample is not None else []) + corrections(gate)
             ),
             chart=forest(rows, gate.margin, key="gate"),
         )

@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 
-from chatjudge.analysis.formats import Gate, GateSlice
+from chatjudge.formats.analyses import Gate, GateSlice
 
 ICON = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ inconclusive"}
 

@@ -129,7 +129,7 @@ def write_report(run_dir: Path, *, calibrated: dict[str, Any] | None = None) -> 
     builder = ReportBuilder(run_dir)
     try:
         for item in iter_results(run_dir):
-            builder.add(item)
+            builder.add(item.model_dump(exclude_unset=True))  # as the engine hands it over
     except BaseException:
         builder.close()
         raise

@@ -7,11 +7,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from chatjudge.analysis.formats import GATE, read_gate
+from chatjudge.formats.analyses import Gate
+from chatjudge.formats.io import read_model
 from chatjudge.report.charts import Bar, Interval, Section, count_bars, interval_chart
 from chatjudge.report.format import format_share, format_value, is_share, metric_label
 from chatjudge.report.gate_section import gate_sections
 from chatjudge.report.load import ResultStats
+from chatjudge.rundir import GATE
 
 MAX_BARS = 12  # more distinct score values than this are grouped into ranges
 OUTCOMES = (  # pairwise metrics, from the candidate's side, and how they are drawn
@@ -29,7 +31,7 @@ def build_sections(
     metrics = summary.get("metrics") or {}
     sections = [_score_section(name, stats.scores[name]) for name in stats.numeric_scores()]
     if run_dir is not None and (run_dir / GATE).is_file():
-        sections[:0] = gate_sections(read_gate(run_dir / GATE))
+        sections[:0] = gate_sections(read_model(run_dir / GATE, Gate))
     if any(name in metrics for name, _, _ in OUTCOMES):
         sections.append(_outcome_section(metrics, stats))
     else:
@@ -279,9 +281,7 @@ def calibration_sections(calibrated: dict[str, Any]) -> list[Section]:
     return sections
 
 
-def _metric_section(
-    name: str, rows: list[Interval], *, key: str, title: str, note: str
-) -> Section:
+def _metric_section(name: str, rows: list[Interval], *, key: str, title: str, note: str) -> Section:
     """Several estimates of one metric as intervals on its own scale (shares on 0-100%)."""
     share = is_share(name)
     chart = interval_chart(

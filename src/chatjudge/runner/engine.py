@@ -28,14 +28,17 @@ from chatjudge.calls.session import Budget, CostEstimate, Seat, Session, Stopped
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import fingerprint, of, share
 from chatjudge.errors import FatalModelError, ModelError
+from chatjudge.formats.cost import Cost
+from chatjudge.formats.io import write_json
+from chatjudge.formats.run_info import RunInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.protocols.spec import Protocol
-from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY, Cost, RunInfo, write_json
+from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY
 from chatjudge.runner.execute import execute
 from chatjudge.runner.fold import Folder, OnItem
 from chatjudge.runner.plan import Call, JudgeLane, Planner
-from chatjudge.runner.summary import SummaryBuilder
+from chatjudge.summarize.run import SummaryBuilder
 from chatjudge.sync import run_sync
 
 
@@ -81,9 +84,7 @@ class Engine:
             with (self.out_dir / RESULTS).open("wb") as out, session.progress:
                 folder, stopped = await self._judge(session, out, on_item)
         if isinstance(stopped, ModelError):
-            raise FatalModelError(
-                f"run stopped: {stopped}", finished=folder.finished
-            ) from stopped
+            raise FatalModelError(f"run stopped: {stopped}", finished=folder.finished) from stopped
         cost = session.cost(folder.finished, self.n_rows)
         built = folder.summary.build(
             session.usage().as_dict(),

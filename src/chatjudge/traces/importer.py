@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chatjudge.errors import ChatJudgeError, UsageError
+from chatjudge.formats.io import write_json
+from chatjudge.formats.produced import ProducedInfo
 from chatjudge.options import ImportOptions
 from chatjudge.outputs import check_produced_output
-from chatjudge.rundir import Produced, ProducedInfo, prepare_output, write_json
+from chatjudge.rundir import Produced, prepare_output
 from chatjudge.traces.calls import (
     Call,
     DuplicateSpan,

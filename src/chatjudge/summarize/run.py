@@ -1,4 +1,6 @@
-"""The run summary: counts, every metric with its 95% bootstrap interval, usage and cost."""
+"""The run summary: counts, every metric with its 95% bootstrap interval, usage and cost,
+built from the results records as they are written (by the run, and by `chatjudge merge`
+from its shards' records)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from chatjudge.__about__ import __version__
+from chatjudge.formats.cost import Cost
+from chatjudge.formats.summary import Summary
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec, Protocol
-from chatjudge.rundir import FORMAT, Cost, Summary
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.stats.style import StyleControl, response_text, style_control, style_counts
 
@@ -128,7 +131,6 @@ class SummaryBuilder:
         if n_skipped:
             optional.update(n_skipped=n_skipped, skipped=skipped or [])
         return Summary(
-            format=FORMAT,
             protocol=self.protocol.name,
             kind=self.protocol.kind,
             judge="+".join(self.judges),
@@ -189,3 +191,16 @@ def _metrics(columns: dict[str, array[float]], order: array[int]) -> dict[str, A
         name: np.frombuffer(col, dtype=np.float64)[by_index] for name, col in columns.items()
     }
     return {name: est.to_dict() for name, est in bootstrap_metrics(ordered).items()}
+
+
+def count(summary: SummaryBuilder, record: dict[str, Any]) -> bool:
+    """Count a results record (a `ResultRecord`'s fields) in the summary, as the run does
+    and `chatjudge merge` for the records of its shards; returns whether it was judged ok."""
+    ok: bool = record["status"] == "ok"
+    index = record["index"]
+    summary.add(index, ok, record["scores"], record["consistent"], record.get("judge_scores"))
+    if "simulation" in record:
+        summary.add_simulation(index, record["simulation"])
+    if ok:
+        summary.add_style(index, record["scores"], record["fields"])
+    return ok

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from chatjudge.__about__ import __version__
+from chatjudge.formats.cost import Cost, RoleCostRecord
+from chatjudge.formats.summary import Summary
 from chatjudge.protocols import BASELINE, CANDIDATE, TIE, get_protocol
-from chatjudge.rundir import Cost, RoleCostRecord, Summary
-from chatjudge.runner.summary import SummaryBuilder
+from chatjudge.summarize.run import SummaryBuilder
 
 POINTWISE = get_protocol("interactivity-accuracy")
 PAIRWISE = get_protocol("pairwise-chat-quality")

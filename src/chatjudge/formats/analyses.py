@@ -1,18 +1,13 @@
-"""The formats the analyses write: `compare.json`, `agreement.json` and `gate.json`.
-
-Each is a pydantic model written through it, with the run directory's format version
-(`chatjudge.rundir.FORMAT`); docs/formats.md documents every field and a test holds the
-two together. Their file names are the run directory's (`chatjudge.rundir`).
-"""
+"""The files the analyses write: `compare.json` (`chatjudge compare`), `gate.json`
+(`chatjudge gate`) and `agreement.json` (`chatjudge agree`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
-from chatjudge.rundir import FORMAT, Metric, Record, read_model
+from chatjudge.formats.base import Metric, Record, Versioned
 
 
 class CalibratedMetric(Record):
@@ -27,7 +22,6 @@ class CalibratedMetric(Record):
     human_only: Metric
 
 
-
 class Rating(Record):
     model: str
     rating: float
@@ -35,10 +29,12 @@ class Rating(Record):
     n_battles: int
 
 
-class Comparison(Record):
+class Comparison(Versioned):
     """`compare.json`: Bradley-Terry ratings of several runs on the same items."""
 
-    format: int = FORMAT
+    WHAT = "comparison"
+
+    format: int = 1
     protocol: str
     kind: Literal["pointwise", "pairwise"]
     score: str | None
@@ -55,11 +51,6 @@ class Comparison(Record):
     controlled_ratings: list[Rating] | None = None
     style_coefficients: dict[str, float] | None = None
     calibrated: dict[str, dict[str, Any]] | None = None  # `--human`: per run, CalibratedMetric
-
-
-
-# `chatjudge gate`: the ship decision between two versions, written by `chatjudge.analysis.gate`.
-GATE = "gate.json"
 
 
 class GateDifference(Record):
@@ -125,10 +116,13 @@ class GateSequential(Record):
     cost_usd: float | None = None  # what this gate's judging cost (None: a price unknown)
 
 
-class Gate(Record):
-    """`gate.json`: the outcome of `chatjudge gate` and everything behind it."""
+class Gate(Versioned):
+    """`gate.json`: the outcome of `chatjudge gate` (the ship decision between two versions)
+    and everything behind it."""
 
-    format: int = FORMAT
+    WHAT = "gate"
+
+    format: int = 1
     outcome: Literal["pass", "fail", "inconclusive"]
     reason: str
     metric: str
@@ -162,16 +156,13 @@ class Gate(Record):
     chatjudge_version: str
 
 
-def read_gate(path: Path) -> Gate:
-    """A `gate.json`; another format, or not a gate, is a usage error."""
-    return read_model(path, Gate, "gate")
-
-
-class Agreement(Record):
+class Agreement(Versioned):
     """`agreement.json`: a judge against human raters (`chatjudge agree`), and the run's
     metrics calibrated by the human labels (`calibrated`)."""
 
-    format: int = FORMAT
+    WHAT = "agreement"
+
+    format: int = 1
     run: str
     human: str
     column: str

@@ -1,0 +1,72 @@
+"""The summary of `chatjudge generate` (`<out>.summary.json`), from its rows' figures: what
+the command builds when it ends, and `chatjudge merge` from the rows of its shards."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from chatjudge.__about__ import __version__
+from chatjudge.formats.cost import Cost
+from chatjudge.formats.produced import GenerationSummary
+from chatjudge.stats import bootstrap_metrics
+
+
+def generation_summary(
+    tokens: Mapping[int, float],
+    *,
+    model: str,
+    field: str,
+    n_rows: int,
+    n_ok: int,
+    failures: Mapping[str, int],
+    usage: dict[str, int],
+    cost: Cost | None,
+    options: dict[str, Any],
+    extras: Mapping[str, Any],
+    chatjudge_version: str = __version__,
+) -> GenerationSummary:
+    """`tokens`: each answered row's output tokens, by row index; `failures`: failed rows by
+    cause; `extras`: the optional sections that apply (`n_skipped`/`skipped`, `shard`)."""
+    return GenerationSummary(
+        kind="generation",
+        model=model,
+        field=field,
+        n_rows=n_rows,
+        n_ok=n_ok,
+        n_failed=sum(failures.values()),
+        failures=dict(failures),
+        metrics=token_metrics(tokens),
+        usage=usage,
+        cost_usd=cost.total_usd if cost else None,
+        cost=cost,
+        options=options,
+        created=now(),
+        chatjudge_version=chatjudge_version,
+        **extras,
+    )
+
+
+def generated_tokens(row: Mapping[str, Any], field: str) -> tuple[bool, float | None]:
+    """What the summary takes from a written row: whether it was answered, and the output
+    tokens of its reply (`usage[field]`)."""
+    usage = row.get("usage") if isinstance(row.get("usage"), dict) else {}
+    assert isinstance(usage, dict)
+    used = usage.get(field) or {}
+    return row.get("status") == "ok", used.get("output_tokens")
+
+
+def token_metrics(tokens: Mapping[int, float]) -> dict[str, Any]:
+    """The replies' output tokens (by row index) with a 95% bootstrap interval, resampled in
+    input order: the interval does not depend on which reply came back first, nor on how
+    the rows were sharded."""
+    ordered = [tokens[index] for index in sorted(tokens)]
+    return {
+        name: est.to_dict() for name, est in bootstrap_metrics({"output_tokens": ordered}).items()
+    }
+
+
+def now() -> str:
+    """A summary's `created`: UTC, to the second."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
