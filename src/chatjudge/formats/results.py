@@ -59,6 +59,9 @@ class ResultRecord(Versioned):
     simulation: dict[str, Any] | None = None
 
 
+_VERSION = ResultRecord.version()
+
+
 def result_row(
     *,
     id: str,
@@ -75,7 +78,7 @@ def result_row(
     a run: about 14 µs an item saved). `verdict`: status, scores, error, consistent,
     agreement and, for panels, judge_scores; `simulation` is left out when None."""
     row = {
-        "format": ResultRecord.version(),
+        "format": _VERSION,
         "id": id,
         "index": index,
         "status": verdict["status"],
