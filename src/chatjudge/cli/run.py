@@ -199,7 +199,7 @@ def prompt(
         bool, typer.Option("--include-system", help="Show the conversation's system messages.")
     ] = False,
     judge_sees: Annotated[
-        Literal["trajectory", "final"], typer.Option(help=JUDGE_SEES_HELP)
+        Literal["trajectory", "final"], typer.Option(metavar="VIEW", help=JUDGE_SEES_HELP)
     ] = "trajectory",
     tool_result_chars: Annotated[
         int, typer.Option(metavar="N", help=TOOL_RESULT_CHARS_HELP)

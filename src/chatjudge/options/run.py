@@ -43,6 +43,7 @@ class RunOptions(OptionGroup):
         JUDGE_SEES_HELP,
         fingerprint=True,
         when_set=True,
+        metavar="VIEW",
     )
     tool_result_chars: int = option(
         TOOL_RESULT_CHARS,

@@ -20,9 +20,10 @@ COLUMN_HELP = "The rating column (default: label, score or human)."
 
 # What a judge is shown of a row: `run`'s options and `prompt`'s flags.
 JUDGE_SEES_HELP = (
-    "What a response slot shows the judge: `trajectory` shows, where the row has a "
-    "trajectory (response_trajectory, baseline_trajectory) holding a tool call, each call, "
-    "its result and the final text; `final` only the final text."
+    "What a response slot shows the judge: trajectory (the default) shows each tool call, "
+    "its result and the final text where the row holds the response's trajectory with a "
+    "tool call (its column named by the protocol's field, as baseline_trajectory); final "
+    "shows only the final text."
 )
 TOOL_RESULT_CHARS_HELP = (
     f"A tool result's characters the judge reads (default {TOOL_RESULT_CHARS:,}); a longer "
