@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -30,7 +30,7 @@ from chatjudge.cli.common import (
     warn_skipped,
     with_options,
 )
-from chatjudge.conversation import TOOL_RESULT_CHARS
+from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees
 from chatjudge.errors import ChatJudgeError, DataValidationError, ExitCode, UsageError
 from chatjudge.models.registry import provider_list
 from chatjudge.options.texts import JUDGE_SEES_HELP, TOOL_RESULT_CHARS_HELP
@@ -199,7 +199,7 @@ def prompt(
         bool, typer.Option("--include-system", help="Show the conversation's system messages.")
     ] = False,
     judge_sees: Annotated[
-        Literal["trajectory", "final"], typer.Option(metavar="VIEW", help=JUDGE_SEES_HELP)
+        JudgeSees, typer.Option(metavar="VIEW", help=JUDGE_SEES_HELP)
     ] = "trajectory",
     tool_result_chars: Annotated[
         int, typer.Option(metavar="N", help=TOOL_RESULT_CHARS_HELP)

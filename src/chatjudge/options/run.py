@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeView
+from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees, JudgeView
 from chatjudge.options.declare import BASE_URL_PROVIDERS, OptionGroup, option
 from chatjudge.options.texts import JUDGE_SEES_HELP, OVERWRITE_HELP, TOOL_RESULT_CHARS_HELP
 from chatjudge.shards import Shard
@@ -38,7 +38,7 @@ class RunOptions(OptionGroup):
     limit: int | None = option(None, "Only the first N rows.", ge=1, fingerprint=True)
     no_cache: bool = option(False, "Send every call again, ignoring the store.")
     include_system: bool = option(False, "Show system messages to the judge.", fingerprint=True)
-    judge_sees: Literal["trajectory", "final"] = option(
+    judge_sees: JudgeSees = option(
         "trajectory",
         JUDGE_SEES_HELP,
         fingerprint=True,
