@@ -219,6 +219,67 @@ def test_prompt_prints_the_exact_prompt(tmp_path: Path) -> None:
     )
 
 
+TOOL_ROW = {
+    "id": "t1",
+    "prompt": "Weather in Oslo?",
+    "baseline_model_response": "Cold.",
+    "response": "It is -3 C.",
+    "response_trajectory": [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "-3 C, snow"},
+        {"role": "assistant", "content": "It is -3 C."},
+    ],
+}
+SHOWN_TRAJECTORY = (
+    '**assistant** called get_weather({"city": "Oslo"})\n'
+    "**tool** (get_weather) returned: -3 C… [cut 6 of 10 characters]\n"
+    "**assistant**: It is -3 C."
+)
+
+
+def test_prompt_shows_a_responses_tool_calls_as_asked(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", [TOOL_ROW])
+    args = ("prompt", str(data), "-p", "pairwise-chat-quality")
+    shown = run_cli(*args, "--tool-result-chars", "4")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.endswith("### Response B\n" + SHOWN_TRAJECTORY + "\n\n")
+    final = run_cli(*args, "--judge-sees", "final")
+    assert final.stdout.endswith("### Response B\nIt is -3 C.\n\n")
+    bad = run_cli(*args, "--tool-result-chars", "0", COLUMNS="300")
+    assert bad.returncode == 2 and "tool_result_chars (--tool-result-chars)" in bad.stderr
+
+
+def test_run_sends_the_judge_the_trajectory_as_its_options_render_it(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", [TOOL_ROW])
+    protocol = get_protocol("pairwise-chat-quality")
+    texts = {"history": "", "prompt": "Weather in Oslo?", "baseline_model_response": "Cold."}
+    with StubServer() as stub:
+        for n, (extra, cut) in enumerate(((["--tool-result-chars", "4"], True), ([], False))):
+            done = run_cli(
+                "run", str(data), "-p", "pairwise-chat-quality", "-j", "openai/stub",
+                "--base-url", stub.base_url, "--no-flip", "--out", str(tmp_path / f"run{n}"),
+                *extra, key="dummy",
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            shown = (
+                SHOWN_TRAJECTORY
+                if cut
+                else SHOWN_TRAJECTORY.replace("-3 C… [cut 6 of 10 characters]", "-3 C, snow")
+            )
+            assert stub.stats.sends_of(protocol.render({**texts, "response": shown})) == 1
+        assert stub.stats.requests == 2
+
+
 def test_protocols_lists_both_with_fields() -> None:
     done = run_cli("protocols")
     assert done.returncode == 0

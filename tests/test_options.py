@@ -67,6 +67,8 @@ FINGERPRINTED = {  # option -> (a non-default value, its fingerprint key and val
     "seed": (7, "seed", 7),
     "base_url": ("http://x/v1", "base_urls", ["http://x/v1"]),
     "shard": ("1/4", "shard", "1/4"),  # only when given: 0.1's default names stay
+    "judge_sees": ("final", "judge_sees", "final"),  # these two too
+    "tool_result_chars": (500, "tool_result_chars", 500),
 }
 OPTIONS = list(option_fields())
 
@@ -119,6 +121,8 @@ def test_evaluate_refuses_an_unknown_option(tmp_path: Path) -> None:
         ({"local_workers": 0}, "local_workers (--local-workers)"),
         ({"shard": "4/4"}, "shard (--shard)"),
         ({"shard": "two"}, "shard (--shard)"),
+        ({"judge_sees": "everything"}, "judge_sees (--judge-sees)"),
+        ({"tool_result_chars": 0}, "tool_result_chars (--tool-result-chars)"),
     ],
 )
 def test_a_bad_value_names_the_option_and_its_flag(options: dict[str, Any], named: str) -> None:
@@ -299,6 +303,10 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
             "--max-cost-usd",
             "100",
             "--include-system",
+            "--judge-sees",
+            "final",
+            "--tool-result-chars",
+            "500",
             "--no-flip",
             "--no-cache",
             "--skip-invalid",
@@ -317,6 +325,8 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
         "limit": 2,
         "no_cache": True,
         "include_system": True,
+        "judge_sees": "final",
+        "tool_result_chars": 500,
         "executor": "local",
         "workers": None,
         "overwrite": True,
@@ -358,6 +368,26 @@ def test_a_bad_flag_value_exits_2_naming_the_flag(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "requests_per_minute (--rpm)" in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "told"),
+    [
+        ("--judge-sees", "everything", "'everything' is not one of 'trajectory', 'final'"),
+        ("--tool-result-chars", "0", "tool_result_chars (--tool-result-chars)"),
+    ],
+)
+def test_a_bad_judge_view_exits_2_naming_the_flag(
+    tmp_path: Path, flag: str, value: str, told: str
+) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(1))
+    done = run_cli(
+        "run", str(data), "--protocol", "interactivity-accuracy", flag, value,
+        "--out", str(tmp_path / "run"), COLUMNS="300",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert told in " ".join(done.stderr.split()) and flag in done.stderr
     assert not (tmp_path / "run").exists()
 
 

@@ -1,9 +1,20 @@
 """Rendering conversations: for a judge's prompt, for a model under test, and into rows.
 
-Every command shows a conversation through here, so a new kind of message (tool calls
-shown to a judge, say) is rendered the same everywhere once it is added here:
-- a judge reads `**role**: content`, one message per line, the format CollabLLM's judge was
-  used with (`render_messages`, `as_text`; the simulated user's `transcript`);
+Every command shows a conversation through here, so a new kind of message is rendered the
+same everywhere once it is added here:
+- a judge reads one line per message (`render_messages`, `as_text`, `judge_texts`; the
+  simulated user's `transcript`), in the format CollabLLM's judge was used with, and a tool
+  call and its result in the same style (the results cut at `tool_result_chars`):
+
+      **user**: Weather in Paris?
+      **assistant** called get_weather({"city": "Paris"})
+      **tool** (get_weather) returned: 18 C
+      **assistant**: It is 18 C.
+
+  A message with text and calls gives its `**assistant**: text` line, then one line per
+  call; the arguments are canonical JSON (sorted keys) where they are JSON, else as
+  recorded; a result longer than `tool_result_chars` keeps its first characters and ends
+  with `… [cut 1,234 of 3,234 characters]`.
 - a model under test reads chat messages (`as_messages`);
 - a row holds `system`, `user` and `assistant` messages with text, so what the assistant side
   did with tools (read from traces) becomes lines of the assistant's message of that turn:
@@ -14,34 +25,126 @@ shown to a judge, say) is rendered the same everywhere once it is added here:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from chatjudge.messages import Msg
+from chatjudge import jsoncodec
+from chatjudge.fields import FieldSpec
+from chatjudge.messages import Msg, text_of, tool_calls_of
 from chatjudge.types import Message
 
+TOOL_RESULT_CHARS = 2000  # a tool result's characters a judge reads, by default
+JudgeSees = Literal["trajectory", "final"]
 
-def render_messages(messages: Sequence[dict[str, Any]], *, include_system: bool = False) -> str:
-    """One message per line as `**role**: content`, the format CollabLLM's judge was used with.
+
+@dataclass(frozen=True, slots=True)
+class JudgeView:
+    """What a judge is shown of a row (`run`'s options that change the prompt's text):
+    system messages or not, how much of a tool's result, and, in a response slot that has
+    a trajectory, the whole trajectory or only the final text."""
+
+    include_system: bool = False
+    tool_result_chars: int = TOOL_RESULT_CHARS
+    judge_sees: JudgeSees = "trajectory"
+
+
+DEFAULT_VIEW = JudgeView()  # what `run` shows a judge without options
+
+
+def render_messages(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    include_system: bool = False,
+    tool_result_chars: int = TOOL_RESULT_CHARS,
+) -> str:
+    """One message per line as `**role**: content`, the format CollabLLM's judge was used
+    with; tool calls and results as `**assistant** called name(arguments)` and
+    `**tool** (name) returned: result` (the module's docstring has the whole format).
 
     System messages are left out unless asked for: they instruct the assistant,
     they are not part of the conversation being judged.
     """
-    return "\n".join(
-        f"**{m['role']}**: {m['content']}"
-        for m in messages
-        if include_system or m["role"] != "system"
-    )
+    names: dict[str, str] = {}  # a call's id -> its tool, naming the result that answers it
+    lines: list[str] = []
+    for m in messages:
+        if include_system or m["role"] != "system":
+            lines.extend(_judge_lines(m, names, tool_result_chars))
+    return "\n".join(lines)
 
 
-def as_text(value: Any, *, include_system: bool = False) -> str:
+def _judge_lines(message: Mapping[str, Any], names: dict[str, str], limit: int) -> list[str]:
+    role = message["role"]
+    if role == "tool":
+        name = message.get("name") or names.get(message.get("tool_call_id") or "", "")
+        label = f"**tool** ({name}) returned" if name else "**tool** returned"
+        return [f"{label}: {cut(text_of(message.get('content')), limit)}"]
+    calls = tool_calls_of(message.get("tool_calls"))
+    if not calls:  # a plain message, byte for byte as chatjudge always showed it
+        return [f"**{role}**: {message['content']}"]
+    text = text_of(message.get("content"))
+    lines = [f"**{role}**: {text}"] if text else []
+    for call in calls:
+        if call.id:
+            names[call.id] = call.name
+        lines.append(f"**{role}** called {call.name}({call.arguments})")
+    return lines
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` whole when it has at most `limit` characters, else its first `limit` and a
+    marker saying how much was left out (a judge told that it reads a part)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut {len(text) - limit:,} of {len(text):,} characters]"
+
+
+def as_text(
+    value: Any, *, include_system: bool = False, tool_result_chars: int = TOOL_RESULT_CHARS
+) -> str:
     """A row's field as a judge's prompt shows it: a message list rendered, text as it is,
     a number as its text, nothing as ""."""
     if value is None:
         return ""
     if isinstance(value, list):
-        return render_messages(value, include_system=include_system)
+        return render_messages(
+            value, include_system=include_system, tool_result_chars=tool_result_chars
+        )
     return value if isinstance(value, str) else str(value)
+
+
+def judge_texts(
+    fields: Sequence[FieldSpec], row: Mapping[str, Any], view: JudgeView
+) -> dict[str, str]:
+    """A row's protocol fields as the judge's prompt shows them. A field that names a
+    `trajectory` column (a response and the messages that led to it) shows that trajectory
+    rendered where it holds a tool call and `view.judge_sees` is "trajectory"; otherwise,
+    the field's own text (a trajectory without tools adds nothing to its final text, and
+    the prompt stays the one a run without trajectories had)."""
+    texts: dict[str, str] = {}
+    for spec in fields:
+        value = row.get(spec.name)
+        if spec.trajectory and view.judge_sees == "trajectory":
+            trajectory = _messages(row.get(spec.trajectory))
+            if any(m.get("tool_calls") or m.get("role") == "tool" for m in trajectory):
+                value = trajectory
+        texts[spec.name] = as_text(
+            value, include_system=view.include_system, tool_result_chars=view.tool_result_chars
+        )
+    return texts
+
+
+def _messages(value: Any) -> list[dict[str, Any]]:
+    """A trajectory cell's messages: a list as it is, JSON text (CSV and Parquet cells)
+    read; anything else holds none."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH)
+        except ValueError:
+            return []
+    if not isinstance(value, list):
+        return []
+    return [m for m in value if isinstance(m, dict)]
 
 
 def transcript(messages: list[Message], *, you: str = "user") -> str:

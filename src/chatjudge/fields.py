@@ -16,3 +16,6 @@ class FieldSpec(BaseModel):
     # Present but empty is data: a model can answer nothing, and the judge should see it.
     empty_ok: bool = False
     description: str = ""
+    # A response field: the column holding the messages that led to it (its tool calls,
+    # their results, the final message), which the judge sees with `--judge-sees trajectory`.
+    trajectory: str = ""

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from chatjudge.conversation import JudgeView
 from chatjudge.data import Source, iter_items, validate
 from chatjudge.errors import UsageError
 from chatjudge.protocols import get_protocol
@@ -76,7 +77,7 @@ def test_messages_render_one_per_line_without_system() -> None:
     assert item.text["chat"] == "**user**: How many grams in 2.5 kg?\n**assistant**: 2,500 g."
     assert item.text["chat_history"] == ""
     assert item.fields["chat"] == ROWS[0]["chat"]  # originals kept for the report
-    with_system = _items(ROWS, include_system=True)[0]
+    with_system = _items(ROWS, view=JudgeView(include_system=True))[0]
     assert with_system.text["chat"].startswith("**system**: Be brief.\n**user**:")
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from chatjudge.conversation import JudgeView
+from chatjudge.data import Source, iter_items
 from chatjudge.errors import UsageError
 from chatjudge.protocols import (
     BASELINE,
@@ -133,3 +135,59 @@ def test_lookup_by_name() -> None:
     assert get_protocol(p) is p
     with pytest.raises(UsageError, match="unknown protocol 'pairwise'"):
         get_protocol("pairwise")
+
+
+# Tool calls reach the judge in the slots only, the template's bytes around them unchanged.
+
+WEATHER_CALL = {
+    "role": "assistant",
+    "content": "",
+    "tool_calls": [
+        {
+            "id": "w1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Lyon"}'},
+        }
+    ],
+}
+WEATHER_RESULT = {"role": "tool", "tool_call_id": "w1", "content": "<b>21 C</b>, clear"}
+SHOWN_CALL = '**assistant** called get_weather({"city": "Lyon"})\n**tool** (get_weather) returned: '
+
+
+@pytest.mark.parametrize("flipped", [False, True])
+def test_a_pairwise_prompt_shows_both_trajectories_in_their_slots_only(flipped: bool) -> None:
+    protocol = get_protocol("pairwise-chat-quality")
+    row = {
+        "history": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}],
+        "prompt": "Weather in Lyon?",
+        "baseline_model_response": "21 C and clear.",
+        "baseline_trajectory": [
+            WEATHER_CALL,
+            WEATHER_RESULT,
+            {"role": "assistant", "content": "21 C and clear."},
+        ],
+        "response": "Clear, 21 C.",
+        "response_trajectory": [
+            WEATHER_CALL,
+            {**WEATHER_RESULT, "content": "x" * 2500},
+            {"role": "assistant", "content": "Clear, 21 C."},
+        ],
+    }
+    baseline = SHOWN_CALL + "<b>21 C</b>, clear\n**assistant**: 21 C and clear."
+    candidate = (
+        SHOWN_CALL + "x" * 2000 + "… [cut 500 of 2,500 characters]\n**assistant**: Clear, 21 C."
+    )
+    (item,) = iter_items(Source([row]), protocol.fields)
+    prompt = protocol.render(item.text, flipped=flipped)
+    a, b = (candidate, baseline) if flipped else (baseline, candidate)
+    seed = (SEEDS / "pairwise_chat_quality.txt").read_bytes().decode("utf-8")
+    assert prompt == (
+        seed.replace("  // candidate_model_response", "")
+        .replace("{history}", "**user**: Hi\n**assistant**: Hello!")
+        .replace("{prompt}", "Weather in Lyon?")
+        .replace("{baseline_model_response}", a)
+        .replace("{response}", b)
+    )
+    (final,) = iter_items(Source([row]), protocol.fields, view=JudgeView(judge_sees="final"))
+    assert final.text["response"] == "Clear, 21 C."
+    assert final.text["baseline_model_response"] == "21 C and clear."

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from chatjudge.data import Source, iter_items
 from chatjudge.errors import UsageError
 from chatjudge.protocols import BASELINE, CANDIDATE, TIE, get_protocol
 from chatjudge.protocols.toml import load_toml_protocol
@@ -250,3 +251,24 @@ def test_template_and_instruction_must_be_strings(tmp_path: Path) -> None:
     assert "'template' must be a string" in load_error(tmp_path, text)
     text = 'output_instruction = ["json"]\n' + POINTWISE
     assert "output_instruction must be a string" in load_error(tmp_path, text)
+
+
+def test_a_field_may_name_its_trajectory_column(tmp_path: Path) -> None:
+    text = POINTWISE.replace('name = "response"', 'name = "response"\ntrajectory = "steps"')
+    p = load_toml_protocol(write(tmp_path, text))
+    steps = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "1", "function": {"name": "now"}}],
+        },
+        {"role": "tool", "tool_call_id": "1", "content": "9:00"},
+        {"role": "assistant", "content": "It is nine."},
+    ]
+    (item,) = iter_items(
+        Source([{"prompt": "Time?", "response": "It is nine.", "steps": steps}]), p.fields
+    )
+    assert p.render(item.text) == (
+        "Rate this reply to Time?:\n"
+        "**assistant** called now()\n**tool** (now) returned: 9:00\n**assistant**: It is nine."
+    )

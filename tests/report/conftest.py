@@ -164,7 +164,36 @@ def _pairwise_fields(i: int) -> dict[str, Any]:
         ]
     if i == 3:
         history = f"User: I have a question about {topic}.\nAssistant: Sure, go ahead."
-    return {"history": history, "prompt": prompt, "baseline_model_response": weak, "response": good}
+    fields = {
+        "history": history,
+        "prompt": prompt,
+        "baseline_model_response": weak,
+        "response": good,
+    }
+    if i == 7:  # both responses called a tool, with markup in the arguments and the result
+        for side, final in (("baseline_trajectory", weak), ("response_trajectory", good)):
+            fields[side] = _trajectory(final)
+    return fields
+
+
+def _trajectory(final: str) -> list[dict[str, Any]]:
+    """A response's messages: a search call whose arguments and result carry markup."""
+    arguments = json.dumps({"q": INJECTION_SCRIPT})
+    return [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "s1",
+                    "type": "function",
+                    "function": {"name": "search", "arguments": arguments},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "s1", "content": f"found {INJECTION_IMG}"},
+        {"role": "assistant", "content": final},
+    ]
 
 
 def _pairwise_item(i: int, plan: dict[str, tuple[str, str | None]]) -> dict[str, Any]:

@@ -311,6 +311,32 @@ def test_injected_markup_is_shown_as_text_and_never_runs(
     assert_offline_and_clean(watch, pointwise_run)
 
 
+def test_tool_calls_and_results_are_collapsible_blocks_shown_as_text(
+    pairwise_run: Path, watch: PageWatch
+) -> None:
+    page = open_report(watch, pairwise_run)
+    title = page.title()
+    page.locator(f'#item-rows tr[data-id="{INJECTED_ID}"]').click()
+    responses = page.locator("#detail .response")
+    for side in range(2):  # the baseline's trajectory and the candidate's, the same way
+        call = responses.nth(side).locator("details.tool.call")
+        result = responses.nth(side).locator("details.tool.result")
+        expect(call.locator("summary")).to_have_text("called search")
+        expect(result.locator("summary")).to_have_text(
+            f"tool (search) returned · {len('found ' + INJECTION_IMG)} characters"
+        )
+        expect(call.locator("pre")).to_be_hidden()  # closed until asked for
+        call.locator("summary").click()
+        result.locator("summary").click()
+        expect(call.locator("pre")).to_have_text(json.dumps({"q": INJECTION_SCRIPT}))
+        expect(result.locator("pre")).to_have_text(f"found {INJECTION_IMG}")
+    expect(page.locator("#detail")).not_to_contain_text("response_trajectory")  # not repeated
+    assert page.locator("#detail script, #detail img").count() == 0
+    page.wait_for_timeout(200)  # an onerror handler would have fired by now
+    assert page.evaluate("document.title") == title
+    assert_offline_and_clean(watch, pairwise_run)
+
+
 def test_pages_of_a_large_run(tmp_path: Path, watch: PageWatch) -> None:
     run = write_pointwise_run(tmp_path / "large", n_items=2500)
     page = open_report(watch, run)

@@ -30,8 +30,10 @@ from chatjudge.cli.common import (
     warn_skipped,
     with_options,
 )
+from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees
 from chatjudge.errors import ChatJudgeError, DataValidationError, ExitCode, UsageError
 from chatjudge.models.registry import provider_list
+from chatjudge.options.texts import JUDGE_SEES_HELP, TOOL_RESULT_CHARS_HELP
 
 DataArg = Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of items.")]
 RunDirArg = Annotated[Path, typer.Argument(help="A run directory written by `chatjudge run`.")]
@@ -196,23 +198,35 @@ def prompt(
     include_system: Annotated[
         bool, typer.Option("--include-system", help="Show the conversation's system messages.")
     ] = False,
+    judge_sees: Annotated[
+        JudgeSees, typer.Option(metavar="VIEW", help=JUDGE_SEES_HELP)
+    ] = "trajectory",
+    tool_result_chars: Annotated[
+        int, typer.Option(metavar="N", help=TOOL_RESULT_CHARS_HELP)
+    ] = TOOL_RESULT_CHARS,
 ) -> None:
     """Print the exact prompt a judge would get for one row."""
     from chatjudge.data import Source, iter_items, validate
+    from chatjudge.options import RunConfig
     from chatjudge.protocols import get_protocol
 
     try:
         if row < 1:
             raise UsageError(f"--row {row}: rows are numbered from 1 (the first row is --row 1)")
+        view = RunConfig.from_options(
+            {
+                "include_system": include_system,
+                "judge_sees": judge_sees,
+                "tool_result_chars": tool_result_chars,
+            }
+        ).run.judge_view()
         proto = get_protocol(protocol)
         source = Source(data, column_map(map_))
         n = validate(source, proto.fields, limit=row).n_rows
         if row < 1 or row > n:
             raise UsageError(f"--row {row} is out of range: the data has {n} row(s)")
         item = next(
-            i
-            for i in iter_items(source, proto.fields, limit=row, include_system=include_system)
-            if i.index == row - 1
+            i for i in iter_items(source, proto.fields, limit=row, view=view) if i.index == row - 1
         )
     except DataValidationError as exc:
         raise fail(f"{data}: {exc}") from None

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatjudge.conversation import as_text
+from chatjudge.conversation import DEFAULT_VIEW, JudgeView, judge_texts
 from chatjudge.data.sources import Source
 from chatjudge.data.validate import row_problems
 from chatjudge.errors import DataValidationError, Problem, UsageError
@@ -103,11 +103,11 @@ def iter_items(
     fields: Sequence[FieldSpec],
     *,
     limit: int | None = None,
-    include_system: bool = False,
+    view: JudgeView = DEFAULT_VIEW,
     skip: frozenset[int] = frozenset(),
 ) -> Iterator[Item]:
-    """Yield items of an already validated source, rendering conversation fields once;
-    `skip`: the row numbers validation left out."""
+    """Yield items of an already validated source, rendering their fields once as `view`
+    shows them to a judge; `skip`: the row numbers validation left out."""
     names = [f.name for f in fields]
     rows = _limited(source, limit)
     if skip:
@@ -116,7 +116,7 @@ def iter_items(
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
         values = {n: data.get(n) for n in names}
-        text = {n: as_text(v, include_system=include_system) for n, v in values.items()}
+        text = judge_texts(fields, data, view)
         yield Item(
             index,
             raw.number,

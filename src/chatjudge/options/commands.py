@@ -22,14 +22,17 @@ def _names(*groups: type[OptionGroup], but: tuple[str, ...] = ()) -> tuple[str, 
 # The groups of every command that calls models (run, generate, simulate), in help order.
 _CALLS = (RunOptions, GenerationOptions, RetryOptions, RateOptions, PricingOptions, ClientOptions)
 
+# What a judge is shown of a row: options of `run` only.
+_JUDGE_VIEW = ("include_system", "judge_sees", "tool_result_chars")
+
 # Which options each command takes (its CLI flags and its Python keywords).
 COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
     "run": _names(*_CALLS),
-    "generate": _names(*_CALLS, but=("samples", "flip", "include_system", "parse_retries")),
+    "generate": _names(*_CALLS, but=("samples", "flip", *_JUDGE_VIEW, "parse_retries")),
     "simulate": _names(
         *_CALLS,
         SimulationOptions,
-        but=("flip", "include_system", "parse_retries", "base_url"),
+        but=("flip", *_JUDGE_VIEW, "parse_retries", "base_url"),
     ),
     "import": _names(ImportOptions),
     # In the order of `gate --help`: which runs, how it decides, what --sequential judges

@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
+from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees, JudgeView
 from chatjudge.options.declare import BASE_URL_PROVIDERS, OptionGroup, option
-from chatjudge.options.texts import OVERWRITE_HELP
+from chatjudge.options.texts import JUDGE_SEES_HELP, OVERWRITE_HELP, TOOL_RESULT_CHARS_HELP
 from chatjudge.shards import Shard
 from chatjudge.types import GenerationSettings
 
@@ -37,6 +38,21 @@ class RunOptions(OptionGroup):
     limit: int | None = option(None, "Only the first N rows.", ge=1, fingerprint=True)
     no_cache: bool = option(False, "Send every call again, ignoring the store.")
     include_system: bool = option(False, "Show system messages to the judge.", fingerprint=True)
+    judge_sees: JudgeSees = option(
+        "trajectory",
+        JUDGE_SEES_HELP,
+        fingerprint=True,
+        when_set=True,
+        metavar="VIEW",
+    )
+    tool_result_chars: int = option(
+        TOOL_RESULT_CHARS,
+        TOOL_RESULT_CHARS_HELP,
+        ge=1,
+        fingerprint=True,
+        when_set=True,
+        metavar="N",
+    )
     executor: Literal["local", "ray"] = option(
         "local",
         "Where model calls run: this process, or Ray workers (the cluster at RAY_ADDRESS, "
@@ -60,6 +76,10 @@ class RunOptions(OptionGroup):
         fingerprint=True,
         when_set=True,
     )
+
+    def judge_view(self) -> JudgeView:
+        """What the judge is shown of a row, by these options."""
+        return JudgeView(self.include_system, self.tool_result_chars, self.judge_sees)
 
     @field_validator("shard")
     @classmethod

@@ -114,8 +114,14 @@ def pairwise_chat_quality() -> Protocol:
                 name="baseline_model_response",
                 empty_ok=True,
                 description="baseline, shown as Response A",
+                trajectory="baseline_trajectory",
             ),
-            FieldSpec(name="response", empty_ok=True, description="candidate, shown as Response B"),
+            FieldSpec(
+                name="response",
+                empty_ok=True,
+                description="candidate, shown as Response B",
+                trajectory="response_trajectory",
+            ),
         ),
         choice=ChoiceSpec(options={"A": BASELINE, "SAME": TIE, "B": CANDIDATE}),
         metrics=(

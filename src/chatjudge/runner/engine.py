@@ -145,7 +145,7 @@ class Engine:
             self.source,
             self.protocol.fields,
             limit=self.config.run.limit,
-            include_system=self.config.run.include_system,
+            view=self.config.run.judge_view(),
             skip=self.validation.skipped_rows,
         )
         return share(items, of(self.config.run.shard))

@@ -10,6 +10,7 @@
   var TURN_FIELDS = ["chat", "prompt"];
   var BASELINE_FIELDS = ["baseline_model_response", "baseline"];
   var CANDIDATE_FIELDS = ["response", "candidate"];
+  var TRAJECTORIES = { baseline_model_response: "baseline_trajectory", response: "response_trajectory" };
   var FIELD_LABELS = { question: "Question", answer: "Ground truth" };
   var CHOICES = {
     CANDIDATE: { text: "Candidate wins", tone: "win" },
@@ -261,21 +262,56 @@
   function scrollToItems() { $("items-title").scrollIntoView({ block: "start" }); }
 
   // ---------- item detail ----------
-  function bubble(msg) {
+  // A tool call or result as a collapsible block, its summary line and its text in a <pre>.
+  function toolBlock(cls, summary, text) {
+    var box = el("details", "tool " + cls);
+    box.appendChild(el("summary", null, summary));
+    box.appendChild(el("pre", "raw", text));
+    return box;
+  }
+  function callsOf(msg) { return Array.isArray(msg.tool_calls) ? msg.tool_calls : []; }
+  function argumentsText(args) {
+    if (args === undefined || args === null) return "";
+    return typeof args === "string" ? args : JSON.stringify(args);
+  }
+  // `names`: a call's id -> its tool, naming the results that answer it.
+  function bubble(msg, names) {
     if (!msg || typeof msg !== "object") return el("div", "msg other", valueText(msg));
     var role = String(msg.role || "message");
+    if (role === "tool") {
+      var content = valueText(msg.content);
+      var name = msg.name || (names && names[msg.tool_call_id]) || "";
+      var head = "tool" + (name ? " (" + name + ")" : "") + " returned · " + content.length.toLocaleString() + " characters";
+      return toolBlock("result", head, content);
+    }
     var known = role === "user" || role === "assistant" || role === "system";
     var node = el("div", "msg " + (known ? role : "other"));
     node.appendChild(el("span", "role", role));
-    node.appendChild(document.createTextNode(valueText(msg.content)));
+    var text = valueText(msg.content);
+    if (text || !callsOf(msg).length) node.appendChild(document.createTextNode(text));
+    callsOf(msg).forEach(function (call) {
+      var fn = (call && call.function) || call || {};
+      if (names && call && call.id) names[call.id] = fn.name;
+      node.appendChild(toolBlock("call", "called " + String(fn.name || "?"), argumentsText(fn.arguments)));
+    });
     return node;
   }
   function conversationField(value, asUser) {
     var box = el("div", "conversation");
-    if (Array.isArray(value)) value.forEach(function (m) { box.appendChild(bubble(m)); });
+    var names = {};
+    if (Array.isArray(value)) value.forEach(function (m) { box.appendChild(bubble(m, names)); });
     else if (asUser) box.appendChild(bubble({ role: "user", content: value }));
     else box.appendChild(el("div", "text-block", valueText(value)));
     return box;
+  }
+  // A response's trajectory (its tool calls, their results, the final message), where the
+  // row holds one with a tool call: what the judge saw with `--judge-sees trajectory`.
+  function trajectoryOf(fields, name) {
+    var value = fields[TRAJECTORIES[name]];
+    if (typeof value === "string") { try { value = JSON.parse(value); } catch (e) { return null; } }
+    if (!Array.isArray(value)) return null;
+    var acted = value.some(function (m) { return m && (m.role === "tool" || callsOf(m).length); });
+    return acted ? value : null;
   }
   function textField(label, value) {
     var wrap = el("div", "field");
@@ -307,7 +343,7 @@
   function renderResponses(body, fields, used, blind) {
     var base = firstField(fields, BASELINE_FIELDS), cand = firstField(fields, CANDIDATE_FIELDS);
     if (!base || !cand) return;
-    used[base] = used[cand] = true;
+    used[base] = used[cand] = used[TRAJECTORIES[base]] = used[TRAJECTORIES[cand]] = true;
     body.appendChild(el("h3", null, "Responses"));
     var grid = el("div", "side-by-side");
     var sides = blind
@@ -319,7 +355,8 @@
       head.appendChild(el("span", "badge " + r[2], r[1]));
       if (!blind) head.appendChild(el("span", "field-label", r[0]));
       col.appendChild(head);
-      col.appendChild(Array.isArray(fields[r[0]]) ? conversationField(fields[r[0]]) : el("div", "text-block", valueText(fields[r[0]])));
+      var shown = trajectoryOf(fields, r[0]) || fields[r[0]];
+      col.appendChild(Array.isArray(shown) ? conversationField(shown) : el("div", "text-block", valueText(shown)));
       grid.appendChild(col);
     });
     body.appendChild(grid);
