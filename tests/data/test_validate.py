@@ -62,7 +62,8 @@ def test_every_problem_is_listed_with_its_row() -> None:
     assert problems == [
         "row 2, field 'chat': missing required field",
         "row 2, field 'answer': missing required field",
-        "row 4, field 'chat': message 1: unknown role 'robot' (use user, assistant or system)",
+        "row 4, field 'chat': message 1: unknown role 'robot' "
+        "(use user, assistant, system or tool)",
     ]
 
 

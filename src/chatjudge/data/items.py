@@ -8,17 +8,22 @@ from typing import Any
 
 from chatjudge.conversation import as_text
 from chatjudge.data.sources import Source
-from chatjudge.data.validate import row_problems
+from chatjudge.data.validate import TOOLS, RowCheck, check_row
 from chatjudge.errors import DataValidationError, Problem, UsageError
 from chatjudge.fields import FieldSpec
+from chatjudge.messages import read_conversation
 from chatjudge.shards import Shard
+from chatjudge.tool_definitions import derived_tools, read_tools
 
 MAX_PROBLEMS_SHOWN = 200
 
 
 @dataclass(slots=True)
 class Item:
-    """One row to judge: `fields` as given (messages kept), `text` as the prompt shows them."""
+    """One row to judge: `fields` as given, a conversation in OpenAI's chat format with
+    tools (`chatjudge.messages.read_conversation`), `text` as the prompt shows them, and
+    `tools` the definitions its conversations may call: its `tools` column normalised, or,
+    where it has none, derived from its calls."""
 
     index: int  # 0-based position among judged rows
     row: int  # 1-based row number in the input
@@ -26,6 +31,7 @@ class Item:
     fields: dict[str, Any]
     text: dict[str, str]
     data: dict[str, Any]  # the whole row, every column (renamed by the column map)
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -36,6 +42,8 @@ class Validation:
     skipped_rows: frozenset[int] = frozenset()  # 1-based numbers of invalid rows left out
     problems: list[Problem] = field(default_factory=list)  # the first MAX_PROBLEMS_SHOWN
     n_problems: int = 0
+    derived_tool_definitions: int = 0  # rows to judge whose tools were derived from calls
+    unparsed_tool_arguments: int = 0  # their tool calls whose arguments are not JSON
 
     def skipped(self) -> list[dict[str, Any]]:
         """The problems as plain records (for summary.json and the report)."""
@@ -63,13 +71,15 @@ def validate(
     count = 0
     invalid: set[int] = set()
     outside = 0  # valid rows of other shards
+    derived = unparsed = 0
     for raw in _limited(source, limit):
         count += 1
-        found = (
-            [Problem(raw.number, "(row)", raw.error)]
+        check = (
+            RowCheck([Problem(raw.number, "(row)", raw.error)])
             if raw.data is None
-            else row_problems(raw.number, raw.data, fields)
+            else check_row(raw.number, raw.data, fields)
         )
+        found = check.problems
         if raw.data is not None and raw.data.get("id") is not None:
             key = str(raw.data["id"])
             if key in seen:
@@ -83,6 +93,9 @@ def validate(
             invalid.add(raw.number)
         elif shard is not None and not shard.holds(id_of(raw.data, raw.number)):
             outside += 1
+        else:
+            derived += check.derived_tools
+            unparsed += check.unparsed_arguments
         if len(problems) < MAX_PROBLEMS_SHOWN:
             problems.extend(found[: MAX_PROBLEMS_SHOWN - len(problems)])
     if count == 0:
@@ -95,7 +108,9 @@ def validate(
         )
     if total and (not skip_invalid or len(invalid) == count):
         raise DataValidationError(problems, total)
-    return Validation(count - len(invalid) - outside, frozenset(invalid), problems, total)
+    return Validation(
+        count - len(invalid) - outside, frozenset(invalid), problems, total, derived, unparsed
+    )
 
 
 def iter_items(
@@ -109,6 +124,7 @@ def iter_items(
     """Yield items of an already validated source, rendering conversation fields once;
     `skip`: the row numbers validation left out."""
     names = [f.name for f in fields]
+    conversations = [f.name for f in fields if f.conversation]
     rows = _limited(source, limit)
     if skip:
         rows = (raw for raw in rows if raw.number not in skip)
@@ -116,15 +132,33 @@ def iter_items(
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
         values = {n: data.get(n) for n in names}
+        data, tools = _with_tools(data, values, conversations)
         text = {n: as_text(v, include_system=include_system) for n, v in values.items()}
-        yield Item(
-            index,
-            raw.number,
-            id_of(data, raw.number),
-            values,
-            text,
-            data,
-        )
+        yield Item(index, raw.number, id_of(data, raw.number), values, text, data, tools)
+
+
+def _with_tools(
+    data: dict[str, Any], values: dict[str, Any], conversations: list[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The row with its conversations (in `values` too) and `tools` in the one shape
+    `read_conversation` and `read_tools` give, and its tool definitions. A plain
+    conversation reads as it is written: its row is returned as it came."""
+    normalised: dict[str, Any] = {}
+    called: dict[str, None] = {}
+    for name in conversations:
+        if isinstance(values[name], list):
+            conversation = read_conversation(values[name])
+            called.update(dict.fromkeys(conversation.called))
+            if conversation.messages != values[name]:
+                normalised[name] = conversation.messages
+    if data.get(TOOLS) is not None:
+        normalised[TOOLS] = tools = read_tools(data[TOOLS])[0]
+    else:
+        tools = derived_tools(called)
+    if not normalised:
+        return data, tools
+    values.update((k, v) for k, v in normalised.items() if k in values)
+    return {**data, **normalised}, tools
 
 
 def id_of(data: dict[str, Any], number: int) -> str:

@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from chatjudge.errors import Problem
 from chatjudge.fields import FieldSpec
-from chatjudge.messages import message_problems
+from chatjudge.messages import read_conversation
+from chatjudge.tool_definitions import read_tools
+
+TOOLS = "tools"  # the optional column of tool definitions
 
 
-def row_problems(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> list[Problem]:
-    """Problems of one decoded row (empty when the row is valid)."""
+@dataclass(slots=True)
+class RowCheck:
+    """What checking one row found: its problems (none when it is valid), and what its
+    summary counts."""
+
+    problems: list[Problem]
+    derived_tools: bool = False  # its conversations call tools and it has no `tools`
+    unparsed_arguments: int = 0  # tool calls whose arguments are not JSON
+
+
+def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> RowCheck:
+    """Check one decoded row against `fields`, and its `tools` column where it has one."""
     problems: list[Problem] = []
+    called = False
+    unparsed = 0
     for spec in fields:
         value = data.get(spec.name)
         if value is None:
@@ -27,7 +43,10 @@ def row_problems(number: int, data: dict[str, Any], fields: Sequence[FieldSpec])
             if not spec.conversation:
                 problems.append(Problem(number, spec.name, "expected a string, got a list"))
             else:
-                problems.extend(Problem(number, spec.name, m) for m in message_problems(value))
+                conversation = read_conversation(value)
+                problems.extend(Problem(number, spec.name, m) for m in conversation.problems)
+                called = called or bool(conversation.called)
+                unparsed += conversation.unparsed_arguments
         elif not _scalar_ok(value, spec.conversation):
             expected = "a string or a list of messages" if spec.conversation else "a string"
             problems.append(
@@ -39,7 +58,9 @@ def row_problems(number: int, data: dict[str, Any], fields: Sequence[FieldSpec])
     item_id = data.get("id")
     if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, str | int)):
         problems.append(Problem(number, "id", f"expected a string or integer, got {item_id!r}"))
-    return problems
+    if data.get(TOOLS) is not None:
+        problems.extend(Problem(number, TOOLS, m) for m in read_tools(data[TOOLS])[1])
+    return RowCheck(problems, called and data.get(TOOLS) is None, unparsed)
 
 
 def _is_empty(value: Any) -> bool:
