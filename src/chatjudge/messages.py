@@ -214,6 +214,8 @@ class _Reader:
             self.problems.append(f"message {number}: expected an object with role and content")
         elif _plain(message):
             self._close(number)
+            if any(key in message for key in _TOOL_KEYS):  # Parquet's structs: None where unset
+                message = {k: v for k, v in message.items() if k not in _TOOL_KEYS}
             self.out.append(message)
         elif message.get("parts") is not None:
             self._gemini(number, message)
