@@ -164,12 +164,15 @@ class Conversation:
     "arguments"}}]`, arguments a JSON text) and `{"role": "tool", "tool_call_id", "content"}`
     results; what kept it from being read (`problems`, each naming its message), the calls
     whose arguments are not JSON (kept as recorded: production models emit them), and the
-    tools called, by name, in the order of their first call."""
+    tools called, by name, in the order of their first call; `origins`: the number of the
+    message as written that each message was read from (Anthropic's and Gemini's messages
+    may give several)."""
 
     messages: list[dict[str, Any]]
     problems: list[str]
     unparsed_arguments: int = 0
     called: list[str] = field(default_factory=list)
+    origins: list[int] = field(default_factory=list)
 
 
 def read_conversation(messages: list[Any]) -> Conversation:
@@ -186,7 +189,9 @@ def read_conversation(messages: list[Any]) -> Conversation:
     reader = _Reader()
     for number, message in enumerate(messages, 1):
         reader.read(number, message)
-    return Conversation(reader.out, reader.problems, reader.unparsed, list(reader.called))
+    return Conversation(
+        reader.out, reader.problems, reader.unparsed, list(reader.called), reader.origins
+    )
 
 
 def _plain(message: dict[str, Any]) -> bool:
@@ -202,6 +207,7 @@ class _Reader:
 
     def __init__(self) -> None:
         self.out: list[dict[str, Any]] = []
+        self.origins: list[int] = []
         self.problems: list[str] = []
         self.unparsed = 0
         self.called: dict[str, None] = {}
@@ -216,7 +222,7 @@ class _Reader:
             self._close(number)
             if any(key in message for key in _TOOL_KEYS):  # Parquet's structs: None where unset
                 message = {k: v for k, v in message.items() if k not in _TOOL_KEYS}
-            self.out.append(message)
+            self._add(number, message)
         elif message.get("parts") is not None:
             self._gemini(number, message)
         else:
@@ -381,7 +387,7 @@ class _Reader:
         if self.open.pop(call_id, None) is None:
             self._problem(number, f"tool result answers no earlier call (id {call_id!r})")
             return
-        self.out.append({"role": "tool", "tool_call_id": call_id, "content": text})
+        self._add(number, {"role": "tool", "tool_call_id": call_id, "content": text})
 
     def _say(self, number: int, role: str, text: str, calls: list[dict[str, Any]]) -> None:
         self._close(number)
@@ -389,7 +395,11 @@ class _Reader:
         if calls:
             message["tool_calls"] = calls
             self.open.update((c["id"], (number, c["function"]["name"])) for c in calls)
+        self._add(number, message)
+
+    def _add(self, number: int, message: dict[str, Any]) -> None:
         self.out.append(message)
+        self.origins.append(number)
 
     def _close(self, number: int) -> None:
         """Before a message that is not a tool result: every earlier call has its result."""

@@ -202,3 +202,15 @@ def test_csv_and_parquet_cells_hold_tool_conversations_and_tools_as_json(tmp_pat
     native = pd.DataFrame([TOOL_ROWS[0], TOOL_ROWS[2]])  # structs: unset keys read as None
     native.to_parquet(tmp_path / "native.parquet")
     assert _tool_items(tmp_path / "native.parquet") == [expected[0], expected[2]]
+
+
+def test_a_baseline_trajectory_is_read_into_the_same_shape() -> None:
+    protocol = get_protocol("pairwise-chat-quality")
+    row = {"prompt": "Weather in Paris?", "response": "Sunny.",
+           "baseline_model_response": TOOL_CHAT[3]["content"],
+           "baseline_trajectory": ANTHROPIC_CHAT[1:]}  # fmt: skip
+    source = Source([row])
+    validate(source, protocol.fields)
+    (item,) = iter_items(source, protocol.fields)
+    assert item.data["baseline_trajectory"] == TOOL_CHAT[1:]
+    assert [t["function"]["name"] for t in item.tools] == ["weather"]  # derived from its calls

@@ -277,3 +277,40 @@ def test_a_bad_tool_row_exits_2_with_nothing_sent(
     assert expected.replace("row 1", "row 2") in " ".join(done.stderr.split())
     assert "nothing was sent" in done.stderr
     assert stub.stats.requests == 0 and not out.exists()
+
+
+PW_ROW = {"prompt": "Weather in Paris?", "response": "Sunny.", "baseline_model_response": "21 °C."}
+
+
+@pytest.mark.parametrize(
+    ("trajectory", "expected"),
+    [
+        (
+            [CALLS, RESULT, ASK, ANSWER],
+            "row 1, field 'baseline_trajectory': message 3: a trajectory holds the assistant's "
+            "messages and tool results, not user messages",
+        ),
+        (
+            [CALLS, RESULT, {"role": "assistant", "content": "Rainy."}],
+            "row 1, field 'baseline_trajectory': message 3: the trajectory's final text is not "
+            "its baseline_model_response",
+        ),
+        (
+            [RESULT, ANSWER],
+            "row 1, field 'baseline_trajectory': message 1: tool result answers no earlier call "
+            "(id 'c1')",
+        ),
+        ("21 °C.", "row 1, field 'baseline_trajectory': expected a list of messages, got str"),
+    ],
+)
+def test_a_bad_baseline_trajectory_is_named(trajectory: object, expected: str) -> None:
+    assert _problems([{**PW_ROW, "baseline_trajectory": trajectory}], PW) == [expected]
+
+
+def test_a_baseline_trajectory_may_end_on_its_answer_or_on_calls_cut_at_a_cap() -> None:
+    answer = {"role": "assistant", "content": "21 °C."}
+    rows = [{**PW_ROW, "baseline_trajectory": [CALLS, RESULT, answer]},
+            {**PW_ROW, "baseline_trajectory": [CALLS, RESULT, CALLS | {"tool_calls": [
+                {**CALL, "id": "c2"}]}]}]  # fmt: skip
+    validation = validate(Source(rows), PW.fields)
+    assert (validation.n_rows, validation.derived_tool_definitions) == (2, 2)

@@ -8,12 +8,11 @@ from typing import Any
 
 from chatjudge.conversation import as_text
 from chatjudge.data.sources import Source
-from chatjudge.data.validate import TOOLS, RowCheck, check_row
+from chatjudge.data.tools import read_row_tools
+from chatjudge.data.validate import RowCheck, check_row
 from chatjudge.errors import DataValidationError, Problem, UsageError
 from chatjudge.fields import FieldSpec
-from chatjudge.messages import read_conversation
 from chatjudge.shards import Shard
-from chatjudge.tool_definitions import derived_tools, read_tools
 
 MAX_PROBLEMS_SHOWN = 200
 
@@ -131,34 +130,12 @@ def iter_items(
     for index, raw in enumerate(rows):
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
+        tools = read_row_tools(data, conversations)
+        if tools.columns:  # read into another shape: the caller's row is left as it was
+            data = {**data, **tools.columns}
         values = {n: data.get(n) for n in names}
-        data, tools = _with_tools(data, values, conversations)
         text = {n: as_text(v, include_system=include_system) for n, v in values.items()}
-        yield Item(index, raw.number, id_of(data, raw.number), values, text, data, tools)
-
-
-def _with_tools(
-    data: dict[str, Any], values: dict[str, Any], conversations: list[str]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The row with its conversations (in `values` too) and `tools` in the one shape
-    `read_conversation` and `read_tools` give, and its tool definitions. A plain
-    conversation reads as it is written: its row is returned as it came."""
-    normalised: dict[str, Any] = {}
-    called: dict[str, None] = {}
-    for name in conversations:
-        if isinstance(values[name], list):
-            conversation = read_conversation(values[name])
-            called.update(dict.fromkeys(conversation.called))
-            if conversation.messages != values[name]:
-                normalised[name] = conversation.messages
-    if data.get(TOOLS) is not None:
-        normalised[TOOLS] = tools = read_tools(data[TOOLS])[0]
-    else:
-        tools = derived_tools(called)
-    if not normalised:
-        return data, tools
-    values.update((k, v) for k, v in normalised.items() if k in values)
-    return {**data, **normalised}, tools
+        yield Item(index, raw.number, id_of(data, raw.number), values, text, data, tools.tools)
 
 
 def id_of(data: dict[str, Any], number: int) -> str:

@@ -6,12 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chatjudge.data.tools import read_row_tools
 from chatjudge.errors import Problem
 from chatjudge.fields import FieldSpec
-from chatjudge.messages import read_conversation
-from chatjudge.tool_definitions import read_tools
-
-TOOLS = "tools"  # the optional column of tool definitions
 
 
 @dataclass(slots=True)
@@ -20,15 +17,15 @@ class RowCheck:
     summary counts."""
 
     problems: list[Problem]
-    derived_tools: bool = False  # its conversations call tools and it has no `tools`
+    derived_tools: bool = False  # its messages call tools and it has no `tools`
     unparsed_arguments: int = 0  # tool calls whose arguments are not JSON
 
 
 def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> RowCheck:
-    """Check one decoded row against `fields`, and its `tools` column where it has one."""
+    """Check one decoded row against `fields`, and its tool calls, trajectories and `tools`
+    (`chatjudge.data.tools`) where it has them."""
     problems: list[Problem] = []
-    called = False
-    unparsed = 0
+    tools = read_row_tools(data, (f.name for f in fields if f.conversation))
     for spec in fields:
         value = data.get(spec.name)
         if value is None:
@@ -43,10 +40,8 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
             if not spec.conversation:
                 problems.append(Problem(number, spec.name, "expected a string, got a list"))
             else:
-                conversation = read_conversation(value)
-                problems.extend(Problem(number, spec.name, m) for m in conversation.problems)
-                called = called or bool(conversation.called)
-                unparsed += conversation.unparsed_arguments
+                found = tools.problems.pop(spec.name, [])
+                problems.extend(Problem(number, spec.name, m) for m in found)
         elif not _scalar_ok(value, spec.conversation):
             expected = "a string or a list of messages" if spec.conversation else "a string"
             problems.append(
@@ -58,9 +53,9 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
     item_id = data.get("id")
     if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, str | int)):
         problems.append(Problem(number, "id", f"expected a string or integer, got {item_id!r}"))
-    if data.get(TOOLS) is not None:
-        problems.extend(Problem(number, TOOLS, m) for m in read_tools(data[TOOLS])[1])
-    return RowCheck(problems, called and data.get(TOOLS) is None, unparsed)
+    for name, found in tools.problems.items():  # the trajectories' and `tools`'
+        problems.extend(Problem(number, name, m) for m in found)
+    return RowCheck(problems, tools.derived, tools.unparsed_arguments)
 
 
 def _is_empty(value: Any) -> bool:
