@@ -87,10 +87,14 @@ OPENAI = [
 
 
 def test_a_plain_conversation_reads_as_it_is_written() -> None:
-    messages = [{"role": "system", "content": "Be brief.", "name": "x"}, USER, FINAL]
+    """Byte for byte, as before tools: an SDK's dump (`"tool_calls": null`) included."""
+    dumped = {**FINAL, "tool_calls": None, "function_call": None, "refusal": None}
+    messages = [{"role": "system", "content": "Be brief.", "name": "x"}, USER, dumped]
     read = read_conversation(messages)
     assert read.problems == [] and read.called == [] and read.unparsed_arguments == 0
-    assert all(a is b for a, b in zip(read.messages, messages, strict=True))
+    assert read.messages is messages
+    with_tools = read_conversation([*messages, *OPENAI[1:3]]).messages
+    assert with_tools[:3] == [messages[0], USER, {**FINAL, "refusal": None}]  # one shape
 
 
 def test_openai_tool_calls_are_read_as_they_are_and_null_content_becomes_text() -> None:

@@ -154,7 +154,7 @@ def openai_message(value: Any) -> Msg:
 # A row's conversation, read into OpenAI's chat format with tools.
 
 ROW_ROLES = ("system", "user", "assistant", "tool")
-_TOOL_KEYS = ("tool_calls", "tool_call_id", "parts", "function_call")
+_TOOL_KEYS = frozenset(("tool_calls", "tool_call_id", "parts", "function_call"))
 
 
 @dataclass(slots=True)
@@ -166,13 +166,13 @@ class Conversation:
     whose arguments are not JSON (kept as recorded: production models emit them), and the
     tools called, by name, in the order of their first call; `origins`: the number of the
     message as written that each message was read from (Anthropic's and Gemini's messages
-    may give several)."""
+    may give several), None where each message is the one written at its place."""
 
     messages: list[dict[str, Any]]
     problems: list[str]
     unparsed_arguments: int = 0
     called: list[str] = field(default_factory=list)
-    origins: list[int] = field(default_factory=list)
+    origins: list[int] | None = None
 
 
 def read_conversation(messages: list[Any]) -> Conversation:
@@ -186,6 +186,11 @@ def read_conversation(messages: list[Any]) -> Conversation:
     which is data. Gemini calls without an id get `call_<message>_<n>` and are paired with
     the responses of the same name in order.
     """
+    for message in messages:  # most rows: plain messages, nothing to read
+        if type(message) is not dict or not _plain(message):
+            break
+    else:
+        return Conversation(messages, [])
     reader = _Reader()
     for number, message in enumerate(messages, 1):
         reader.read(number, message)
@@ -195,10 +200,12 @@ def read_conversation(messages: list[Any]) -> Conversation:
 
 
 def _plain(message: dict[str, Any]) -> bool:
+    """A message with text and nothing of tools: SDKs' dumps (`"tool_calls": null`) and
+    Parquet's structs (every key of the column's messages, None where unset) included."""
     return (
         message.get("role") in ROLES
-        and isinstance(message.get("content"), str)
-        and all(message.get(key) is None for key in _TOOL_KEYS)
+        and type(message.get("content")) is str
+        and (_TOOL_KEYS.isdisjoint(message) or not any(message.get(k) for k in _TOOL_KEYS))
     )
 
 
@@ -220,7 +227,7 @@ class _Reader:
             self.problems.append(f"message {number}: expected an object with role and content")
         elif _plain(message):
             self._close(number)
-            if any(key in message for key in _TOOL_KEYS):  # Parquet's structs: None where unset
+            if not _TOOL_KEYS.isdisjoint(message):  # in a conversation with tools: one shape
                 message = {k: v for k, v in message.items() if k not in _TOOL_KEYS}
             self._add(number, message)
         elif message.get("parts") is not None:

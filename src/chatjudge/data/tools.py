@@ -34,23 +34,12 @@ def read_row_tools(data: dict[str, Any], conversations: Iterable[str]) -> RowToo
     and its `tools`. A plain conversation reads as it is written and is not in `columns`."""
     read = RowTools()
     called: dict[str, None] = {}
-    lists = [n for n in conversations if isinstance(data.get(n), list)]
-    trajectories = [n for n in TRAJECTORIES if data.get(n) is not None]
-    for name in [*lists, *trajectories]:
-        value = data[name]
-        if not isinstance(value, list):
-            read.problems[name] = [f"expected a list of messages, got {type(value).__name__}"]
-            continue
-        conversation = read_conversation(value)
-        problems = conversation.problems
-        if name in TRAJECTORIES and not problems:
-            problems = _trajectory_problems(conversation, data, TRAJECTORIES[name])
-        if problems:
-            read.problems[name] = problems
-        called.update(dict.fromkeys(conversation.called))
-        read.unparsed_arguments += conversation.unparsed_arguments
-        if conversation.messages != value:
-            read.columns[name] = conversation.messages
+    for name in conversations:
+        if type(data.get(name)) is list:
+            _read(read, called, name, data)
+    for name in TRAJECTORIES:
+        if data.get(name) is not None:
+            _read(read, called, name, data)
     if data.get(TOOLS) is not None:
         read.tools, problems = read_tools(data[TOOLS])
         read.columns[TOOLS] = read.tools
@@ -61,13 +50,31 @@ def read_row_tools(data: dict[str, Any], conversations: Iterable[str]) -> RowToo
     return read
 
 
+def _read(read: RowTools, called: dict[str, None], name: str, data: dict[str, Any]) -> None:
+    value = data[name]
+    if not isinstance(value, list):
+        read.problems[name] = [f"expected a list of messages, got {type(value).__name__}"]
+        return
+    conversation = read_conversation(value)
+    problems = conversation.problems
+    if name in TRAJECTORIES and not problems:
+        problems = _trajectory_problems(conversation, data, TRAJECTORIES[name])
+    if problems:
+        read.problems[name] = problems
+    called.update(dict.fromkeys(conversation.called))
+    read.unparsed_arguments += conversation.unparsed_arguments
+    if conversation.messages is not value:
+        read.columns[name] = conversation.messages
+
+
 def _trajectory_problems(
     trajectory: Conversation, data: dict[str, Any], final_field: str
 ) -> list[str]:
     """A trajectory holds the assistant's messages and tool results only, and where it ends
     on the assistant's text, that text is the row's `final_field` (the text the judge
     compares)."""
-    messages, origins, final = trajectory.messages, trajectory.origins, data.get(final_field)
+    messages, final = trajectory.messages, data.get(final_field)
+    origins = trajectory.origins or range(1, len(messages) + 1)
     problems = [
         f"message {number}: a trajectory holds the assistant's messages and tool results, "
         f"not {m['role']} messages"
