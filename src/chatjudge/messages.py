@@ -22,7 +22,7 @@ from typing import Any, get_args
 from chatjudge import jsoncodec
 from chatjudge.types import Role
 
-ROLES = frozenset(get_args(Role))  # the roles a row's messages may have
+ROLES = frozenset(get_args(Role))  # the roles of messages that hold only text
 
 # Roles as the formats name them, and the role they mean here.
 ROLE_ALIASES = {
@@ -153,7 +153,7 @@ def openai_message(value: Any) -> Msg:
 
 # A row's conversation, read into OpenAI's chat format with tools.
 
-ROW_ROLES = ("system", "user", "assistant", "tool")
+ROW_ROLES = ("system", "user", "assistant", "tool")  # the roles a row's messages may have
 _TOOL_KEYS = frozenset(("tool_calls", "tool_call_id", "parts", "function_call"))
 
 
