@@ -741,3 +741,27 @@ def test_of_merges_started_together_into_one_out_one_writes_it(tmp_path: Path) -
             assert "Traceback" not in err
     assert len(read_jsonl(out / "results.jsonl")) == 15
     assert [p.name for p in tmp_path.rglob(".*")] == []
+
+
+def test_shards_sum_their_rows_tool_counts(server: StubServer, tmp_path: Path) -> None:
+    """Each shard counts the tool rows it judged; merged, they count what one driver does."""
+    rows = []
+    for i, row in enumerate(read_jsonl(POINTWISE)):
+        arguments = '{"q": ' if i % 3 == 0 else '{"q": 1}'  # every third: not JSON
+        call = {"id": f"c{i}", "type": "function",
+                "function": {"name": "lookup", "arguments": arguments}}  # fmt: skip
+        chat = [{"role": "user", "content": f"Look {i} up."},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": f"c{i}", "content": "found"},
+                {"role": "assistant", "content": "Found it."}]  # fmt: skip
+        rows.append({**row, "chat": chat, **({"tools": [{"name": "lookup"}]} if i % 2 else {})})
+    data = tmp_path / "tools.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    shards = [tmp_path / f"shard{i}" for i in range(N)]
+    for i, out in enumerate(shards):
+        cli(*judge_args(server, data, "interactivity-accuracy", out, "--shard", f"{i}/{N}"))
+    cli(*judge_args(server, data, "interactivity-accuracy", tmp_path / "whole"))
+    merge(shards, tmp_path / "merged")
+    whole = read_json(tmp_path / "whole" / "summary.json")
+    assert (whole["derived_tool_definitions"], whole["unparsed_tool_arguments"]) == (8, 5)
+    assert_merged_equals_whole(tmp_path / "merged", tmp_path / "whole")

@@ -133,3 +133,85 @@ def test_a_line_nested_too_deep_is_a_row_error(tmp_path: Path) -> None:
     assert rows[0].error is None
     assert (rows[1].number, rows[1].data) == (2, None)
     assert rows[1].error == "unparseable JSON line: nested more than 200 levels deep"
+
+
+# Conversations with tool calls, and the `tools` column.
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "weather",
+        "description": "Today's weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+CALL = {"id": "c1", "type": "function",
+        "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}  # fmt: skip
+TOOL_CHAT = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": "", "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "c1", "content": "21 °C"},
+    {"role": "assistant", "content": "21 °C in Paris."},
+]
+ANTHROPIC_CHAT = [
+    TOOL_CHAT[0],
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "weather",
+                                       "input": {"city": "Paris"}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1",
+                                  "content": "21 °C"}]},
+    TOOL_CHAT[3],
+]  # fmt: skip
+TOOL_ROWS = [
+    {"id": "t1", "chat": TOOL_CHAT, "question": "q", "answer": "a", "tools": [WEATHER]},
+    {"id": "t2", "chat": ANTHROPIC_CHAT, "question": "q", "answer": "a",
+     "tools": [WEATHER["function"]]},
+    {"id": "t3", "chat": TOOL_CHAT, "question": "q", "answer": "a"},
+]  # fmt: skip
+
+
+def _tool_items(data):
+    return [(i.id, i.fields["chat"], i.data["chat"], i.data.get("tools"), i.tools)
+            for i in _items(data)]  # fmt: skip
+
+
+def test_tool_conversations_and_tools_are_read_into_one_shape() -> None:
+    derived = {"type": "function", "function": {"name": "weather", "description": "",
+                                                "parameters": {"type": "object"}}}  # fmt: skip
+    assert _tool_items(TOOL_ROWS) == [
+        ("t1", TOOL_CHAT, TOOL_CHAT, [WEATHER], [WEATHER]),
+        ("t2", TOOL_CHAT, TOOL_CHAT, [WEATHER], [WEATHER]),
+        ("t3", TOOL_CHAT, TOOL_CHAT, None, [derived]),  # derived, and not written into the row
+    ]
+    assert TOOL_ROWS[1]["chat"] is ANTHROPIC_CHAT  # the caller's rows are left as they were
+
+
+def test_a_plain_row_is_kept_as_it_came() -> None:
+    item = _items(ROWS)[0]
+    assert item.tools == [] and item.fields["chat"] is ROWS[0]["chat"]
+
+
+def test_csv_and_parquet_cells_hold_tool_conversations_and_tools_as_json(tmp_path: Path) -> None:
+    expected = _tool_items(TOOL_ROWS)
+    as_text = pd.DataFrame(
+        [{k: (json.dumps(v) if isinstance(v, list) else v) for k, v in r.items()}
+         for r in TOOL_ROWS]
+    )  # fmt: skip
+    as_text.to_csv(tmp_path / "t.csv", index=False)
+    as_text.to_parquet(tmp_path / "t.parquet")
+    assert _tool_items(tmp_path / "t.csv") == expected
+    assert _tool_items(tmp_path / "t.parquet") == expected
+    native = pd.DataFrame([TOOL_ROWS[0], TOOL_ROWS[2]])  # structs: unset keys read as None
+    native.to_parquet(tmp_path / "native.parquet")
+    assert _tool_items(tmp_path / "native.parquet") == [expected[0], expected[2]]
+
+
+def test_a_baseline_trajectory_is_read_into_the_same_shape() -> None:
+    protocol = get_protocol("pairwise-chat-quality")
+    row = {"prompt": "Weather in Paris?", "response": "Sunny.",
+           "baseline_model_response": TOOL_CHAT[3]["content"],
+           "baseline_trajectory": ANTHROPIC_CHAT[1:]}  # fmt: skip
+    source = Source([row])
+    validate(source, protocol.fields)
+    (item,) = iter_items(source, protocol.fields)
+    assert item.data["baseline_trajectory"] == TOOL_CHAT[1:]
+    assert [t["function"]["name"] for t in item.tools] == ["weather"]  # derived from its calls

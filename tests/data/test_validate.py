@@ -10,6 +10,8 @@ import pytest
 from chatjudge.data import Source, validate
 from chatjudge.errors import DataValidationError, UsageError
 from chatjudge.protocols import get_protocol
+from tests.support.cli import run_cli
+from tests.support.stub_openai import StubServer
 
 IA = get_protocol("interactivity-accuracy")
 PW = get_protocol("pairwise-chat-quality")
@@ -62,7 +64,8 @@ def test_every_problem_is_listed_with_its_row() -> None:
     assert problems == [
         "row 2, field 'chat': missing required field",
         "row 2, field 'answer': missing required field",
-        "row 4, field 'chat': message 1: unknown role 'robot' (use user, assistant or system)",
+        "row 4, field 'chat': message 1: unknown role 'robot' "
+        "(use user, assistant, system or tool)",
     ]
 
 
@@ -164,9 +167,7 @@ def test_an_empty_cell_reads_the_same_in_csv_parquet_and_jsonl(tmp_path: Path) -
     frame = pd.DataFrame([{"chat": "**user**: hi", "question": "", "answer": "a"}])
     frame.to_csv(tmp_path / "d.csv", index=False)
     frame.to_parquet(tmp_path / "d.parquet")
-    (tmp_path / "d.jsonl").write_text(
-        '{"chat": "**user**: hi", "question": null, "answer": "a"}\n'
-    )
+    (tmp_path / "d.jsonl").write_text('{"chat": "**user**: hi", "question": null, "answer": "a"}\n')
     expected = ["row 1, field 'question': required field is empty"]
     for name in ("d.csv", "d.parquet", "d.jsonl"):
         assert _problems(tmp_path / name) == expected, name
@@ -177,3 +178,139 @@ def test_a_map_from_a_column_the_data_lacks_is_named() -> None:
         validate(Source([GOOD], {"nonexistent": "chat"}), IA.fields)
     assert "answer, chat, question" in str(e.value)
     assert validate(Source([{**GOOD, "talk": "x"}], {"talk": "chat"}), IA.fields).n_rows == 1
+
+
+# Conversations with tool calls, and the `tools` column.
+
+CALL = {"id": "c1", "type": "function",
+        "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}  # fmt: skip
+ASK = {"role": "user", "content": "Weather in Paris?"}
+CALLS = {"role": "assistant", "content": None, "tool_calls": [CALL]}
+RESULT = {"role": "tool", "tool_call_id": "c1", "content": "21 °C"}
+ANSWER = {"role": "assistant", "content": "21 °C in Paris."}
+TOOL_ROW = {**GOOD, "chat": [ASK, CALLS, RESULT, ANSWER]}
+BAD_TOOL_ROWS = [
+    (
+        {**GOOD, "chat": [ASK, RESULT, ANSWER]},
+        "row 1, field 'chat': message 2: tool result answers no earlier call (id 'c1')",
+    ),
+    (
+        {**GOOD, "chat": [ASK, CALLS, ANSWER]},
+        "row 1, field 'chat': message 2: tool call 'weather' (id 'c1') has no result "
+        "before message 3",
+    ),
+    (
+        {**GOOD, "chat_history": [ASK, {"role": "critic", "content": "x"}]},
+        "row 1, field 'chat_history': message 2: unknown role 'critic' "
+        "(use user, assistant, system or tool)",
+    ),
+    (
+        {
+            **GOOD,
+            "chat": [
+                {"role": "user", "parts": [{"text": "Paris?"}]},
+                {
+                    "role": "user",
+                    "parts": [{"functionResponse": {"name": "weather", "response": {"temp": 21}}}],
+                },
+            ],
+        },
+        "row 1, field 'chat': message 2: function response 'weather' answers no earlier call",
+    ),
+    (
+        {
+            **GOOD,
+            "chat": [
+                ASK,
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t1", "name": "weather", "input": {}}],
+                },
+                ANSWER,
+            ],
+        },
+        "row 1, field 'chat': message 2: tool call 'weather' (id 't1') has no result "
+        "before message 3",
+    ),
+    (
+        {**TOOL_ROW, "tools": [{"name": "weather", "parameters": {"type": "obj"}}]},
+        "row 1, field 'tools': tool 1 ('weather'): parameters is not a JSON Schema: 'obj' is not "
+        "valid under any of the given schemas (at type)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("row", "expected"), BAD_TOOL_ROWS)
+def test_each_tool_problem_names_row_field_and_message(row: dict, expected: str) -> None:
+    assert _problems([row]) == [expected]
+
+
+def test_rows_with_derived_tools_and_unparsed_arguments_are_counted() -> None:
+    broken = {
+        **CALLS,
+        "tool_calls": [{**CALL, "function": {"name": "weather", "arguments": "{city: Paris"}}],
+    }
+    tools = [{"name": "weather"}]
+    rows = [
+        GOOD,
+        TOOL_ROW,  # derived
+        {**TOOL_ROW, "tools": tools},
+        {**GOOD, "chat": [ASK, broken, RESULT, ANSWER], "tools": tools},  # unparsed
+        {**GOOD, "chat": [ASK, broken, RESULT, ANSWER], "chat_history": [ASK, broken]},  # both
+        {**TOOL_ROW, "answer": None},  # invalid: skipped, so not counted
+    ]  # fmt: skip
+    validation = validate(Source(rows), IA.fields, skip_invalid=True)
+    assert (validation.n_rows, validation.derived_tool_definitions) == (5, 2)
+    assert validation.unparsed_tool_arguments == 3
+
+
+@pytest.mark.parametrize(("row", "expected"), BAD_TOOL_ROWS)
+def test_a_bad_tool_row_exits_2_with_nothing_sent(
+    stub: StubServer, tmp_path: Path, row: dict, expected: str
+) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps(GOOD) + "\n" + json.dumps(row) + "\n")
+    out = tmp_path / "run"
+    done = run_cli("run", str(data), "-p", "interactivity-accuracy", "-j", "openai/stub",
+                   "--base-url", stub.base_url, "--out", str(out), key="sk-test")  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert expected.replace("row 1", "row 2") in " ".join(done.stderr.split())
+    assert "nothing was sent" in done.stderr
+    assert stub.stats.requests == 0 and not out.exists()
+
+
+PW_ROW = {"prompt": "Weather in Paris?", "response": "Sunny.", "baseline_model_response": "21 °C."}
+
+
+@pytest.mark.parametrize(
+    ("trajectory", "expected"),
+    [
+        (
+            [CALLS, RESULT, ASK, ANSWER],
+            "row 1, field 'baseline_trajectory': message 3: a trajectory holds the assistant's "
+            "messages and tool results, not user messages",
+        ),
+        (
+            [CALLS, RESULT, {"role": "assistant", "content": "Rainy."}],
+            "row 1, field 'baseline_trajectory': message 3: the trajectory's final text is not "
+            "its baseline_model_response",
+        ),
+        (
+            [RESULT, ANSWER],
+            "row 1, field 'baseline_trajectory': message 1: tool result answers no earlier call "
+            "(id 'c1')",
+        ),
+        ("21 °C.", "row 1, field 'baseline_trajectory': expected a list of messages, got str"),
+    ],
+)
+def test_a_bad_baseline_trajectory_is_named(trajectory: object, expected: str) -> None:
+    assert _problems([{**PW_ROW, "baseline_trajectory": trajectory}], PW) == [expected]
+
+
+def test_a_baseline_trajectory_may_end_on_its_answer_or_on_calls_cut_at_a_cap() -> None:
+    answer = {"role": "assistant", "content": "21 °C."}
+    rows = [{**PW_ROW, "baseline_trajectory": [CALLS, RESULT, answer]},
+            {**PW_ROW, "baseline_trajectory": [CALLS, RESULT, CALLS | {"tool_calls": [
+                {**CALL, "id": "c2"}]}]}]  # fmt: skip
+    validation = validate(Source(rows), PW.fields)
+    assert (validation.n_rows, validation.derived_tool_definitions) == (2, 2)

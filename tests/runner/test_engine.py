@@ -191,3 +191,34 @@ def test_tokens_per_minute_paces_the_run(stub: StubServer, tmp_path: Path) -> No
     _run(stub, pointwise_rows(4), tmp_path / "run", concurrency=4, tokens_per_minute=60_000)
     assert time.monotonic() - started >= 2.0
     assert stub.stats.requests == 4
+
+
+def test_tool_rows_are_judged_in_one_shape_and_their_counts_summarised(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    call = {"id": "t1", "type": "function",
+            "function": {"name": "weather", "arguments": '{"city": "Par'}}  # fmt: skip
+    normalised = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "t1", "content": "21 °C"},
+        {"role": "assistant", "content": "21 °C."},
+    ]
+    anthropic = [
+        normalised[0],
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "weather",
+                                           "input": '{"city": "Par'}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": "21 °C"}]},
+        normalised[3],
+    ]  # fmt: skip
+    plain = pointwise_rows(2)
+    rows = [*plain, {**plain[0], "id": "tools", "chat": anthropic}]
+    result = _run(stub, rows, tmp_path / "run")
+    assert result.summary["n_ok"] == 3
+    assert result.summary["derived_tool_definitions"] == 1
+    assert result.summary["unparsed_tool_arguments"] == 1
+    results = read_results(tmp_path / "run")
+    assert results["tools"]["fields"]["chat"] == normalised
+    assert results["item-0000"]["fields"]["chat"] == plain[0]["chat"]
+    assert "derived_tool_definitions" not in _run(stub, plain, tmp_path / "plain").summary

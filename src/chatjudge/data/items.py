@@ -8,7 +8,8 @@ from typing import Any
 
 from chatjudge.conversation import DEFAULT_VIEW, JudgeView, judge_texts
 from chatjudge.data.sources import Source
-from chatjudge.data.validate import row_problems
+from chatjudge.data.tools import read_row_tools
+from chatjudge.data.validate import RowCheck, check_row
 from chatjudge.errors import DataValidationError, Problem, UsageError
 from chatjudge.fields import FieldSpec
 from chatjudge.shards import Shard
@@ -18,7 +19,10 @@ MAX_PROBLEMS_SHOWN = 200
 
 @dataclass(slots=True)
 class Item:
-    """One row to judge: `fields` as given (messages kept), `text` as the prompt shows them."""
+    """One row to judge: `fields` as given, a conversation in OpenAI's chat format with
+    tools (`chatjudge.messages.read_conversation`), `text` as the prompt shows them, and
+    `tools` the definitions its conversations may call: its `tools` column normalised, or,
+    where it has none, derived from its calls."""
 
     index: int  # 0-based position among judged rows
     row: int  # 1-based row number in the input
@@ -26,6 +30,7 @@ class Item:
     fields: dict[str, Any]
     text: dict[str, str]
     data: dict[str, Any]  # the whole row, every column (renamed by the column map)
+    tools: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -36,6 +41,8 @@ class Validation:
     skipped_rows: frozenset[int] = frozenset()  # 1-based numbers of invalid rows left out
     problems: list[Problem] = field(default_factory=list)  # the first MAX_PROBLEMS_SHOWN
     n_problems: int = 0
+    derived_tool_definitions: int = 0  # rows to judge whose tools were derived from calls
+    unparsed_tool_arguments: int = 0  # their tool calls whose arguments are not JSON
 
     def skipped(self) -> list[dict[str, Any]]:
         """The problems as plain records (for summary.json and the report)."""
@@ -63,13 +70,15 @@ def validate(
     count = 0
     invalid: set[int] = set()
     outside = 0  # valid rows of other shards
+    derived = unparsed = 0
     for raw in _limited(source, limit):
         count += 1
-        found = (
-            [Problem(raw.number, "(row)", raw.error)]
+        check = (
+            RowCheck([Problem(raw.number, "(row)", raw.error)])
             if raw.data is None
-            else row_problems(raw.number, raw.data, fields)
+            else check_row(raw.number, raw.data, fields)
         )
+        found = check.problems
         if raw.data is not None and raw.data.get("id") is not None:
             key = str(raw.data["id"])
             if key in seen:
@@ -83,6 +92,9 @@ def validate(
             invalid.add(raw.number)
         elif shard is not None and not shard.holds(id_of(raw.data, raw.number)):
             outside += 1
+        else:
+            derived += check.derived_tools
+            unparsed += check.unparsed_arguments
         if len(problems) < MAX_PROBLEMS_SHOWN:
             problems.extend(found[: MAX_PROBLEMS_SHOWN - len(problems)])
     if count == 0:
@@ -95,7 +107,9 @@ def validate(
         )
     if total and (not skip_invalid or len(invalid) == count):
         raise DataValidationError(problems, total)
-    return Validation(count - len(invalid) - outside, frozenset(invalid), problems, total)
+    return Validation(
+        count - len(invalid) - outside, frozenset(invalid), problems, total, derived, unparsed
+    )
 
 
 def iter_items(
@@ -109,22 +123,19 @@ def iter_items(
     """Yield items of an already validated source, rendering their fields once as `view`
     shows them to a judge; `skip`: the row numbers validation left out."""
     names = [f.name for f in fields]
+    conversations = [f.name for f in fields if f.conversation]
     rows = _limited(source, limit)
     if skip:
         rows = (raw for raw in rows if raw.number not in skip)
     for index, raw in enumerate(rows):
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
+        tools = read_row_tools(data, conversations)
+        if tools.columns:  # read into another shape: the caller's row is left as it was
+            data = {**data, **tools.columns}
         values = {n: data.get(n) for n in names}
         text = judge_texts(fields, data, view)
-        yield Item(
-            index,
-            raw.number,
-            id_of(data, raw.number),
-            values,
-            text,
-            data,
-        )
+        yield Item(index, raw.number, id_of(data, raw.number), values, text, data, tools.tools)
 
 
 def id_of(data: dict[str, Any], number: int) -> str:

@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from chatjudge.data.tools import read_row_tools
 from chatjudge.errors import Problem
 from chatjudge.fields import FieldSpec
-from chatjudge.messages import message_problems
 
 
-def row_problems(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> list[Problem]:
-    """Problems of one decoded row (empty when the row is valid)."""
+@dataclass(slots=True)
+class RowCheck:
+    """What checking one row found: its problems (none when it is valid), and what its
+    summary counts."""
+
+    problems: list[Problem]
+    derived_tools: bool = False  # its messages call tools and it has no `tools`
+    unparsed_arguments: int = 0  # tool calls whose arguments are not JSON
+
+
+def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> RowCheck:
+    """Check one decoded row against `fields`, and its tool calls, trajectories and `tools`
+    (`chatjudge.data.tools`) where it has them."""
     problems: list[Problem] = []
+    tools = read_row_tools(data, (f.name for f in fields if f.conversation))
     for spec in fields:
         value = data.get(spec.name)
         if value is None:
@@ -27,7 +40,8 @@ def row_problems(number: int, data: dict[str, Any], fields: Sequence[FieldSpec])
             if not spec.conversation:
                 problems.append(Problem(number, spec.name, "expected a string, got a list"))
             else:
-                problems.extend(Problem(number, spec.name, m) for m in message_problems(value))
+                found = tools.problems.pop(spec.name, [])
+                problems.extend(Problem(number, spec.name, m) for m in found)
         elif not _scalar_ok(value, spec.conversation):
             expected = "a string or a list of messages" if spec.conversation else "a string"
             problems.append(
@@ -39,7 +53,9 @@ def row_problems(number: int, data: dict[str, Any], fields: Sequence[FieldSpec])
     item_id = data.get("id")
     if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, str | int)):
         problems.append(Problem(number, "id", f"expected a string or integer, got {item_id!r}"))
-    return problems
+    for name, found in tools.problems.items():  # the trajectories' and `tools`'
+        problems.extend(Problem(number, name, m) for m in found)
+    return RowCheck(problems, tools.derived, tools.unparsed_arguments)
 
 
 def _is_empty(value: Any) -> bool:

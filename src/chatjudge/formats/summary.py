@@ -36,3 +36,5 @@ class Summary(Versioned):
     style_control: dict[str, Any] | None = None  # pairwise: coefficients behind *_controlled_*
     n_skipped: int = 0  # rows left out by --skip-invalid, listed in `skipped`
     skipped: list[dict[str, Any]] = Field(default_factory=list)
+    derived_tool_definitions: int = 0  # rows whose tool definitions were derived from calls
+    unparsed_tool_arguments: int = 0  # tool calls whose arguments are not JSON, kept as written

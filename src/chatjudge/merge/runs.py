@@ -121,6 +121,8 @@ def merge_runs(
             sum_costs(s.cost for s in summaries),
             summaries[0].n_skipped,  # every shard validated every row: the same skipped rows
             summaries[0].skipped,
+            derived_tool_definitions=sum(s.derived_tool_definitions for s in summaries),
+            unparsed_tool_arguments=sum(s.unparsed_tool_arguments for s in summaries),
         )
         written = write_json(aside / SUMMARY, built, only_set=True)
         report.finish(written)

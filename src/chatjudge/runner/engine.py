@@ -91,6 +91,8 @@ class Engine:
             cost,
             len(self.validation.skipped_rows),
             self.validation.skipped(),
+            derived_tool_definitions=self.validation.derived_tool_definitions,
+            unparsed_tool_arguments=self.validation.unparsed_tool_arguments,
         )
         written = write_json(self.out_dir / SUMMARY, built, only_set=True)
         session.check_budget(stopped, folder.finished, self.n_rows, "item(s)", written)

@@ -113,9 +113,12 @@ class SummaryBuilder:
         cost: Cost | None,
         n_skipped: int = 0,
         skipped: list[dict[str, Any]] | None = None,
+        *,
+        derived_tool_definitions: int = 0,
+        unparsed_tool_arguments: int = 0,
     ) -> Summary:
         """The run's `summary.json`; `n_skipped`: the rows --skip-invalid left out, and
-        `skipped` their problems."""
+        `skipped` their problems; the tool counts of the rows judged (written when not 0)."""
         columns = dict(self._values)
         if self.flip:
             columns["position_consistency"] = self._consistency
@@ -130,6 +133,10 @@ class SummaryBuilder:
             optional["style_control"] = control.to_dict()
         if n_skipped:
             optional.update(n_skipped=n_skipped, skipped=skipped or [])
+        if derived_tool_definitions:
+            optional["derived_tool_definitions"] = derived_tool_definitions
+        if unparsed_tool_arguments:
+            optional["unparsed_tool_arguments"] = unparsed_tool_arguments
         return Summary(
             protocol=self.protocol.name,
             kind=self.protocol.kind,

@@ -1,0 +1,88 @@
+"""A row's `tools` column: the definitions of the tools its conversation could call.
+
+Rows hold them in OpenAI's form (`{"type": "function", "function": {...}}`) or as the bare
+inner object (`{"name", "description", "parameters"}`, which is also Gemini's function
+declaration; Anthropic's `input_schema` is read as `parameters`). `read_tools` gives one
+shape, OpenAI's, with all three keys. A conversation that calls tools but has no
+definitions gets them from its calls (`derived_tools`): providers such as Anthropic refuse
+tool history without them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+OPEN_SCHEMA: dict[str, Any] = {"type": "object"}  # any arguments: what a call alone tells
+
+
+def tool(
+    name: str, description: str = "", parameters: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One definition in the shape rows are normalised to."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": dict(OPEN_SCHEMA) if parameters is None else parameters,
+        },
+    }
+
+
+def derived_tools(names: Iterable[str]) -> list[dict[str, Any]]:
+    """Definitions of the tools `names`, known only from their calls: no description and
+    an open object schema."""
+    return [tool(name) for name in names]
+
+
+def read_tools(value: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """A `tools` column as normalised definitions, and its problems, each naming its entry
+    (a `parameters` that is not a JSON Schema is checked against the schema's meta-schema,
+    the one its `$schema` names, by default draft 2020-12)."""
+    if not isinstance(value, list):
+        return [], [f"expected a list of tool definitions, got {type(value).__name__}"]
+    tools: list[dict[str, Any]] = []
+    problems: list[str] = []
+    names: set[str] = set()
+    for number, entry in enumerate(value, 1):
+        inner = entry.get("function") if isinstance(entry, dict) else None
+        if not isinstance(inner, dict):
+            inner = entry if isinstance(entry, dict) and "function" not in entry else None
+        name = inner.get("name") if inner is not None else None
+        if inner is None or not isinstance(name, str) or not name:
+            problems.append(
+                f'tool {number}: expected {{"type": "function", "function": {{"name", '
+                f'"description", "parameters"}}}} or the inner object, with a name'
+            )
+            continue
+        if name in names:
+            problems.append(f"tool {number}: a second definition of {name!r}")
+            continue
+        names.add(name)
+        description = inner.get("description") or ""
+        parameters = inner.get("parameters", inner.get("input_schema"))
+        why = _schema_problem(parameters) if parameters is not None else None
+        if why is not None:
+            problems.append(f"tool {number} ({name!r}): parameters is not a JSON Schema: {why}")
+            continue
+        if not isinstance(description, str):
+            problems.append(f"tool {number} ({name!r}): description must be a string")
+            continue
+        tools.append(tool(name, description, parameters))
+    return tools, problems
+
+
+def _schema_problem(schema: Any) -> str | None:
+    """Why `schema` is not a JSON Schema for a tool's arguments, or None."""
+    if not isinstance(schema, dict):
+        return f"expected an object, got {type(schema).__name__}"
+    from jsonschema.exceptions import SchemaError  # only rows with tools pay for the import
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    try:
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path)
+        return f"{exc.message} (at {where})" if where else exc.message
+    return None

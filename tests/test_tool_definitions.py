@@ -1,0 +1,62 @@
+"""chatjudge.tool_definitions: a row's `tools` in one shape, checked against the JSON Schema
+meta-schema, and definitions derived from calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatjudge.tool_definitions import derived_tools, read_tools
+
+PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+WEATHER = {
+    "type": "function",
+    "function": {"name": "weather", "description": "Today's weather", "parameters": PARAMETERS},
+}
+
+
+def test_openai_and_bare_definitions_read_into_one_shape() -> None:
+    bare = WEATHER["function"]
+    anthropic = {"name": "weather", "description": "Today's weather", "input_schema": PARAMETERS}
+    for given in (WEATHER, bare, anthropic):
+        assert read_tools([given]) == ([WEATHER], [])
+    no_arguments = read_tools([{"name": "now"}])
+    assert no_arguments == (
+        [{"type": "function", "function": {"name": "now", "description": "",
+                                           "parameters": {"type": "object"}}}],
+        [],
+    )  # fmt: skip
+
+
+def test_definitions_derived_from_calls_take_an_open_object_schema() -> None:
+    assert derived_tools(["weather", "time"]) == [
+        {"type": "function", "function": {"name": n, "description": "",
+                                          "parameters": {"type": "object"}}}
+        for n in ("weather", "time")
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tools", "problem"),
+    [
+        (
+            [{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "txt"}}}}],
+            "tool 1 ('f'): parameters is not a JSON Schema: 'txt' is not valid under any of the "
+            "given schemas (at properties/x/type)",
+        ),
+        (
+            [WEATHER, {"name": "g", "parameters": {"required": "city"}}],
+            "tool 2 ('g'): parameters is not a JSON Schema: 'city' is not of type 'array'",
+        ),
+        (
+            [{"name": "f", "parameters": "object"}],
+            "tool 1 ('f'): parameters is not a JSON Schema: expected an object, got str",
+        ),
+        ([{"type": "function", "function": {"description": "no name"}}], "tool 1: expected {"),
+        ([WEATHER, WEATHER], "tool 2: a second definition of 'weather'"),
+        ([{"name": "f", "description": 3}], "tool 1 ('f'): description must be a string"),
+        ({"name": "f"}, "expected a list of tool definitions, got dict"),
+    ],
+)
+def test_each_bad_definition_is_named(tools: object, problem: str) -> None:
+    problems = read_tools(tools)[1]
+    assert len(problems) == 1 and problems[0].startswith(problem), problems
