@@ -314,3 +314,33 @@ def test_a_baseline_trajectory_may_end_on_its_answer_or_on_calls_cut_at_a_cap() 
                 {**CALL, "id": "c2"}]}]}]  # fmt: skip
     validation = validate(Source(rows), PW.fields)
     assert (validation.n_rows, validation.derived_tool_definitions) == (2, 2)
+
+
+@pytest.mark.parametrize(
+    ("command", "field", "row"),
+    [
+        (
+            "generate -m --base-url",
+            "history",
+            {"history": TOOL_ROW["chat"], "prompt": "And tomorrow?"},
+        ),
+        (
+            "simulate -a --assistant-base-url",
+            "chat_history",
+            {**TOOL_ROW, "chat_history": TOOL_ROW["chat"]},
+        ),
+    ],
+)
+def test_a_command_that_offers_no_tools_refuses_a_tool_history_with_nothing_sent(
+    stub: StubServer, tmp_path: Path, command: str, field: str, row: dict
+) -> None:
+    name, model_flag, url_flag = command.split()
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "out.jsonl"
+    done = run_cli(name, str(data), model_flag, "openai/stub", url_flag, stub.base_url,
+                   "--out", str(out), key="sk-test")  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    said = " ".join(done.stderr.split())
+    assert f"row 1, field '{field}': holds tool calls or tool results" in said, said
+    assert stub.stats.requests == 0 and not out.exists()

@@ -42,6 +42,8 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
             else:
                 found = tools.problems.pop(spec.name, [])
                 problems.extend(Problem(number, spec.name, m) for m in found)
+                if not spec.tool_calls and _calls_tools(tools.columns.get(spec.name, value)):
+                    problems.append(Problem(number, spec.name, NO_TOOLS))
         elif not _scalar_ok(value, spec.conversation):
             expected = "a string or a list of messages" if spec.conversation else "a string"
             problems.append(
@@ -56,6 +58,20 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
     for name, found in tools.problems.items():  # the trajectories' and `tools`'
         problems.extend(Problem(number, name, m) for m in found)
     return RowCheck(problems, tools.derived, tools.unparsed_arguments)
+
+
+NO_TOOLS = (
+    "holds tool calls or tool results, which this command cannot give a model under test "
+    "(it offers no tools yet): remove them, or judge the recorded replies with `chatjudge run`"
+)
+
+
+def _calls_tools(messages: list[Any]) -> bool:
+    """Whether a (read) message list holds a tool call or a tool result."""
+    return any(
+        isinstance(m, dict) and (m.get("role") == "tool" or bool(m.get("tool_calls")))
+        for m in messages
+    )
 
 
 def _is_empty(value: Any) -> bool:

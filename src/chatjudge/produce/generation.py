@@ -35,8 +35,16 @@ from chatjudge.summarize.generation import generation_summary
 from chatjudge.types import Message
 
 FIELDS = (
-    FieldSpec(name="history", required=False, conversation=True, description="conversation so far"),
-    FieldSpec(name="prompt", conversation=True, description="the user's next message"),
+    FieldSpec(
+        name="history",
+        required=False,
+        conversation=True,
+        tool_calls=False,
+        description="conversation so far",
+    ),
+    FieldSpec(
+        name="prompt", conversation=True, tool_calls=False, description="the user's next message"
+    ),
 )
 TARGETS = ("response", "baseline_model_response")
 

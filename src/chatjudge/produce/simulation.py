@@ -45,6 +45,7 @@ FIELDS = (
         name="chat_history",
         required=False,
         conversation=True,
+        tool_calls=False,
         description="earlier conversation, seen by both sides",
     ),
     FieldSpec(name="question", description="the simulated user's goal"),
