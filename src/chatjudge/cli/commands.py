@@ -2,8 +2,8 @@
 
 A command's module (its flags, their help, what it imports) is loaded and built into a
 click command only when that command is asked for: `chatjudge run` loads `cli.run`, not
-the gate's, the producers' or the importers' (issue 29, item 8); the group's help and a
-mistyped name's suggestions, which need every command, build them all."""
+the gate's, the producers' or the importers' (issue 29, item 8). The group's help, which
+shows every command's, builds them all; a mistyped name's suggestions need only the names."""
 
 from __future__ import annotations
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# Functions named as their module: bound now, over the submodule that importing it sets as
+# this package's attribute (bound later, a direct import of the submodule would hide them).
+from chatjudge.stats.agreement import Agreement, agreement, normalize_label
+from chatjudge.stats.correlation import Correlation, correlation
+
 if TYPE_CHECKING:
-    from chatjudge.stats.agreement import Agreement, agreement, normalize_label
     from chatjudge.stats.betting import betting_interval
     from chatjudge.stats.bootstrap import Estimate, bootstrap_ci, bootstrap_metrics
-    from chatjudge.stats.correlation import Correlation, correlation
     from chatjudge.stats.noise import NoiseSplit, noise_split
     from chatjudge.stats.paired import (
         Difference,
@@ -35,10 +38,8 @@ if TYPE_CHECKING:
 
 # Each public name and the module of this package that defines it.
 _HOME: dict[str, str] = {
-    "Agreement": "agreement",
     "Calibrated": "ppi",
     "Controlled": "style",
-    "Correlation": "correlation",
     "Difference": "paired",
     "Estimate": "bootstrap",
     "NoiseSplit": "noise",
@@ -48,7 +49,6 @@ _HOME: dict[str, str] = {
     "Require": "paired",
     "SmallSample": "small_sample",
     "StyleControl": "style",
-    "agreement": "agreement",
     "betting_interval": "betting",
     "bootstrap_ci": "bootstrap",
     "bootstrap_metrics": "bootstrap",
@@ -56,13 +56,11 @@ _HOME: dict[str, str] = {
     "confidence_sequence": "sequential",
     "confidence_sequence_path": "sequential",
     "controlled_fits": "style",
-    "correlation": "correlation",
     "decide": "paired",
     "krippendorff_alpha": "reliability",
     "krippendorff_alpha_ci": "reliability",
     "mde80": "paired",
     "noise_split": "noise",
-    "normalize_label": "agreement",
     "paired_difference": "paired",
     "power": "paired",
     "ppi_mean": "ppi",
