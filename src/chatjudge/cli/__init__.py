@@ -9,13 +9,12 @@ from typing import Annotated
 import typer
 
 from chatjudge.__about__ import __version__
-from chatjudge.cli import analyse, gate, merge, produce, run, traces
-from chatjudge.cli.help import Command, Group
+from chatjudge.cli.commands import Commands
 from chatjudge.errors import ExitCode
 
 app = typer.Typer(
     name="chatjudge",
-    cls=Group,
+    cls=Commands,
     help="Evaluate multi-turn chat assistants with LLM judges.",
     no_args_is_help=True,
     add_completion=False,
@@ -46,23 +45,6 @@ def _options(
     # its buffers, for the summary's small matrices, which one thread computes alike (about
     # 0.02 s of CPU a run on 2 cores, more on more). A value the user set is kept.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-
-# In the order `chatjudge --help` lists them.
-for command in (
-    run.run,
-    produce.generate,
-    produce.simulate,
-    merge.merge,
-    run.report,
-    run.protocols,
-    run.prompt,
-    analyse.compare,
-    gate.gate,
-    analyse.agree,
-):
-    app.command(cls=Command)(command)
-app.command("import", cls=Command)(traces.import_traces)
 
 
 def main() -> None:

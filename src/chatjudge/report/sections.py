@@ -7,11 +7,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from chatjudge.formats.analyses import Gate
 from chatjudge.formats.io import read_model
 from chatjudge.report.charts import Bar, Interval, Section, count_bars, interval_chart
 from chatjudge.report.format import format_share, format_value, is_share, metric_label
-from chatjudge.report.gate_section import gate_sections
 from chatjudge.report.load import ResultStats
 from chatjudge.rundir import GATE
 
@@ -31,6 +29,10 @@ def build_sections(
     metrics = summary.get("metrics") or {}
     sections = [_score_section(name, stats.scores[name]) for name in stats.numeric_scores()]
     if run_dir is not None and (run_dir / GATE).is_file():
+        # Only a gate's run directory holds one: a run's report loads none of the gate's.
+        from chatjudge.formats.analyses import Gate
+        from chatjudge.report.gate_section import gate_sections
+
         sections[:0] = gate_sections(read_model(run_dir / GATE, Gate))
     if any(name in metrics for name, _, _ in OUTCOMES):
         sections.append(_outcome_section(metrics, stats))

@@ -1,27 +1,84 @@
-"""Statistics on plain sequences: bootstrap and betting intervals, agreement, ratings."""
+"""Statistics on plain sequences: bootstrap and betting intervals, agreement, ratings.
 
+Each name's module is imported when the name is first used, so that a run's summary, which
+needs the bootstraps and style control, loads neither the ratings, the reliability
+(krippendorff) nor the sequential tests (issue 29, item 8)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Functions named as their module: bound now, over the submodule that importing it sets as
+# this package's attribute (bound later, a direct import of the submodule would hide them).
 from chatjudge.stats.agreement import Agreement, agreement, normalize_label
-from chatjudge.stats.betting import betting_interval
-from chatjudge.stats.bootstrap import Estimate, bootstrap_ci, bootstrap_metrics
 from chatjudge.stats.correlation import Correlation, correlation
-from chatjudge.stats.noise import NoiseSplit, noise_split
-from chatjudge.stats.paired import (
-    Difference,
-    Outcome,
-    Require,
-    decide,
-    mde80,
-    paired_difference,
-    power,
-    rows_to_decide,
-    tango_interval,
-)
-from chatjudge.stats.ppi import Calibrated, ppi_mean
-from chatjudge.stats.ratings import Rating, Ratings, bradley_terry, win_rate_matrix
-from chatjudge.stats.reliability import krippendorff_alpha, krippendorff_alpha_ci
-from chatjudge.stats.sequential import confidence_sequence, confidence_sequence_path
-from chatjudge.stats.small_sample import SmallSample, sign_test
-from chatjudge.stats.style import Controlled, StyleControl, controlled_fits, style_control
+
+if TYPE_CHECKING:
+    from chatjudge.stats.betting import betting_interval
+    from chatjudge.stats.bootstrap import Estimate, bootstrap_ci, bootstrap_metrics
+    from chatjudge.stats.noise import NoiseSplit, noise_split
+    from chatjudge.stats.paired import (
+        Difference,
+        Outcome,
+        Require,
+        decide,
+        mde80,
+        paired_difference,
+        power,
+        rows_to_decide,
+        tango_interval,
+    )
+    from chatjudge.stats.ppi import Calibrated, ppi_mean
+    from chatjudge.stats.ratings import Rating, Ratings, bradley_terry, win_rate_matrix
+    from chatjudge.stats.reliability import krippendorff_alpha, krippendorff_alpha_ci
+    from chatjudge.stats.sequential import confidence_sequence, confidence_sequence_path
+    from chatjudge.stats.small_sample import SmallSample, sign_test
+    from chatjudge.stats.style import Controlled, StyleControl, controlled_fits, style_control
+
+# Each public name and the module of this package that defines it.
+_HOME: dict[str, str] = {
+    "Calibrated": "ppi",
+    "Controlled": "style",
+    "Difference": "paired",
+    "Estimate": "bootstrap",
+    "NoiseSplit": "noise",
+    "Outcome": "paired",
+    "Rating": "ratings",
+    "Ratings": "ratings",
+    "Require": "paired",
+    "SmallSample": "small_sample",
+    "StyleControl": "style",
+    "betting_interval": "betting",
+    "bootstrap_ci": "bootstrap",
+    "bootstrap_metrics": "bootstrap",
+    "bradley_terry": "ratings",
+    "confidence_sequence": "sequential",
+    "confidence_sequence_path": "sequential",
+    "controlled_fits": "style",
+    "decide": "paired",
+    "krippendorff_alpha": "reliability",
+    "krippendorff_alpha_ci": "reliability",
+    "mde80": "paired",
+    "noise_split": "noise",
+    "paired_difference": "paired",
+    "power": "paired",
+    "ppi_mean": "ppi",
+    "rows_to_decide": "paired",
+    "sign_test": "small_sample",
+    "style_control": "style",
+    "tango_interval": "paired",
+    "win_rate_matrix": "ratings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Agreement",
