@@ -20,7 +20,7 @@ MAX_PROBLEMS_SHOWN = 200
 @dataclass(slots=True)
 class Item:
     """One row to judge: `fields` as given, a conversation in OpenAI's chat format with
-    tools (`chatjudge.messages.read_conversation`), `text` as the prompt shows them, and
+    tools (`chatjudge.row_messages.read_conversation`), `text` as the prompt shows them, and
     `tools` the definitions its conversations may call: its `tools` column normalised, or,
     where it has none, derived from its calls."""
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatjudge.messages import Conversation, read_conversation
+from chatjudge.row_messages import Conversation, read_conversation
 from chatjudge.tool_definitions import derived_tools, read_tools
 
 TOOLS = "tools"  # the optional column of tool definitions
