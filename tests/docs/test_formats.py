@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from chatjudge import rundir
 from chatjudge.analysis import formats
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "formats.md"
 
 # Each written file's model, and the heading of its section in the document.
 SECTIONS: dict[type[BaseModel], str] = {
