@@ -14,19 +14,23 @@ import pytest
 from tests.support.llama_server import LlamaServer, run_llama_server
 from tests.support.stub_openai import StubServer
 
-# Fixtures worth one set-up for the whole suite: each worker would start its own otherwise
-# (a llama.cpp server loading the model; a local Ray cluster, one at a time on the machine).
-SHARED_BY_NAME = {"llama_server": "llama-server", "cluster": "ray-cluster"}
+# Session fixtures worth one set-up for the whole suite: each worker would start its own
+# otherwise (a llama.cpp server loading the model).
+SHARED_BY_NAME = {"llama_server": "llama-server"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the `xdist_group` marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that share a fixture of `SHARED_BY_NAME`, or one of module or class scope, run
-    on one worker: the fixture is set up once, not once per worker that gets one of them."""
+    on one worker: the fixture is set up once, not once per worker that gets one of them.
+    Such groups are handed out first, so that no long one is left to run alone at the end."""
+    grouped: set[str] = set()
     for item in items:
         group = _group(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+            grouped.add(item.nodeid)
+    items.sort(key=lambda item: item.nodeid not in grouped)  # stable: file order otherwise
 
 
 def _group(item: pytest.Item) -> str | None:
@@ -44,8 +48,14 @@ def _group(item: pytest.Item) -> str | None:
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: two workers a core (at most 8), as most tests wait on processes and servers
-    on loopback rather than compute; CHATJUDGE_TEST_WORKERS overrides."""
-    return int(os.environ.get("CHATJUDGE_TEST_WORKERS") or min(2 * (os.cpu_count() or 1), 8))
+    on loopback rather than compute; none (this process) for tests named one by one
+    (`FILE::TEST`), where starting workers would cost more than it saves.
+    CHATJUDGE_TEST_WORKERS overrides."""
+    if os.environ.get("CHATJUDGE_TEST_WORKERS"):
+        return int(os.environ["CHATJUDGE_TEST_WORKERS"])
+    if config.args and all("::" in arg for arg in config.args):
+        return 0
+    return min(2 * (os.cpu_count() or 1), 8)
 
 
 @pytest.fixture(scope="session")
