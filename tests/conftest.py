@@ -1,7 +1,10 @@
-"""Shared session fixtures; their logic lives in tests/support."""
+"""Shared session fixtures; their logic lives in tests/support. And the grouping of tests
+for pytest-xdist (`--dist loadgroup`, set in pyproject.toml): a test runs on any worker,
+except that tests sharing an expensive fixture run on one worker, so it is set up once."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -10,6 +13,49 @@ import pytest
 
 from tests.support.llama_server import LlamaServer, run_llama_server
 from tests.support.stub_openai import StubServer
+
+# Session fixtures worth one set-up for the whole suite: each worker would start its own
+# otherwise (a llama.cpp server loading the model).
+SHARED_BY_NAME = {"llama_server": "llama-server"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the `xdist_group` marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that share a fixture of `SHARED_BY_NAME`, or one of module or class scope, run
+    on one worker: the fixture is set up once, not once per worker that gets one of them.
+    Such groups are handed out first, so that no long one is left to run alone at the end."""
+    grouped: set[str] = set()
+    for item in items:
+        group = _group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+            grouped.add(item.nodeid)
+    items.sort(key=lambda item: item.nodeid not in grouped)  # stable: file order otherwise
+
+
+def _group(item: pytest.Item) -> str | None:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    names = [name for name in info.names_closure if name in SHARED_BY_NAME]
+    if names:
+        return SHARED_BY_NAME[names[0]]
+    for defs in info.name2fixturedefs.values():
+        if defs and defs[-1].scope in ("module", "class"):
+            return item.nodeid.split("::", 1)[0]
+    return None
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers a core (at most 8), as most tests wait on processes and servers
+    on loopback rather than compute; none (this process) for tests named one by one
+    (`FILE::TEST`), where starting workers would cost more than it saves.
+    CHATJUDGE_TEST_WORKERS overrides."""
+    if os.environ.get("CHATJUDGE_TEST_WORKERS"):
+        return int(os.environ["CHATJUDGE_TEST_WORKERS"])
+    if config.args and all("::" in arg for arg in config.args):
+        return 0
+    return min(2 * (os.cpu_count() or 1), 8)
 
 
 @pytest.fixture(scope="session")

@@ -66,8 +66,8 @@ def test_calls_travel_several_to_a_round_trip_with_the_same_replies(
 def test_a_worker_killed_holding_a_batch_fails_only_that_batch(
     cluster: None, stub: StubServer
 ) -> None:
-    stub.configure(latency=0.5)
-    remote = _remote(stub)
+    stub.configure(latency=3.0)  # the 20 calls still held when the last one arrives, on a
+    remote = _remote(stub)  # busy machine too (0.5 s was not always enough under xdist)
 
     async def main() -> list[Reply | BaseException]:
         calls = [asyncio.ensure_future(remote.generate(_request(i))) for i in range(20)]

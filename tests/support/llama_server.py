@@ -52,47 +52,68 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
+# Tries at a free port: between `_free_port` and the server's bind, a test running beside
+# this one (pytest-xdist) may take the same port for a server of its own.
+BIND_TRIES = 3
+
+
+class _PortTaken(Exception):
+    pass
+
+
 @contextmanager
 def run_llama_server(
     model: Path | None = None, *, n_ctx: int = 4096, timeout: float = 120.0
 ) -> Iterator[LlamaServer]:
     """Start the server on a free loopback port, wait until `/v1/models` answers, stop it."""
-    port = _free_port()
-    cmd = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(model or default_model_path()),
-        "--model_alias", MODEL_ALIAS,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", str(n_ctx),
-        "--seed", "0",
-        "--logits_all", "false",  # only needed for logprobs; costs time on every prompt
-        "--use_mlock", "false",  # mlock needs a raised RLIMIT_MEMLOCK in containers
-        "--verbose", "false",
-    ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k not in ("HOST", "PORT", "CONFIG_FILE")}
-    with tempfile.TemporaryDirectory(prefix="llama-server-") as tmp:
-        log = Path(tmp) / "server.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-        try:
-            base_url = f"http://127.0.0.1:{port}/v1"
-            model_id = _wait_ready(proc, base_url, log, timeout)
-            yield LlamaServer(base_url=base_url, model=model_id)
-        finally:
-            _stop(proc)
+    for attempt in range(1, BIND_TRIES + 1):
+        port = _free_port()
+        cmd = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(model or default_model_path()),
+            "--model_alias", MODEL_ALIAS,
+            "--host", "127.0.0.1", "--port", str(port),
+            "--n_ctx", str(n_ctx),
+            "--seed", "0",
+            "--logits_all", "false",  # only needed for logprobs; costs time on every prompt
+            "--use_mlock", "false",  # mlock needs a raised RLIMIT_MEMLOCK in containers
+            "--verbose", "false",
+        ]  # fmt: skip
+        with tempfile.TemporaryDirectory(prefix="llama-server-") as tmp:
+            log = Path(tmp) / "server.log"
+            with log.open("wb") as out:
+                proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+            try:
+                base_url = f"http://127.0.0.1:{port}/v1"
+                model_id = _wait_ready(proc, base_url, log, timeout, last=attempt == BIND_TRIES)
+            except _PortTaken:
+                continue
+            try:
+                yield LlamaServer(base_url=base_url, model=model_id)
+            finally:
+                _stop(proc)
+            return
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], base_url: str, log: Path, timeout: float) -> str:
+def _wait_ready(
+    proc: subprocess.Popen[bytes], base_url: str, log: Path, timeout: float, *, last: bool
+) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            if not last and "address already in use" in _tail(log).lower():
+                raise _PortTaken
             raise RuntimeError(
                 f"llama.cpp server exited with status {proc.returncode}:\n{_tail(log)}"
             )
         try:
             with urllib.request.urlopen(f"{base_url}/models", timeout=2) as resp:
-                return str(json.load(resp)["data"][0]["id"])
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.2)
+                model_id = str(json.load(resp)["data"][0]["id"])
+            if model_id == MODEL_ALIAS:  # not another test's server on a port taken first
+                return model_id
+        except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError, LookupError):
+            pass
+        time.sleep(0.2)
     _stop(proc)
     raise RuntimeError(f"llama.cpp server not ready after {timeout:.0f} s:\n{_tail(log)}")

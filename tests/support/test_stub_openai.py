@@ -23,7 +23,7 @@ from tests.support.stub_replies import (
     prompt_hash,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def chat_body(prompt: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -354,7 +354,7 @@ def test_skip_invalid_judges_the_valid_rows_and_lists_the_others(
 
 
 def test_prompt_row_0_says_rows_count_from_1() -> None:
-    data = Path(__file__).parents[1] / "examples" / "interactivity_accuracy.jsonl"
+    data = Path(__file__).parents[2] / "examples" / "interactivity_accuracy.jsonl"
     done = run_cli("prompt", str(data), "-p", "interactivity-accuracy", "--row", "0")
     assert done.returncode == 2
     assert "rows are numbered from 1" in done.stderr
@@ -372,7 +372,7 @@ def test_a_local_worker_killed_by_sigsegv_stops_the_run_cleanly_and_it_resumes(
 ) -> None:
     """A native crash in llama.cpp is an error naming the signal, the model and the fix; what
     finished stays in results.jsonl and the store; exit 1; the same command then resumes."""
-    data = Path(__file__).parents[1] / "examples" / "pairwise_chat_quality.jsonl"
+    data = Path(__file__).parents[2] / "examples" / "pairwise_chat_quality.jsonl"
     out = tmp_path / "run"
     args = ["run", str(data), "-p", "pairwise-chat-quality", "--no-flip", "--limit", "10"]
     args += ["--local-workers", "2", "--out", str(out), "--quiet"]

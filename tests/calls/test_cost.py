@@ -247,7 +247,7 @@ def test_a_dry_run_counts_openai_tokens_with_the_shipped_encoding_offline(
 def test_a_dry_run_counts_the_local_judges_input_tokens_exactly(tmp_path: Path) -> None:
     """The GGUF model's own vocabulary and chat template: the dry run's input tokens are
     the ones llama.cpp reports for the same calls."""
-    examples = Path(__file__).resolve().parents[1] / "examples" / "pairwise_chat_quality.jsonl"
+    examples = Path(__file__).resolve().parents[2] / "examples" / "pairwise_chat_quality.jsonl"
     estimate = chatjudge.estimate(examples, "pairwise-chat-quality", "local", tmp_path / "r",
                                   limit=2, max_tokens=64)  # fmt: skip
     (judge_account,) = estimate.roles

@@ -26,7 +26,7 @@ from chatjudge.formats import (
     summary,
 )
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "formats.md"
 
 # Each written file's model, and the heading of its section in the document.
 SECTIONS: dict[type[BaseModel], str] = {

@@ -16,7 +16,7 @@ import yaml
 
 from tests.support.stub_openai import StubServer
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "ci.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
 BIN = Path(sys.executable).parent
 INSTALL_STEP = "Install chatjudge"  # replaced by this checkout's environment
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.llama_server import LlamaServer
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.mark.parametrize(

@@ -33,11 +33,11 @@ from chatjudge.summarize.simulation import simulation_summary
 from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 POINTWISE = EXAMPLES / "interactivity_accuracy.jsonl"  # 15 rows
 PAIRWISE = EXAMPLES / "pairwise_chat_quality.jsonl"  # 16 rows, with history and prompt
 QUESTIONS = EXAMPLES / "questions.jsonl"  # 8 rows, for simulate
-FED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "fed" / "fed_data.json"
+FED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "fed" / "fed_data.json"
 WALL_CLOCK = frozenset({"created", "latency"})
 N = 3
 PRICES = ("--price-in", "1.5", "--price-out", "4")  # so that costs are summed, not unknown
