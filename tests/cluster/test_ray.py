@@ -216,11 +216,10 @@ def test_rate_limits_hold_for_the_whole_cluster(
     assert time.monotonic() - started >= 2.0
 
 
+@pytest.mark.alone  # on a saturated machine its two runs' local judges can differ in a token
 def test_the_local_judge_runs_as_actors(cluster: str, tmp_path: Path) -> None:
     data = ROOT / "examples" / "pairwise_chat_quality.jsonl"
-    # One call at a time: which worker answers which prompt, and so which cached prompt
-    # prefix llama.cpp reuses, is then the same in both runs whatever the machine's load.
-    options = {"limit": 2, "report": False, "concurrency": 1}
+    options = {"limit": 2, "report": False}
     one = evaluate(data, "pairwise-chat-quality", "local", tmp_path / "one", **options)
     on_ray = evaluate(
         data, "pairwise-chat-quality", "local", tmp_path / "ray", executor="ray", **options

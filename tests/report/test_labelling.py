@@ -414,6 +414,7 @@ def test_labels_are_kept_per_seed_and_reset_asks_first(tmp_path: Path, fresh: Pa
     page.click("#label-draw")
     assert labelled(page) == 0
     page.keyboard.press("t")
+    expect(page.locator("#label-progress")).to_have_attribute("data-labelled", "1")
     page.fill("#label-seed", "0")
     page.click("#label-draw")
     assert labelled(page) == 2 and rank(page) == 2
