@@ -9,17 +9,43 @@ and running the same command again rewrites the whole file, in order, without ga
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from typing import IO, Any, TypeVar
 
 from chatjudge import jsoncodec
-from chatjudge.calls.session import Session
+from chatjudge.calls.session import CostEstimate, Session
 from chatjudge.data import Source, Validation
 from chatjudge.data.shard import fingerprint
 from chatjudge.errors import BudgetReached, FatalModelError
+from chatjudge.formats.io import write_json
+from chatjudge.formats.produced import ProducedInfo
 from chatjudge.formats.shard import ShardRecord
+from chatjudge.rundir import Produced
 
 Job = TypeVar("Job")
+Done = TypeVar("Done")
+Loop = Callable[[Session, IO[bytes]], Awaitable[Done]]  # a command's one loop, dry or not
+
+
+async def estimated(session: Session, loop: Loop[Any], command: str, n_rows: int) -> CostEstimate:
+    """`--dry-run`: the command's own loop through a dry `session`, its rows written nowhere;
+    what the session counted as it went."""
+    async with session:
+        with open(os.devnull, "wb") as nowhere:
+            await loop(session, nowhere)
+    return session.estimate(command, n_rows)
+
+
+async def produced(
+    session: Session, output: Produced, made: ProducedInfo, loop: Loop[Done]
+) -> Done:
+    """The command's loop through `session`, writing its rows to `output` after its record
+    (`<out>.run.json`, before the first call), with the progress bar shown."""
+    async with session:
+        write_json(output.record, made)
+        with output.rows.open("wb") as out, session.progress:
+            return await loop(session, out)
 
 
 class OrderedWriter:

@@ -11,7 +11,6 @@ refuses it instead of judging a reply that does not exist.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -27,7 +26,7 @@ from chatjudge.formats.io import write_json
 from chatjudge.formats.produced import ProducedInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
-from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
+from chatjudge.produce.driver import OrderedWriter, drive, estimated, produced, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
 from chatjudge.rundir import Produced
@@ -77,19 +76,13 @@ class Generation:
         """`--dry-run`: the calls this generation would send (after what the store holds)
         and what they could cost; nothing is sent and nothing is written."""
         session = self._session(dry_run=True)
-        async with session:
-            with open(os.devnull, "wb") as nowhere:
-                await self._answer(session, nowhere)
-        return session.estimate("generate", self.validation.n_rows)
+        return await estimated(session, self._answer, "generate", self.validation.n_rows)
 
     async def run(self) -> dict[str, Any]:
         """Answer every row and write the output and its summary; returns the summary."""
         config = self.config
         session = self._session(dry_run=False)
-        async with session:
-            write_json(self.output.record, self.made)  # before the first call, as run.json
-            with self.output.rows.open("wb") as out, session.progress:
-                answered = await self._answer(session, out)
+        answered = await produced(session, self.output, self.made, self._answer)
         n_failed = sum(answered.failures.values())
         optional = summary_extras(self.source, self.validation, config.run.shard, answered.indexes)
         n_done = answered.writer.written

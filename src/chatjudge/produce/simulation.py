@@ -16,7 +16,6 @@ partial transcript, and `chatjudge run` refuses to judge it as if it were comple
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -32,7 +31,7 @@ from chatjudge.formats.io import write_json
 from chatjudge.formats.produced import ASSISTANT, SIMULATED_USER, ProducedInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
-from chatjudge.produce.driver import OrderedWriter, drive, summary_extras
+from chatjudge.produce.driver import OrderedWriter, drive, estimated, produced, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
@@ -69,19 +68,13 @@ class Simulation:
         from 1 to `--max-turns` turns; nothing is sent and nothing is written. A conversation
         the store holds whole costs nothing; one it does not is counted from its start."""
         session = self._session(dry_run=True)
-        async with session:
-            with open(os.devnull, "wb") as nowhere:
-                await self._converse(session, nowhere)
-        return session.estimate("simulate", self.validation.n_rows)
+        return await estimated(session, self._converse, "simulate", self.validation.n_rows)
 
     async def run(self) -> dict[str, Any]:
         """Simulate every conversation, write them and their summary; returns the summary."""
         config = self.config
         session = self._session(dry_run=False)
-        async with session:
-            write_json(self.output.record, self.made)  # before the first call, as run.json
-            with self.output.rows.open("wb") as out, session.progress:
-                talked = await self._converse(session, out)
+        talked = await produced(session, self.output, self.made, self._converse)
         samples, total = config.run.samples, self.validation.n_rows * config.run.samples
         assistant, user = session.seats
         done = talked.writer.written
