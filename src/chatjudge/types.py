@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 import orjson
 
@@ -12,10 +12,31 @@ Role = Literal["system", "user", "assistant"]
 
 
 class Message(TypedDict):
-    """One chat message in OpenAI's format."""
+    """One chat message in OpenAI's format: text, and in a conversation with tools an
+    assistant's `tool_calls` (OpenAI's `[{"id", "type": "function", "function": {"name",
+    "arguments"}}]`) or a tool's result (`role` "tool", `tool_call_id`)."""
 
-    role: Role
+    role: Role | Literal["tool"]
     content: str
+    tool_calls: NotRequired[list[dict[str, Any]]]
+    tool_call_id: NotRequired[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """A call of a tool that a model's reply asks for."""
+
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it (production models emit invalid JSON)
+
+    def as_openai(self) -> dict[str, Any]:
+        """The call in OpenAI's format, as an assistant message's `tool_calls` holds it."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +72,14 @@ class OutputSchema:
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """One model call: chat messages, generation settings, and the reply's schema if any."""
+    """One model call: chat messages, generation settings, the reply's schema if any, and
+    the tools the model may call (OpenAI's `{"type": "function", "function": {"name",
+    "description", "parameters"}}`; each provider sends them in its own format)."""
 
     messages: list[Message]
     settings: GenerationSettings = field(default_factory=GenerationSettings)
     schema: OutputSchema | None = None
+    tools: list[dict[str, Any]] | None = None
 
 
 def with_instruction(messages: list[Message], instruction: str) -> list[Message]:
@@ -73,8 +97,10 @@ def with_instruction(messages: list[Message], instruction: str) -> list[Message]
 
 @dataclass(slots=True)
 class Reply:
-    """A model's raw reply text and the tokens it cost, when the provider reported them."""
+    """A model's raw reply text, the tools it calls, and the tokens it cost, when the
+    provider reported them."""
 
     text: str
     input_tokens: int | None = None
     output_tokens: int | None = None
+    tool_calls: tuple[ToolUse, ...] = ()

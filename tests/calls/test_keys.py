@@ -60,3 +60,38 @@ def test_keys_are_versioned_and_version_1_keys_are_computed_as_chatjudge_0_1_did
     legacy = LegacyKeyMaker(IDENTITY, SETTINGS, SCHEMA).key("prompt é", 3)
     assert legacy == expected.hexdigest()
     assert legacy != KeyMaker(IDENTITY, SETTINGS, SCHEMA).key(user("prompt é"), 3)
+
+
+def test_a_plain_conversation_keeps_the_key_it_had_before_tools() -> None:
+    """Stores written before tool calls existed are still found: same bytes hashed."""
+    static = {"v": 2, "model": IDENTITY, "settings": SETTINGS, "schema": SCHEMA}
+    canonical = json.dumps(static, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    said = b'[["user","p"],["assistant","a"]]'
+    expected = hashlib.sha256(canonical.encode() + b"\x00sample:0\x00" + said).hexdigest()
+    turns = [{"role": "user", "content": "p"}, {"role": "assistant", "content": "a", "n": 1}]
+    assert key(messages=turns) == expected
+    assert KeyMaker(IDENTITY, SETTINGS, SCHEMA).key(turns, 0, tools=None) == expected
+    assert KeyMaker(IDENTITY, SETTINGS, SCHEMA).key(turns, 0, tools=[]) == expected
+
+
+def test_tool_calls_their_results_and_the_tools_offered_change_the_key() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    asked = [
+        {"role": "user", "content": "p"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+    ]
+    answered = [*asked, {"role": "tool", "tool_call_id": "c1", "content": "42"}]
+    other_answer = [*asked, {"role": "tool", "tool_call_id": "c1", "content": "43"}]
+    other_call = [
+        asked[0],
+        {**asked[1], "tool_calls": [{**call, "function": {"name": "g", "arguments": "{}"}}]},
+    ]
+    keys = {key(messages=m) for m in (asked, answered, other_answer, other_call)}
+    assert len(keys) == 4
+    assert key(messages=asked) != key(messages=[asked[0], {"role": "assistant", "content": ""}])
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    maker = KeyMaker(IDENTITY, SETTINGS, None)
+    with_tools = maker.key(asked[:1], 0, [tool])
+    assert with_tools != maker.key(asked[:1], 0)
+    assert with_tools == maker.key(asked[:1], 0, [dict(reversed(list(tool.items())))])
+    assert with_tools != maker.key(asked[:1], 0, [{**tool, "function": {"name": "g"}}])

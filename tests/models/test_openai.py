@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 from typing import Any
 
@@ -335,3 +336,60 @@ async def test_a_reset_connection_is_a_connection_error(
     assert info.value.retryable
     reply = await model.generate(judge_request())  # the next call gets a new connection
     assert parse_verdict(reply.text, PROTOCOL).label in ("A", "SAME", "B")
+
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "weather",
+        "description": "Today's weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+
+
+async def test_tools_are_offered_as_sent_and_the_reply_s_calls_come_back(
+    closing: Closing, openai_stub: StubServer
+) -> None:
+    openai_stub.configure(record=True, tool_steps=1)
+    model = closing(model_at(openai_stub))
+    asked: list[Message] = [{"role": "user", "content": "Weather in Oslo?"}]
+    reply = await model.generate(ModelRequest(asked, tools=[WEATHER]))
+
+    assert sent(openai_stub)[-1]["tools"] == [WEATHER]
+    (call,) = reply.tool_calls
+    assert call.name == "weather" and json.loads(call.arguments)["step"] == 1
+    assert reply.text == ""
+    answered: list[Message] = [
+        *asked,
+        {"role": "assistant", "content": "", "tool_calls": [call.as_openai()]},
+        {"role": "tool", "tool_call_id": call.id, "content": "Sunny, 21 C"},
+    ]
+    final = await model.generate(ModelRequest(answered, tools=[WEATHER]))
+    assert sent(openai_stub)[-1]["messages"] == answered  # OpenAI's own format, unchanged
+    assert final.tool_calls == () and "Sunny, 21 C" in final.text
+    plain = await model.generate(ModelRequest(asked))
+    assert "tools" not in sent(openai_stub)[-1] and plain.tool_calls == ()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}},
+        {"id": "c", "type": "function", "function": {"name": "f"}},
+    ],
+)
+def test_arguments_sent_as_an_object_or_left_out_read_as_json_text(call: dict) -> None:
+    from chatjudge.models.openai import _reply
+
+    body = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+    (use,) = _reply(json.dumps(body).encode()).tool_calls
+    assert json.loads(use.arguments) == call["function"].get("arguments", {})
+
+
+def test_a_call_without_a_name_is_a_malformed_reply() -> None:
+    from chatjudge.models.openai import _reply
+
+    body = {"choices": [{"message": {"content": None, "tool_calls": [{"id": "c"}]}}]}
+    with pytest.raises(ServerError, match="malformed tool_calls"):
+        _reply(json.dumps(body).encode())

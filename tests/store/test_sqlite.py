@@ -12,7 +12,8 @@ import pytest
 
 from chatjudge.errors import StoreError
 from chatjudge.store import SCHEMA_VERSION, Store
-from chatjudge.types import Reply
+from chatjudge.store.reader import StoreReader
+from chatjudge.types import Reply, ToolUse
 from tests.store.legacy import schema_1_store
 
 
@@ -28,8 +29,9 @@ def test_migrations_give_the_documented_schema(tmp_path: Path) -> None:
         ("output_tokens", "INTEGER", 0),
         ("latency", "REAL", 0),
         ("created", "REAL", 0),
+        ("tool_calls", "TEXT", 0),
     ]
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     assert [(r[1], r[2]) for r in db.execute("PRAGMA table_info(meta)")] == [
         ("name", "TEXT"),
         ("value", "TEXT"),
@@ -136,3 +138,40 @@ def test_a_schema_1_store_with_calls_is_migrated_and_keeps_its_version_1_keys(
     empty = tmp_path / "empty.sqlite"
     Store(empty).close()
     assert not Store(empty).legacy_keys
+
+
+def test_a_reply_that_calls_tools_comes_back_with_its_calls(tmp_path: Path) -> None:
+    calls = (ToolUse("call_1", "search", '{"q": "x"}'), ToolUse("call_2", "fetch", "{not json"))
+    store = Store(tmp_path / "calls.sqlite")
+    store.put("k", "openai/m", Reply("", 10, 3, calls), 0.1)
+    store.put("plain", "openai/m", Reply("hello", 1, 1), 0.1)
+    store.close()
+    for opened in (Store, StoreReader):
+        reader = opened(tmp_path / "calls.sqlite")
+        found = reader.get("k")
+        assert found is not None and found.reply() == Reply("", 10, 3, calls)
+        plain = reader.get("plain")
+        assert plain is not None and plain.reply() == Reply("hello", 1, 1)
+        reader.close()
+
+
+def test_a_schema_2_store_is_read_before_and_after_it_gains_tool_calls(tmp_path: Path) -> None:
+    """A dry run reads a store the run has not migrated yet; the run then migrates it."""
+    path = tmp_path / "calls.sqlite"
+    db = sqlite3.connect(path)
+    from chatjudge.store.migrations import MIGRATIONS
+
+    for number, step in enumerate(MIGRATIONS[:2]):
+        step(db)
+        db.execute(f"PRAGMA user_version = {number + 1}")
+    db.execute("INSERT INTO calls VALUES ('k', 'm', 'old reply', 1, 2, 0.5, 0)")
+    db.commit()
+    db.close()
+    reader = StoreReader(path)
+    found = reader.get("k")
+    reader.close()
+    assert found is not None and found.reply() == Reply("old reply", 1, 2)
+    store = Store(path)
+    migrated = store.get("k")
+    store.close()
+    assert migrated is not None and migrated.reply() == Reply("old reply", 1, 2)

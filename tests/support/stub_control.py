@@ -47,8 +47,8 @@ class StubConfig(BaseModel):
     )
     api_key: str | None = Field(None, description="require `Authorization: Bearer KEY`")
     echo_authorization: bool = Field(
-        False, description="error messages quote the request's Authorization header, as some "
-        "proxies do"
+        False,
+        description="error messages quote the request's Authorization header, as some proxies do",
     )
     record: bool = Field(False, description="keep the last 1,000 requests' headers and bodies")
     seed: int = Field(0, description="changes which attempts fault, not the replies")
@@ -62,6 +62,12 @@ class StubConfig(BaseModel):
     user_appends: str = Field(END_MARKER, description="what such a response ends with")
     reasoning: str | None = Field(
         None, description="replies without a schema start with `<think>reasoning</think>`"
+    )
+    tool_steps: int = Field(
+        2,
+        ge=0,
+        description="requests that offer `tools`: the reply calls the first tool until the "
+        "messages after the last user message hold this many tool results, then quotes them",
     )
     completion_tokens: int | None = Field(
         None,

@@ -56,6 +56,7 @@ from tests.support.stub_replies import (
     schema_of,
     simulated_user_reply,
     text_of,
+    tool_turn,
     with_goal,
 )
 
@@ -69,6 +70,7 @@ def _completion(
     finish: str,
     serial: int,
     completion_tokens: int | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
 ) -> web.Response:
     prompt_chars = sum(len(text_of(m.get("content"))) for m in messages if isinstance(m, dict))
     prompt_tokens = max(1, prompt_chars // 4)
@@ -82,7 +84,13 @@ def _completion(
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content},
+                    "message": {
+                        "role": "assistant",
+                        "content": content or None,
+                        "tool_calls": tool_calls,
+                    }
+                    if tool_calls
+                    else {"role": "assistant", "content": content},
                     "logprobs": None,
                     "finish_reason": finish,
                 }
@@ -332,11 +340,22 @@ class StubServer:
             )
         if fault == "truncated":
             return _completion(body, messages, content[: len(content) // 2], "length", self._serial)
+        tools = body.get("tools")
+        if tools and schema is None:
+            turn = tool_turn(messages, config.tool_steps, tools[0]["function"]["name"])
+            if isinstance(turn, str):
+                content = turn
+            else:
+                stats.replies += 1
+                function = {"name": turn[0], "arguments": json.dumps(turn[1])}
+                ident = f"call_{key & 0xFFFFFF:06x}_{turn[1]['step']}"  # the same in every run
+                call = {"id": ident, "type": "function", "function": function}
+                return _completion(
+                    body, messages, "", "tool_calls", self._serial, tool_calls=[call]
+                )
         stats.replies += 1
         stats.answers[key] = stats.answers.get(key, 0) + 1
-        return _completion(
-            body, messages, content, "stop", self._serial, config.completion_tokens
-        )
+        return _completion(body, messages, content, "stop", self._serial, config.completion_tokens)
 
     async def _delay(self, config: StubConfig) -> None:
         delay = config.latency + (config.jitter * random.random() if config.jitter else 0.0)

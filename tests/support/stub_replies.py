@@ -190,3 +190,22 @@ def instance_of(schema: dict[str, Any], seed: int, name: str = "", root: Any = N
     if "maxLength" in schema:
         text = text[: int(schema["maxLength"])]
     return text.ljust(int(schema.get("minLength", 0)), "x")
+
+
+def tool_turn(messages: list[Any], steps: int, tool: str) -> tuple[str, dict[str, Any]] | str:
+    """A tool-calling assistant's next move, in OpenAI's terms, once a request offers tools:
+    a call of `tool` (its name, its arguments) while the messages after the last user
+    message hold fewer than `steps` tool results, then a text quoting the results.
+
+    The arguments depend only on the last user message and the step, so a recorded
+    conversation's results can be replayed for them; every stand-in answers alike."""
+    after: list[Any] = []
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            break
+        after.append(message)
+    results = [text_of(m.get("content")) for m in reversed(after)
+               if isinstance(m, dict) and m.get("role") == "tool"]  # fmt: skip
+    if len(results) < steps:
+        return tool, {"query": prompt_of(messages)[:200], "step": len(results) + 1}
+    return "From the tool: " + " | ".join(r[:200] for r in results)

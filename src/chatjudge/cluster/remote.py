@@ -116,6 +116,7 @@ def _kind_of(inner: Model) -> type[RemoteModel]:
     attrs = {
         "provider": cls.provider,
         "supports_schema": cls.supports_schema,
+        "supports_tools": cls.supports_tools,
         "honours": cls.honours,
     }
     return type(f"Remote{cls.__name__}", (RemoteModel,), attrs)

@@ -29,6 +29,8 @@ class Model(ABC):
 
     provider: ClassVar[str]
     supports_schema: ClassVar[bool] = False  # enforces `request.schema` itself
+    # Offers `request.tools` in its own format and returns the calls in `Reply.tool_calls`.
+    supports_tools: ClassVar[bool] = False
     # Computes on this machine's CPUs (llama.cpp processes): on Ray each worker takes a CPU.
     runs_locally: ClassVar[bool] = False
     needs_key: bool = False  # a key (or other credentials) must be found before any call

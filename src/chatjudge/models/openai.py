@@ -33,7 +33,14 @@ from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.headers import retry_after
 from chatjudge.models.tokens import Tokenizer, tiktoken_for
 from chatjudge.options import ClientOptions
-from chatjudge.types import GenerationSettings, ModelRequest, OutputSchema, Reply, with_instruction
+from chatjudge.types import (
+    GenerationSettings,
+    ModelRequest,
+    OutputSchema,
+    Reply,
+    ToolUse,
+    with_instruction,
+)
 
 if TYPE_CHECKING:  # imported with the first session: help texts read this class's attributes
     import aiohttp
@@ -47,6 +54,7 @@ class OpenAIModel(Model):
     provider = "openai"
     official_hosts = frozenset({"api.openai.com"})
     supports_schema = True
+    supports_tools = True
     key_env_var = "OPENAI_API_KEY"
     secret_env_vars = ("OPENAI_API_KEY",)
     key_hint = "export it, or use --base-url for a local server"
@@ -106,6 +114,14 @@ class OpenAIModel(Model):
         messages = request.messages
         if mode != "json_schema" and schema is not None:  # told in words as well
             messages = with_instruction(messages, schema.instruction)
+        if request.tools:  # OpenAI's own format: sent as the row holds them
+            return (
+                head
+                + jsoncodec.dumps(messages)
+                + b', "tools": '
+                + jsoncodec.dumps(request.tools)
+                + b"}"
+            )
         return head + jsoncodec.dumps(messages) + b"}"
 
     def _pick(self) -> int:
@@ -183,7 +199,32 @@ def _reply(payload: bytes) -> Reply:
         raise ServerError(f"malformed chat-completions response: {payload[:200]!r}") from exc
     text = message.get("content") or message.get("refusal") or ""
     usage = data.get("usage") or {}
-    return Reply(text, usage.get("prompt_tokens"), usage.get("completion_tokens"))
+    calls = message.get("tool_calls")
+    return Reply(
+        text,
+        usage.get("prompt_tokens"),
+        usage.get("completion_tokens"),
+        _tool_uses(calls, payload) if calls else (),
+    )
+
+
+def _tool_uses(calls: Any, payload: bytes) -> tuple[ToolUse, ...]:
+    """The calls of a reply's `tool_calls`; a call without a name is a malformed reply."""
+    try:
+        return tuple(
+            ToolUse(str(c.get("id") or ""), c["function"]["name"], _arguments(c["function"]))
+            for c in calls
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ServerError(f"malformed tool_calls in a response: {payload[:200]!r}") from exc
+
+
+def _arguments(function: dict[str, Any]) -> str:
+    """The arguments as JSON text (some servers send an object rather than its text)."""
+    arguments = function.get("arguments")
+    if arguments is None:
+        return "{}"
+    return arguments if isinstance(arguments, str) else jsoncodec.dumps(arguments).decode()
 
 
 def _refuses_format(message: str) -> bool:

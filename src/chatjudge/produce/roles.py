@@ -10,6 +10,7 @@ rate limits), and every reply is committed to the store as it arrives.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from chatjudge.calls import Caller, KeyMaker, Ledger, Usage
 from chatjudge.models import Model
@@ -51,21 +52,31 @@ class Role:
         return GenerationSettings(self.settings.temperature, self.settings.max_tokens, seed)
 
     async def call(
-        self, messages: list[Message], sample: int, attempt: int = 0, *, order: int = 0
+        self,
+        messages: list[Message],
+        sample: int,
+        attempt: int = 0,
+        *,
+        order: int = 0,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Reply:
         """The reply to `messages`, from the store when it holds it; raises `ModelError`.
         `order`: the row's or conversation's place, which goes first when the budget is
-        short (`Caller.send`)."""
-        key, request = self.prepare(messages, sample, attempt)
+        short (`Caller.send`); `tools`: what the model may call (OpenAI's definitions)."""
+        key, request = self.prepare(messages, sample, attempt, tools)
         stored = self.ledger.find(key)
         if stored is not None:
-            return Reply(stored.raw, stored.input_tokens, stored.output_tokens)
+            return stored.reply()
         reply, latency = await self.caller.send(request, order)
         self.ledger.commit(key, self.name, reply, latency, request.settings.max_tokens)
         return reply
 
     def prepare(
-        self, messages: list[Message], sample: int, attempt: int = 0
+        self,
+        messages: list[Message],
+        sample: int,
+        attempt: int = 0,
+        tools: list[dict[str, Any]] | None = None,
     ) -> tuple[str, ModelRequest]:
         """The store key and the request of a call, as `call` sends it."""
         settings = self.settings_for(sample, attempt)
@@ -75,5 +86,5 @@ class Role:
         if keys is None:
             schema = self.schema.schema if self.schema else None
             keys = self._keys[settings] = KeyMaker(self.model.identity(), settings.as_key(), schema)
-        key = keys.key(messages, sample + 1_000_003 * attempt)
-        return key, ModelRequest(messages, settings, self.schema)
+        key = keys.key(messages, sample + 1_000_003 * attempt, tools)
+        return key, ModelRequest(messages, settings, self.schema, tools)

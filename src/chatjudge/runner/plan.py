@@ -119,7 +119,7 @@ class Planner:
                         missing.append(Call(state, len(state.calls) - 1, lane, request, key))
                         continue
                     outcome.cached = True
-                    reply = Reply(stored.raw, stored.input_tokens, stored.output_tokens)
+                    reply = stored.reply()
                     # Parsed again: a parser fix re-scores a stored reply without a new call.
                     verdict, error = parse(reply, self.protocol, flipped)
                     outcome.settle(reply, stored.latency, verdict, error)

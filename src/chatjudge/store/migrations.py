@@ -31,6 +31,11 @@ def _m2_models_and_key_versions(db: sqlite3.Connection) -> None:
     )
 
 
+def _m3_tool_calls(db: sqlite3.Connection) -> None:
+    """A reply may call tools: its calls, as OpenAI's `tool_calls` JSON (NULL: none)."""
+    db.execute("ALTER TABLE calls ADD COLUMN tool_calls TEXT")
+
+
 class NewerSchemaError(Exception):
     """The store was written by a newer chatjudge, whose schema this one cannot read."""
 
@@ -39,7 +44,11 @@ class NewerSchemaError(Exception):
         self.found = found
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_m1_calls, _m2_models_and_key_versions]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _m1_calls,
+    _m2_models_and_key_versions,
+    _m3_tool_calls,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

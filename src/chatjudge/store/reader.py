@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from chatjudge.errors import StoreError
-from chatjudge.store.sqlite import StoredReply, has_legacy_keys, lookup
+from chatjudge.store.sqlite import LOOKUP, LOOKUP_V2, StoredReply, has_legacy_keys, lookup
 
 
 @dataclass(frozen=True)
@@ -49,13 +49,17 @@ class StoreReader:
         self._file = ReadOnly.of(path)
         self.legacy_keys = False
         column = "model"
+        self._lookup = LOOKUP
         if path.is_file():
             try:
                 self._db = sqlite3.connect(self._file.uri, uri=True)
                 self._db.execute("SELECT 1 FROM calls LIMIT 1").fetchone()
                 self.legacy_keys = has_legacy_keys(self._db)  # as the run will find it
-                if self._db.execute("PRAGMA user_version").fetchone()[0] < 2:
+                version = self._db.execute("PRAGMA user_version").fetchone()[0]
+                if version < 2:
                     column = "judge"  # schema 1, before the run migrates it
+                if version < 3:
+                    self._lookup = LOOKUP_V2  # no tool calls yet
             except sqlite3.Error as exc:
                 self.close()
                 raise StoreError(f"{path} cannot be read ({exc})") from exc
@@ -65,7 +69,7 @@ class StoreReader:
         )
 
     def get(self, key: str) -> StoredReply | None:
-        return None if self._db is None else lookup(self._db, key)
+        return None if self._db is None else lookup(self._db, key, self._lookup)
 
     def mean_output_tokens(self, model: str) -> float | None:
         """The mean output tokens of `model`'s stored replies; None when it has none."""

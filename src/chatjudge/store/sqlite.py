@@ -13,9 +13,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 from chatjudge.errors import StoreError
 from chatjudge.store.migrations import NewerSchemaError, migrate
-from chatjudge.types import Reply
+from chatjudge.types import Reply, ToolUse
+
+# What a lookup reads; a store of schema 2 (read by a dry run before the run migrates it)
+# has no `tool_calls` column.
+LOOKUP = "SELECT raw, input_tokens, output_tokens, latency, tool_calls FROM calls WHERE key = ?"
+LOOKUP_V2 = "SELECT raw, input_tokens, output_tokens, latency, NULL FROM calls WHERE key = ?"
 
 
 @dataclass(slots=True)
@@ -24,6 +31,17 @@ class StoredReply:
     input_tokens: int | None
     output_tokens: int | None
     latency: float | None
+    tool_calls: str | None = None  # OpenAI's `tool_calls` JSON, None when it calls no tool
+
+    def reply(self) -> Reply:
+        """The reply as the model gave it, tool calls included."""
+        if self.tool_calls is None:
+            return Reply(self.raw, self.input_tokens, self.output_tokens)
+        calls = tuple(
+            ToolUse(c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in orjson.loads(self.tool_calls)
+        )
+        return Reply(self.raw, self.input_tokens, self.output_tokens, calls)
 
 
 class Store:
@@ -82,10 +100,16 @@ class Store:
 
     def put(self, key: str, model: str, reply: Reply, latency: float) -> None:
         """Record one reply; committed at once (autocommit), so a kill right after keeps it."""
-        self._db.execute(
-            "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (key, model, reply.text, reply.input_tokens, reply.output_tokens, latency, time.time()),
+        calls = (
+            orjson.dumps([c.as_openai() for c in reply.tool_calls]).decode()
+            if reply.tool_calls
+            else None
         )
+        self._db.execute(
+            "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (key, model, reply.text, reply.input_tokens, reply.output_tokens, latency,
+             time.time(), calls),
+        )  # fmt: skip
 
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM calls").fetchone()[0])
@@ -94,11 +118,9 @@ class Store:
         self._db.close()
 
 
-def lookup(db: sqlite3.Connection, key: str) -> StoredReply | None:
+def lookup(db: sqlite3.Connection, key: str, sql: str = LOOKUP) -> StoredReply | None:
     """The reply stored under `key`: what `Store.get` and a dry run's reader both ask."""
-    row = db.execute(
-        "SELECT raw, input_tokens, output_tokens, latency FROM calls WHERE key = ?", (key,)
-    ).fetchone()
+    row = db.execute(sql, (key,)).fetchone()
     return StoredReply(*row) if row else None
 
 
