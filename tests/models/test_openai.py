@@ -30,7 +30,7 @@ from chatjudge.options import ClientOptions
 from chatjudge.protocols import get_protocol
 from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
-from tests.models.conftest import OPENAI_KEY, Closing
+from tests.models.conftest import OPENAI_KEY, WEATHER, Closing
 from tests.support.stub_openai import StubServer
 
 PROTOCOL = get_protocol("pairwise-chat-quality")
@@ -336,16 +336,6 @@ async def test_a_reset_connection_is_a_connection_error(
     assert info.value.retryable
     reply = await model.generate(judge_request())  # the next call gets a new connection
     assert parse_verdict(reply.text, PROTOCOL).label in ("A", "SAME", "B")
-
-
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "weather",
-        "description": "Today's weather in a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-}
 
 
 async def test_tools_are_offered_as_sent_and_the_reply_s_calls_come_back(
