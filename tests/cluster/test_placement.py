@@ -14,7 +14,7 @@ from chatjudge.cluster import _start_all
 from chatjudge.cluster.remote import RemoteModel, _kind_of
 from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import UsageError
-from chatjudge.models import Model
+from chatjudge.models import Model, get_model
 from chatjudge.models.base import GENERATION
 from chatjudge.models.registry import BUILTIN
 from chatjudge.options import ClientOptions, PricingOptions, RunConfig
@@ -104,3 +104,11 @@ def test_a_remote_model_is_priced_and_counted_as_the_model_it_runs() -> None:
     assert remote.unwrapped is inner and inner.unwrapped is inner
     assert price_of(remote, PricingOptions()) == Price(0.0, 0.0, "local")
     assert price_of(RemoteModel(inner, [], []), PricingOptions()).source == "local"
+
+
+def test_a_remote_model_can_call_tools_where_the_model_it_runs_can() -> None:
+    """Set-up reads `supports_tools` from the stand-in to refuse rows with tools early."""
+    agent = get_model(lambda messages, tools=None: "ok", call_with="messages")
+    plain = get_model(lambda messages: "ok", call_with="messages")
+    assert _kind_of(agent)(agent, [], []).supports_tools
+    assert not _kind_of(plain)(plain, [], []).supports_tools

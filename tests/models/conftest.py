@@ -11,11 +11,37 @@ from typing import TypeVar
 import pytest
 
 from chatjudge.models import Model
+from chatjudge.types import Message, ToolUse
 from tests.support.stub_anthropic import AnthropicStub
 from tests.support.stub_google import GoogleStub
 from tests.support.stub_openai import StubServer
 
 M = TypeVar("M", bound=Model)
+WEATHER = {  # a tool definition in OpenAI's format, as rows and `ModelRequest.tools` hold it
+    "type": "function",
+    "function": {
+        "name": "weather",
+        "description": "Today's weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+# Two calls in one step (the second's arguments not JSON, as production models emit), their
+# results, then the user's next words: each provider's own format must hold all of it.
+TWO_CALLS: list[Message] = [
+    {"role": "system", "content": "Use the tools."},
+    {"role": "user", "content": "Weather in Oslo and Rome?"},
+    {
+        "role": "assistant",
+        "content": "Checking both.",
+        "tool_calls": [
+            ToolUse("c1", "weather", '{"city": "Oslo"}').as_openai(),
+            ToolUse("c2", "weather", "{city: Rome").as_openai(),
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "Sunny, 21 C"},
+    {"role": "tool", "tool_call_id": "c2", "content": '{"sky": "rain", "temp_c": 17}'},
+    {"role": "user", "content": "And tomorrow?"},
+]
 Closing = Callable[[M], M]
 
 OPENAI_KEY = "sk-test-openai-0123456789"

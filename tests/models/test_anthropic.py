@@ -23,7 +23,7 @@ from chatjudge.models.anthropic import AnthropicModel, tool_name
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.protocols import get_protocol
 from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
-from tests.models.conftest import Closing
+from tests.models.conftest import TWO_CALLS, WEATHER, Closing
 from tests.support.stub_anthropic import AnthropicStub
 
 PROTOCOL = get_protocol("interactivity-accuracy")
@@ -202,3 +202,72 @@ def test_tool_name_is_what_the_api_accepts() -> None:
     assert tool_name("my verdict.v2") == "my_verdict_v2"
     assert tool_name("") == "verdict"
     assert len(tool_name("x" * 100)) == 64
+
+
+async def test_tools_go_as_anthropic_tools_and_calls_and_results_as_blocks(
+    closing: Closing, anthropic_stub: AnthropicStub
+) -> None:
+    model = closing(model_at(anthropic_stub))
+    reply = await model.generate(ModelRequest(TWO_CALLS, tools=[WEATHER]))
+
+    [sent] = anthropic_stub.requests  # a 400 had the stand-in found the API's rules broken
+    body = sent.body
+    assert body["tools"] == [
+        {
+            "name": "weather",
+            "description": "Today's weather in a city.",
+            "input_schema": WEATHER["function"]["parameters"],
+        }
+    ]
+    assert "tool_choice" not in body  # offered, not forced
+    assert body["system"] == "Use the tools."
+    assert body["messages"] == [
+        {"role": "user", "content": "Weather in Oslo and Rome?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking both."},
+                {"type": "tool_use", "id": "c1", "name": "weather", "input": {"city": "Oslo"}},
+                {  # arguments that are not JSON, sent as recorded
+                    "type": "tool_use",
+                    "id": "c2",
+                    "name": "weather",
+                    "input": {"unparsed_arguments": "{city: Rome"},
+                },
+            ],
+        },
+        {  # both results in one user message, first, and the user's next words after them
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c1", "content": "Sunny, 21 C"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "c2",
+                    "content": '{"sky": "rain", "temp_c": 17}',
+                },
+                {"type": "text", "text": "And tomorrow?"},
+            ],
+        },
+    ]
+    (call,) = reply.tool_calls  # a new user turn: the stand-in calls again, with step 1
+    assert call.id.startswith("toolu_stub") and call.name == "weather"
+    assert json.loads(call.arguments) == {"query": "And tomorrow?", "step": 1}
+    assert reply.text == ""
+
+
+async def test_a_call_without_tool_results_after_it_is_refused_as_the_api_refuses_it(
+    closing: Closing, anthropic_stub: AnthropicStub
+) -> None:
+    """The stand-in holds the API's rule, so the round trips above can fail."""
+    model = closing(model_at(anthropic_stub))
+    with pytest.raises(BadRequestError, match="without `tool_result` blocks"):
+        await model.generate(ModelRequest(TWO_CALLS[:4], tools=[WEATHER]))  # c2 unanswered
+
+
+async def test_a_verdict_request_keeps_its_forced_tool_and_reads_no_calls(
+    closing: Closing, anthropic_stub: AnthropicStub
+) -> None:
+    model = closing(model_at(anthropic_stub))
+    reply = await model.generate(REQUEST)
+    assert reply.tool_calls == ()  # the verdict's tool input is the reply's text
+    assert set(json.loads(reply.text)) == {"interactivity", "accuracy"}

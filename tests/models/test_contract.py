@@ -1,6 +1,7 @@
 """The contract every HTTP model provider keeps, checked the same way for each over real HTTP.
 
-One request gives a reply that parses into a verdict; HTTP statuses become the same
+One request gives a reply that parses into a verdict; a model under test offered tools
+calls them, reads their results and answers from them; HTTP statuses become the same
 chatjudge errors (the run engine's retry policy reads only those); a refused connection
 and a hung server fail fast; a missing key stops `get_model` before any request; the key
 never shows in logs, errors or the cache identity; a missing SDK names its `pip install`.
@@ -35,9 +36,16 @@ from chatjudge.errors import (
 from chatjudge.models import Model, get_model
 from chatjudge.options import ClientOptions
 from chatjudge.protocols import get_protocol
-from chatjudge.types import GenerationSettings, ModelRequest, OutputSchema
+from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
-from tests.models.conftest import ANTHROPIC_KEY, GOOGLE_KEY, OPENAI_KEY, Closing, closed_port
+from tests.models.conftest import (
+    ANTHROPIC_KEY,
+    GOOGLE_KEY,
+    OPENAI_KEY,
+    WEATHER,
+    Closing,
+    closed_port,
+)
 from tests.support.stub_anthropic import AnthropicStub
 from tests.support.stub_faults import FAULT_MESSAGES
 from tests.support.stub_google import GoogleStub
@@ -223,6 +231,34 @@ async def test_a_request_gets_a_reply_holding_a_valid_verdict(
     assert set(verdict.scores) == {"interactivity", "accuracy"}
     assert reply.input_tokens and reply.input_tokens > 0
     assert reply.output_tokens and reply.output_tokens > 0
+
+
+async def test_a_model_offered_tools_calls_them_and_answers_from_their_results(
+    served: Served, closing: Closing
+) -> None:
+    """Two calls in sequence, each answered, then a text: the stand-ins understand each
+    provider's own format only, and refuse calls and results that break its rules."""
+    model = closing(get_model(served.spec, served.client()))
+    assert model.supports_tools
+    messages: list[Message] = [
+        {"role": "system", "content": "Use the tools."},
+        {"role": "user", "content": "Weather in Oslo?"},
+    ]
+    for step in (1, 2):
+        reply = await model.generate(ModelRequest(messages, tools=[WEATHER]))
+        (call,) = reply.tool_calls
+        assert call.name == "weather"
+        assert json.loads(call.arguments) == {"query": "Weather in Oslo?", "step": step}
+        messages += [
+            {"role": "assistant", "content": reply.text, "tool_calls": [call.as_openai()]},
+            {"role": "tool", "tool_call_id": call.id, "content": f"Sunny, {20 + step} C"},
+        ]
+    final = await model.generate(ModelRequest(messages, tools=[WEATHER]))
+
+    assert final.tool_calls == ()
+    assert final.text == "From the tool: Sunny, 21 C | Sunny, 22 C"
+    assert len({m.get("tool_call_id") for m in messages if m["role"] == "tool"}) == 2
+    assert served.requests() == 3
 
 
 @pytest.mark.parametrize(("served", "case"), STATUS_CASES, indirect=["served"])

@@ -15,9 +15,9 @@ import pytest
 import chatjudge
 from chatjudge.errors import ModelError, RateLimitError, UsageError
 from chatjudge.models import get_model
-from chatjudge.models.function import FunctionModel
+from chatjudge.models.function import FunctionModel, ToolFunctionModel
 from chatjudge.protocols import get_protocol
-from chatjudge.types import Message, ModelRequest, OutputSchema, Reply
+from chatjudge.types import Message, ModelRequest, OutputSchema, Reply, ToolUse
 from chatjudge.verdicts.parse import parse_verdict
 
 PROTOCOL = get_protocol("pairwise-chat-quality")
@@ -228,3 +228,50 @@ def test_the_runner_appends_the_output_instruction_for_a_function_judge(tmp_path
         assert prompt.count(instruction) == 1  # appended once, not again by the model
         assert "What is 2 + 2?" in prompt
         assert schema == PROTOCOL.verdict_schema
+
+
+WEATHER_TOOLS = [{"type": "function", "function": {"name": "weather", "parameters": {}}}]
+ASKED: list[Message] = [{"role": "user", "content": "Weather in Oslo?"}]
+
+
+async def test_a_model_under_test_that_takes_tools_is_offered_them_and_calls_them() -> None:
+    seen: list[Any] = []
+
+    async def agent(messages: list[dict[str, Any]], tools: list[dict] | None = None) -> Reply:
+        seen.append((messages, tools))
+        if tools and messages[-1]["role"] != "tool":
+            return Reply("", tool_calls=(ToolUse("c1", "weather", '{"city": "Oslo"}'),))
+        return Reply(f"It is {messages[-1]['content']}.")
+
+    model = get_model(agent, call_with="messages")
+    assert isinstance(model, ToolFunctionModel) and model.supports_tools
+    reply = await model.generate(ModelRequest(ASKED, tools=WEATHER_TOOLS))
+    assert reply.tool_calls == (ToolUse("c1", "weather", '{"city": "Oslo"}'),)
+    assert seen[-1] == (ASKED, WEATHER_TOOLS) and seen[-1][1] is not WEATHER_TOOLS  # a copy
+
+    answered: list[Message] = [
+        *ASKED,
+        {"role": "assistant", "content": "", "tool_calls": [reply.tool_calls[0].as_openai()]},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+    ]
+    final = await model.generate(ModelRequest(answered, tools=WEATHER_TOOLS))
+    assert final == Reply("It is sunny.")
+    assert seen[-1][0] == answered  # the calls and results, in OpenAI's format
+    await model.generate(ModelRequest(ASKED))
+    assert seen[-1] == (ASKED, None)  # no tools offered: the keyword keeps its default
+
+
+@pytest.mark.parametrize("call_with", ["messages", "prompt"])
+async def test_a_function_that_takes_no_tools_cannot_be_offered_them(call_with: str) -> None:
+    calls: list[Any] = []
+    model = get_model(lambda *args: calls.append(args) or "ok", call_with=call_with)
+    assert type(model) is FunctionModel and not model.supports_tools
+    with pytest.raises(UsageError, match="cannot call tools, and this request offers 1"):
+        await model.generate(ModelRequest(ASKED, tools=WEATHER_TOOLS))
+    assert calls == []  # refused before the function ran
+
+
+def test_a_judge_function_is_never_offered_tools_even_with_kwargs() -> None:
+    model = get_model(lambda prompt, **options: "ok")  # a judge: called fn(prompt)
+    assert type(model) is FunctionModel and not model.supports_tools
+    assert get_model(lambda messages, **options: "ok", call_with="messages").supports_tools

@@ -29,12 +29,12 @@ from chatjudge.errors import (
     UsageError,
 )
 from chatjudge.models import check_options, get_model
-from chatjudge.models.google import GoogleModel
+from chatjudge.models.google import NO_SIGNATURE, GoogleModel
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.protocols import get_protocol
 from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
-from tests.models.conftest import Closing
+from tests.models.conftest import TWO_CALLS, WEATHER, Closing
 from tests.support.stub_google import ACCESS_TOKEN, GoogleStub
 
 PROTOCOL = get_protocol("pairwise-chat-quality")
@@ -290,3 +290,127 @@ async def test_base_url_is_one_at_most_and_optional(
     assert default.identity()["backend"] == "gemini-api"
     check_options([default], RunConfig.from_options({"temperature": 0.5, "seed": 3}))
     assert google_stub.requests == []
+
+
+async def test_tools_go_as_function_declarations_and_calls_and_results_as_parts(
+    closing: Closing, google_stub: GoogleStub
+) -> None:
+    model = closing(model_at(google_stub))
+    reply = await model.generate(ModelRequest(TWO_CALLS, tools=[WEATHER]))
+
+    [sent] = google_stub.requests  # a 400 had the stand-in found Gemini's rules broken
+    [tool] = sent.body["tools"]
+    [declaration] = tool["functionDeclarations"]
+    # The SDK writes this field's proto name, which the API reads as `parametersJsonSchema`.
+    schema = declaration.pop("parameters_json_schema", None) or declaration.pop(
+        "parametersJsonSchema"
+    )
+    assert schema == WEATHER["function"]["parameters"]  # JSON Schema, as the row holds it
+    assert declaration == {"name": "weather", "description": "Today's weather in a city."}
+    assert [p["text"] for p in sent.body["systemInstruction"]["parts"]] == ["Use the tools."]
+    assert sent.body["contents"] == [
+        {"role": "user", "parts": [{"text": "Weather in Oslo and Rome?"}]},
+        {
+            "role": "model",
+            "parts": [
+                {"text": "Checking both."},
+                {
+                    "functionCall": {"id": "c1", "name": "weather", "args": {"city": "Oslo"}},
+                    "thoughtSignature": NO_SIGNATURE,  # Google's documented placeholder
+                },
+                {
+                    "functionCall": {  # arguments that are not JSON, sent as recorded
+                        "id": "c2",
+                        "name": "weather",
+                        "args": {"unparsed_arguments": "{city: Rome"},
+                    },
+                    "thoughtSignature": NO_SIGNATURE,
+                },
+            ],
+        },
+        {  # one turn of responses, named after the calls they answer
+            "role": "user",
+            "parts": [
+                {
+                    "functionResponse": {
+                        "id": "c1",
+                        "name": "weather",
+                        "response": {"output": "Sunny, 21 C"},
+                    }
+                },
+                {  # a result that is a JSON object goes as that object
+                    "functionResponse": {
+                        "id": "c2",
+                        "name": "weather",
+                        "response": {"sky": "rain", "temp_c": 17},
+                    }
+                },
+            ],
+        },
+        {"role": "user", "parts": [{"text": "And tomorrow?"}]},
+    ]
+    (call,) = reply.tool_calls  # a new user turn: the stand-in calls again, with step 1
+    assert call.id.startswith("fc_") and call.name == "weather"
+    assert json.loads(call.arguments) == {"query": "And tomorrow?", "step": 1}
+    assert reply.text == ""
+
+
+async def test_calls_without_ids_are_numbered_across_the_conversation(
+    closing: Closing, google_stub: GoogleStub
+) -> None:
+    """The Gemini API may give calls no id: `call_N` counts the conversation's calls, so a
+    later step's call never takes an earlier one's id, and its result finds its name."""
+    google_stub.call_ids = False
+    model = closing(model_at(google_stub))
+    messages: list[Message] = [*TWO_CALLS]
+    ids = []
+    for _ in range(2):
+        reply = await model.generate(ModelRequest(messages, tools=[WEATHER]))
+        (call,) = reply.tool_calls
+        ids.append(call.id)
+        messages += [
+            {"role": "assistant", "content": "", "tool_calls": [call.as_openai()]},
+            {"role": "tool", "tool_call_id": call.id, "content": f"Snow ({call.id})"},
+        ]
+    final = await model.generate(ModelRequest(messages, tools=[WEATHER]))
+
+    assert ids == ["call_3", "call_4"]  # TWO_CALLS holds two calls already
+    last = google_stub.requests[-1].body["contents"]
+    assert last[-1]["parts"][0]["functionResponse"]["id"] == "call_4"
+    assert final.text == "From the tool: Snow (call_3) | Snow (call_4)"
+
+
+async def test_a_result_answering_no_call_is_a_bad_request_before_sending(
+    closing: Closing, google_stub: GoogleStub
+) -> None:
+    orphan: list[Message] = [*TWO_CALLS[:5], {"role": "tool", "tool_call_id": "c9", "content": "?"}]
+    model = closing(model_at(google_stub))
+    with pytest.raises(BadRequestError, match="answers no call in the conversation \\('c9'\\)"):
+        await model.generate(ModelRequest(orphan, tools=[WEATHER]))
+    assert google_stub.requests == []
+
+
+async def test_a_call_without_a_thought_signature_is_refused_as_gemini_3_refuses_it(
+    google_stub: GoogleStub,
+) -> None:
+    """The stand-in holds Gemini 3's rule, so the round trips above can fail."""
+    from google import genai
+    from google.genai import errors, types
+
+    client = genai.Client(
+        api_key=google_stub.api_key, http_options={"base_url": google_stub.base_url}
+    )
+    call = types.Part(function_call=types.FunctionCall(id="c1", name="weather", args={}))
+    answer = types.Part(
+        function_response=types.FunctionResponse(id="c1", name="weather", response={"output": "x"})
+    )
+    with pytest.raises(errors.ClientError, match="missing a thought_signature"):
+        await client.aio.models.generate_content(
+            model="gemini-x",
+            contents=[
+                types.Content(role="user", parts=[types.Part(text="Weather?")]),
+                types.Content(role="model", parts=[call]),
+                types.Content(role="user", parts=[answer]),
+            ],
+        )
+    await client.aio.aclose()

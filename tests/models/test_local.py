@@ -23,7 +23,7 @@ from chatjudge.models.local import (
 )
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.types import GenerationSettings, ModelRequest, OutputSchema
+from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts import parse_verdict
 from tests.support.llama_server import LlamaServer
 
@@ -109,6 +109,21 @@ async def test_prompt_longer_than_context_is_bad_request(judge: LocalModel) -> N
     assert not exc.value.retryable
     reply = await judge.generate(request_for(protocol, "Is 'Paris' a good answer? Reply A or B."))
     assert parse_verdict(reply.text, protocol).label in {"A", "SAME", "B"}  # judge still works
+
+
+async def test_a_request_offering_tools_is_refused_before_the_model_runs() -> None:
+    """SmolLM2 cannot call tools: set-up refuses it for rows with tools, and a request
+    with tools that reaches it anyway is an error, never a reply made without them."""
+    model = local_model(workers=1)
+    assert not model.supports_tools
+    messages: list[Message] = [{"role": "user", "content": "Weather in Oslo?"}]
+    tools = [{"type": "function", "function": {"name": "weather"}}]
+    try:
+        with pytest.raises(UsageError, match="^local cannot call tools, and this request offers 1"):
+            await model.generate(ModelRequest(messages, SETTINGS, tools=tools))
+        assert model.pool.pids == []  # no llama.cpp process was started
+    finally:
+        await model.aclose()
 
 
 async def test_call_after_a_timed_out_call_waits_for_the_model() -> None:

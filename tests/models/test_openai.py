@@ -30,7 +30,7 @@ from chatjudge.options import ClientOptions
 from chatjudge.protocols import get_protocol
 from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
-from tests.models.conftest import OPENAI_KEY, Closing
+from tests.models.conftest import OPENAI_KEY, WEATHER, Closing
 from tests.support.stub_openai import StubServer
 
 PROTOCOL = get_protocol("pairwise-chat-quality")
@@ -338,16 +338,6 @@ async def test_a_reset_connection_is_a_connection_error(
     assert parse_verdict(reply.text, PROTOCOL).label in ("A", "SAME", "B")
 
 
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "weather",
-        "description": "Today's weather in a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-}
-
-
 async def test_tools_are_offered_as_sent_and_the_reply_s_calls_come_back(
     closing: Closing, openai_stub: StubServer
 ) -> None:
@@ -393,3 +383,62 @@ def test_a_call_without_a_name_is_a_malformed_reply() -> None:
     body = {"choices": [{"message": {"content": None, "tool_calls": [{"id": "c"}]}}]}
     with pytest.raises(ServerError, match="malformed tool_calls"):
         _reply(json.dumps(body).encode())
+
+
+async def test_the_official_client_and_chatjudge_speak_the_same_tool_calling_wire(
+    closing: Closing, openai_stub: StubServer
+) -> None:
+    """The stand-in's tool calls are the real wire format (the official `openai` client
+    parses them into its own types), chatjudge sends a tool-calling conversation as that
+    client does, and reads the same reply into the same calls."""
+    import openai
+
+    openai_stub.configure(record=True, tool_steps=1)
+    client = openai.AsyncOpenAI(base_url=openai_stub.base_url, api_key=OPENAI_KEY, max_retries=0)
+    model = closing(model_at(openai_stub))
+    asked: list[Any] = [{"role": "user", "content": "Weather in Oslo?"}]
+    try:
+        official = await client.chat.completions.create(
+            model="gpt-x", messages=asked, tools=[WEATHER]
+        )
+        choice = official.choices[0]
+        assert choice.finish_reason == "tool_calls"
+        (official_call,) = choice.message.tool_calls or []
+        assert official_call.type == "function"
+        ours = await model.generate(ModelRequest(asked, tools=[WEATHER]))
+        (call,) = ours.tool_calls
+        assert (call.id, call.name, call.arguments) == (
+            official_call.id,
+            official_call.function.name,
+            official_call.function.arguments,
+        )
+
+        # The assistant message as the official client's users send it back, then the result.
+        answered = [
+            *asked,
+            choice.message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": official_call.id, "content": "Sunny, 21 C"},
+        ]
+        final = await client.chat.completions.create(
+            model="gpt-x", messages=answered, tools=[WEATHER]
+        )
+        ours_answered: list[Message] = [
+            *asked,
+            {"role": "assistant", "content": "", "tool_calls": [call.as_openai()]},
+            {"role": "tool", "tool_call_id": call.id, "content": "Sunny, 21 C"},
+        ]
+        our_final = await model.generate(ModelRequest(ours_answered, tools=[WEATHER]))
+    finally:
+        await client.close()
+
+    official_body, our_body = sent(openai_stub)[-2:]
+    assert our_body["tools"] == official_body["tools"] == [WEATHER]
+    # The same calls, results and order; the official client leaves out empty content
+    # where chatjudge sends "" (both are valid), and `model_dump` keeps the role it read.
+    for theirs, mine in zip(official_body["messages"], our_body["messages"], strict=True):
+        assert {k: v for k, v in theirs.items() if k != "content"} == {
+            k: v for k, v in mine.items() if k != "content"
+        }
+        assert (theirs.get("content") or "") == mine["content"]
+    assert final.choices[0].message.content == our_final.text == "From the tool: Sunny, 21 C"
+    assert final.choices[0].message.tool_calls is None and our_final.tool_calls == ()

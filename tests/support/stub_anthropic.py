@@ -3,8 +3,13 @@
 It records every request as the SDK sent it, checks the API key (`x-api-key` or
 `Authorization: Bearer`, as SDK 2.x sends it), and answers with the forced tool's input:
 a valid instance of the tool's `input_schema` (or `reply_input`), so a run through the
-CLI gets verdicts. Scripted faults (`fail_next`) come back first, in Anthropic's error
-shape, with `retry-after` and `anthropic-ratelimit-*` headers on 429.
+CLI gets verdicts. A request that offers tools without forcing one gets the shared
+tool-calling assistant (`stub_replies.tool_turn`, `tool_steps`): `tool_use` blocks, then a
+text quoting the `tool_result` blocks; a conversation whose calls and results break the
+API's rules (results in the user message right after the calls, first in it, one for
+each call; inputs that are objects) is refused with a 400, as the API refuses it.
+Scripted faults (`fail_next`) come back first, in Anthropic's error shape, with
+`retry-after` and `anthropic-ratelimit-*` headers on 429.
 
     async with AnthropicStub(api_key="sk-ant-test") as stub:
         model = AnthropicModel("claude-x", ClientOptions(base_url=stub.base_url))
@@ -22,7 +27,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from .stub_replies import instance_of, prompt_hash
+from .stub_replies import instance_of, prompt_hash, text_of, tool_turn
 
 
 @dataclass
@@ -49,6 +54,7 @@ class AnthropicStub:
         self.faults: deque[Fault] = deque()
         self.reply_input: dict[str, Any] | None = None  # else an instance of the tool schema
         self.reply_text: str | None = None  # answer in prose instead of the tool
+        self.tool_steps = 2  # offered tools (none forced): calls before the answer
         self.delay = 0.0
         self._server: TestServer | None = None
 
@@ -103,6 +109,9 @@ class AnthropicStub:
         if self.faults:
             fault = self.faults.popleft()
             return _error(fault.status, fault.error_type, fault.message, fault.headers)
+        problem = _tool_problem(body)
+        if problem:
+            return _error(400, "invalid_request_error", problem)
         return web.json_response(self._message(body))
 
     def _message(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +119,21 @@ class AnthropicStub:
         seed = prompt_hash(prompt)
         choice = body.get("tool_choice") or {}
         tool = next((t for t in body.get("tools", []) if t.get("name") == choice.get("name")), None)
-        if tool is not None and self.reply_text is None:
+        turn = None
+        if body.get("tools") and tool is None and self.reply_text is None:
+            turn = tool_turn(
+                _as_openai(body["messages"]), self.tool_steps, body["tools"][0]["name"]
+            )
+        if isinstance(turn, tuple):
+            name, tool_input = turn
+            ident = f"toolu_stub{seed % 10**8:08d}_{tool_input['step']}"
+            content = [{"type": "tool_use", "id": ident, "name": name, "input": tool_input}]
+            stop, output = "tool_use", json.dumps(tool_input)
+        elif isinstance(turn, str):
+            output = turn
+            content = [{"type": "text", "text": output}]
+            stop = "end_turn"
+        elif tool is not None and self.reply_text is None:
             tool_input = self.reply_input or instance_of(tool["input_schema"], seed)
             content = [
                 {
@@ -138,6 +161,51 @@ class AnthropicStub:
                 "output_tokens": max(1, len(output) // 4),
             },
         }
+
+
+def _as_openai(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation in OpenAI's terms, as `tool_turn` reads it: `tool_result` blocks
+    are `tool` messages, before the text of the user message that holds them."""
+    said: list[dict[str, Any]] = []
+    for message in messages:
+        content = message["content"]
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for block in blocks:
+            if block["type"] == "tool_result":
+                said.append({"role": "tool", "content": text_of(block["content"])})
+        text = "".join(b.get("text", "") for b in blocks if b["type"] == "text")
+        if text or message["role"] == "assistant":
+            said.append({"role": message["role"], "content": text})
+    return said
+
+
+def _tool_problem(body: dict[str, Any]) -> str | None:
+    """What the Messages API would refuse in a conversation's tool calls and results."""
+    for tool in body.get("tools", []):
+        if not tool.get("name") or (tool.get("input_schema") or {}).get("type") != "object":
+            return f"tools: {tool.get('name')!r} needs a name and an object input_schema"
+    messages = body.get("messages", [])
+    for i, message in enumerate(messages):
+        content = message["content"]
+        blocks = content if isinstance(content, list) else []
+        kinds = [b["type"] for b in blocks]
+        other = next((j for j, kind in enumerate(kinds) if kind != "tool_result"), len(kinds))
+        if "tool_result" in kinds[other:]:
+            return f"messages.{i}: tool_result blocks must come first in the content"
+        calls = [b for b in blocks if b["type"] == "tool_use"]
+        if any(not isinstance(b.get("input"), dict) for b in calls):
+            return f"messages.{i}: tool_use.input must be an object"
+        if not calls:
+            continue
+        after = messages[i + 1]["content"] if i + 1 < len(messages) else []
+        answered = {b["tool_use_id"] for b in after if isinstance(after, list)
+                    and b["type"] == "tool_result"}  # fmt: skip
+        if answered != {b["id"] for b in calls}:
+            return (
+                f"messages.{i + 1}: `tool_use` ids were found without `tool_result` blocks "
+                "immediately after"
+            )
+    return None
 
 
 def _error(

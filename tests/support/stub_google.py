@@ -6,6 +6,11 @@ for Vertex AI) and an OAuth token endpoint (`POST /token`) so that application d
 credentials of type `authorized_user` can be refreshed offline. It records every request,
 accepts the API key (`x-goog-api-key`) or a token it issued (`Authorization: Bearer`),
 and answers with a valid instance of the request's response schema (or `reply_text`).
+A request that offers function declarations (and no schema) gets the shared tool-calling
+assistant (`stub_replies.tool_turn`, `tool_steps`): `functionCall` parts (with ids unless
+`call_ids` is off), then a text quoting the `functionResponse` parts; a conversation that
+breaks Gemini 3's rules (each call's turn answered by the next turn, one response per call,
+named after it; every call carrying a thought signature) is refused with a 400.
 Scripted faults (`fail_next`) come back first, in Google's error shape.
 
     async with GoogleStub(api_key="g-key") as stub:
@@ -24,7 +29,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from .stub_replies import instance_of, prompt_hash
+from .stub_replies import instance_of, prompt_hash, tool_turn
 
 ACCESS_TOKEN = "ya29.stub-access-token"
 _PATH = re.compile(
@@ -64,6 +69,8 @@ class GoogleStub:
         self.faults: deque[tuple[int, dict[str, Any], dict[str, str]]] = deque()
         self.reply_text: str | None = None  # else an instance of the response schema
         self.blocked: str | None = None  # answer with promptFeedback.blockReason
+        self.tool_steps = 2  # offered functions: calls before the answer
+        self.call_ids = True  # the calls carry ids (Vertex AI's do; the Gemini API's may not)
         self.delay = 0.0
         self._server: TestServer | None = None
 
@@ -152,6 +159,9 @@ class GoogleStub:
         if self.faults:
             code, error, headers = self.faults.popleft()
             return web.json_response(error, status=code, headers=headers)
+        problem = _tool_problem(body.get("contents", []))
+        if problem:
+            return _error(400, problem)
         return web.json_response(self._response(body, match["model"]))
 
     def _response(self, body: dict[str, Any], model: str) -> dict[str, Any]:
@@ -161,27 +171,79 @@ class GoogleStub:
             return {"promptFeedback": {"blockReason": self.blocked}, "usageMetadata": usage}
         config = body.get("generationConfig") or {}
         schema = config.get("responseJsonSchema") or config.get("responseSchema")
+        declared = [d for t in body.get("tools", []) for d in t.get("functionDeclarations", [])]
         text = self.reply_text
+        if declared and schema is None and text is None:
+            turn = tool_turn(_as_openai(body["contents"]), self.tool_steps, declared[0]["name"])
+            if isinstance(turn, tuple):
+                name, args = turn
+                call = {"name": name, "args": args}
+                if self.call_ids:
+                    call["id"] = f"fc_{prompt_hash(prompt) % 10**6:06d}_{args['step']}"
+                part = {"functionCall": call, "thoughtSignature": "c2lnbg=="}
+                return _candidate([part], usage, model, len(self.requests))
+            text = turn
         if text is None:
             text = json.dumps(instance_of(schema, prompt_hash(prompt)) if schema else "Stub.")
-        output = max(1, len(text) // 4)
-        usage |= {
-            "candidatesTokenCount": output,
-            "thoughtsTokenCount": 5,
-            "totalTokenCount": usage["promptTokenCount"] + output + 5,
-        }
-        return {
-            "candidates": [
-                {
-                    "content": {"role": "model", "parts": [{"text": text}]},
-                    "finishReason": "STOP",
-                    "index": 0,
-                }
-            ],
-            "usageMetadata": usage,
-            "modelVersion": model,
-            "responseId": f"stub{len(self.requests)}",
-        }
+        return _candidate([{"text": text}], usage, model, len(self.requests))
+
+
+def _candidate(
+    parts: list[dict[str, Any]], usage: dict[str, int], model: str, serial: int
+) -> dict[str, Any]:
+    """A response of one candidate holding `parts`, its usage counted from them."""
+    said = "".join(p.get("text", "") for p in parts) or json.dumps(parts)
+    output = max(1, len(said) // 4)
+    usage = usage | {
+        "candidatesTokenCount": output,
+        "thoughtsTokenCount": 5,
+        "totalTokenCount": usage["promptTokenCount"] + output + 5,
+    }
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": usage,
+        "modelVersion": model,
+        "responseId": f"stub{serial}",
+    }
+
+
+def _as_openai(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation in OpenAI's terms, as `tool_turn` reads it: `functionResponse`
+    parts are `tool` messages (their `output`, or the whole response as JSON)."""
+    said: list[dict[str, Any]] = []
+    for content in contents:
+        parts = content.get("parts", [])
+        for part in parts:
+            response = (part.get("functionResponse") or {}).get("response")
+            if response is not None:
+                output = response.get("output")
+                result = output if set(response) == {"output"} else json.dumps(response)
+                said.append({"role": "tool", "content": result})
+        text = "".join(p.get("text", "") for p in parts)
+        if text or content.get("role") == "model":
+            role = "assistant" if content.get("role") == "model" else "user"
+            said.append({"role": role, "content": text})
+    return said
+
+
+def _tool_problem(contents: list[dict[str, Any]]) -> str | None:
+    """What Gemini 3 would refuse in a conversation's function calls and responses."""
+    for i, content in enumerate(contents):
+        calls = [p for p in content.get("parts", []) if "functionCall" in p]
+        if not calls:
+            continue
+        if any("thoughtSignature" not in p for p in calls):
+            return f"Function call in the {i}. content block is missing a thought_signature"
+        after = contents[i + 1].get("parts", []) if i + 1 < len(contents) else []
+        answered = [p["functionResponse"]["name"] for p in after if "functionResponse" in p]
+        if sorted(answered) != sorted(p["functionCall"]["name"] for p in calls):
+            return (
+                "Please ensure that the number of function response parts is equal to the "
+                "number of function call parts of the function call turn."
+            )
+    return None
 
 
 def _error(code: int, message: str, *, details: list[dict[str, Any]] | None = None) -> web.Response:

@@ -32,14 +32,14 @@ def get_model(
     a ready `Model`, or a Python callable (sync or async) into a model.
 
     A callable judge is called as `fn(prompt[, schema])`; with `call_with="messages"` (a
-    model under test) as `fn(messages)`.
+    model under test) as `fn(messages)`, or `fn(messages, tools=...)` when it takes tools.
     """
     if isinstance(spec, Model):
         return spec
     if callable(spec):
-        from chatjudge.models.function import FunctionModel
+        from chatjudge.models.function import function_model
 
-        return FunctionModel(spec, call_with=call_with)
+        return function_model(spec, call_with=call_with)
     from chatjudge.options import ClientOptions
 
     provider, _, name = spec.partition("/")

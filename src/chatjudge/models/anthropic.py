@@ -11,6 +11,13 @@ every provider alike.
 No sampling settings are sent: the Messages API (version 2026-10-21, sent by SDK 2.x)
 refuses `temperature`, and Claude takes no seed, so `--temperature` and `--seed` are
 refused for anthropic/ models rather than ignored. `max_tokens` is sent.
+
+A model under test offered tools (a request without a schema) gets them as Anthropic's
+`{name, description, input_schema}`; an assistant message's calls go as `tool_use` blocks,
+and its results (`tool` messages) as `tool_result` blocks, the results of one step in ONE
+user message, first in it, as the API requires (a user's text that follows joins that
+message). The reply's `tool_use` blocks come back as `Reply.tool_calls`, their input as
+JSON text. Arguments that are not a JSON object: `chatjudge.models.tools`.
 """
 
 from __future__ import annotations
@@ -30,8 +37,9 @@ from chatjudge.errors import (
 from chatjudge.models.base import Model
 from chatjudge.models.headers import retry_after
 from chatjudge.models.sdk import import_sdk
+from chatjudge.models.tools import arguments_object, functions
 from chatjudge.options import ClientOptions
-from chatjudge.types import Message, ModelRequest, Reply
+from chatjudge.types import Message, ModelRequest, Reply, ToolUse
 
 if TYPE_CHECKING:
     import anthropic
@@ -41,6 +49,7 @@ class AnthropicModel(Model):
     provider = "anthropic"
     official_hosts = frozenset({"api.anthropic.com"})
     supports_schema = True
+    supports_tools = True
     needs_key = True
     key_env_var = "ANTHROPIC_API_KEY"
     secret_env_vars = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -92,22 +101,64 @@ class AnthropicModel(Model):
                 }
             ]
             params["tool_choice"] = {"type": "tool", "name": tool}
+        elif request.tools:  # a model under test, which may call them
+            params["tools"] = [
+                {"name": f.name, "input_schema": f.parameters}
+                | ({"description": f.description} if f.description else {})
+                for f in functions(request.tools)
+            ]
         try:
             message = await self._client.messages.create(**params)
         except self._sdk.AnthropicError as exc:
             raise _judge_error(exc, self._sdk) from exc
-        return _reply(message)
+        return _reply(message) if request.schema is not None else _answer(message)
 
     async def aclose(self) -> None:
         await self._client.close()
 
 
-def _split_system(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
-    """The Messages API takes system text apart from the turns."""
+def _split_system(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """The Messages API takes system text apart from the turns; tool calls and results
+    become content blocks (module doc)."""
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-    turns = [
-        {"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"
-    ]
+    turns: list[dict[str, Any]] = []
+    for m in messages:
+        role = m["role"]
+        last = turns[-1] if turns else None
+        # The user message that holds a step's results, which more results or text join.
+        results = (
+            last if last and last["role"] == "user" and isinstance(last["content"], list) else None
+        )
+        if role == "system":
+            continue
+        if role == "assistant" and m.get("tool_calls"):
+            blocks: list[dict[str, Any]] = (
+                [{"type": "text", "text": m["content"]}] if m["content"] else []
+            )
+            blocks += [
+                {
+                    "type": "tool_use",
+                    "id": call["id"],
+                    "name": call["function"]["name"],
+                    "input": arguments_object(call["function"]["arguments"]),
+                }
+                for call in m["tool_calls"]
+            ]
+            turns.append({"role": "assistant", "content": blocks})
+        elif role == "tool":
+            block = {
+                "type": "tool_result",
+                "tool_use_id": m["tool_call_id"],
+                "content": m["content"],
+            }
+            if results is not None:
+                results["content"].append(block)
+            else:
+                turns.append({"role": "user", "content": [block]})
+        elif role == "user" and results is not None:
+            results["content"].append({"type": "text", "text": m["content"]})
+        else:
+            turns.append({"role": role, "content": m["content"]})
     return system, turns
 
 
@@ -124,6 +175,18 @@ def _reply(message: anthropic.types.Message) -> Reply:
         text = "".join(b.text for b in message.content if b.type == "text")
     usage = message.usage
     return Reply(text, usage.input_tokens, usage.output_tokens)
+
+
+def _answer(message: anthropic.types.Message) -> Reply:
+    """A model under test's reply: its text, and the tools it calls."""
+    text = "".join(b.text for b in message.content if b.type == "text")
+    calls = tuple(
+        ToolUse(b.id, b.name, json.dumps(b.input, ensure_ascii=False))
+        for b in message.content
+        if b.type == "tool_use"
+    )
+    usage = message.usage
+    return Reply(text, usage.input_tokens, usage.output_tokens, calls)
 
 
 def _judge_error(exc: Exception, sdk: Any) -> ModelError:

@@ -9,6 +9,13 @@ signature takes a second positional parameter. As a model under test it is calle
 as JSON) or a `Reply` (to report token usage). Sync callables run in a worker thread
 so that a slow one does not block the event loop.
 
+Tools: a model under test whose signature takes a `tools` keyword (or `**kwargs`) is a
+`ToolFunctionModel`, which `supports_tools`: when a row offers tools it is called
+`fn(messages, tools=TOOLS)` (OpenAI's definitions; the messages hold the turn's earlier
+calls and results in OpenAI's format) and calls them by returning a `Reply` with
+`tool_calls`. A function without that keyword cannot see tools, so it does not support
+them: set-up refuses it for a row with tools, as it refuses the local model.
+
 Errors: a `chatjudge.errors.ModelError` raised by the callable passes through with its
 retry policy (raise `RateLimitError` or `ServerError` to be retried); any other
 exception becomes a non-retryable `ModelError` carrying the exception's text, so the
@@ -18,6 +25,7 @@ item is recorded as failed and the run goes on.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import inspect
 import json
@@ -26,6 +34,7 @@ from typing import Any
 
 from chatjudge.errors import ModelError, UsageError
 from chatjudge.models.base import Model
+from chatjudge.models.tools import refuse_tools
 from chatjudge.options import ClientOptions
 from chatjudge.types import ModelRequest, Reply
 
@@ -53,17 +62,21 @@ class FunctionModel(Model):
 
     async def generate(self, request: ModelRequest) -> Reply:
         args: tuple[Any, ...]
+        kwargs: dict[str, Any] = {}
+        if request.tools:
+            refuse_tools(self, request)
+            kwargs["tools"] = copy.deepcopy(request.tools)
         if self.call_with == "messages":
-            args = ([dict(m) for m in request.messages],)
+            args = (copy.deepcopy(request.messages),)
         else:
             args = ("\n\n".join(m["content"] for m in request.messages),)
             if self.takes_schema:
                 args += (request.schema.schema if request.schema else None,)
         try:
             if self.is_async:
-                result = await self.fn(*args)
+                result = await self.fn(*args, **kwargs)
             else:
-                result = await asyncio.to_thread(self.fn, *args)
+                result = await asyncio.to_thread(self.fn, *args, **kwargs)
                 if inspect.isawaitable(result):
                     result = await result
         except ModelError:
@@ -73,10 +86,35 @@ class FunctionModel(Model):
         return _reply(result, self.name)
 
 
+class ToolFunctionModel(FunctionModel):
+    """A model under test whose function takes `tools`: it may be offered them."""
+
+    supports_tools = True
+
+
+def function_model(fn: Callable[..., Any], *, call_with: str = "prompt") -> FunctionModel:
+    """`fn` as a model: one that can be offered tools when it takes them (module doc)."""
+    takes_tools = call_with == "messages" and _takes_keyword(fn, "tools")
+    return (ToolFunctionModel if takes_tools else FunctionModel)(fn, call_with=call_with)
+
+
 def _qualname(fn: Callable[..., Any]) -> str:
     if isinstance(fn, functools.partial):
         return _qualname(fn.func)
     return getattr(fn, "__qualname__", None) or type(fn).__qualname__
+
+
+def _takes_keyword(fn: Callable[..., Any], name: str) -> bool:
+    """Whether `fn` can be passed the keyword `name` (by name or as `**kwargs`)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return any(
+        (p.name == name and p.kind in keyword) or p.kind is inspect.Parameter.VAR_KEYWORD
+        for p in params
+    )
 
 
 def _positional_arity(fn: Callable[..., Any]) -> int:

@@ -14,10 +14,23 @@ included, so no conversion to its OpenAPI dialect is needed. The SDK's retries a
 a base URL with a project and location that come only from the environment for an API
 gateway (no project in the path, no credentials); the judge passes them on explicitly,
 so the request keeps its project path and its credentials.
+
+A model under test offered tools gets them as one `Tool` of function declarations, each
+with its JSON Schema as `parameters_json_schema` (taken as is, like the verdict schema).
+An assistant message's calls go as `function_call` parts of a `model` turn, its results
+(`tool` messages) as `function_response` parts of one `user` turn, named after the call
+they answer, the response `{"output": TEXT}` (or the object the text holds). Gemini 3
+refuses replayed calls without the thought signature it gave them, which chatjudge does
+not keep (a recorded conversation never had one): each call sent carries Google's
+documented placeholder, `skip_thought_signature_validator`. The reply's `function_call`
+parts come back as `Reply.tool_calls`, with their ids, or `call_N` (N counting the calls
+of the conversation) where the API gives none. The SDK never runs a function itself
+(automatic function calling is off).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -27,17 +40,21 @@ from chatjudge.errors import (
     ModelConnectionError,
     ModelError,
     ModelTimeoutError,
+    ServerError,
     error_for_status,
 )
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.headers import retry_after
 from chatjudge.models.sdk import import_sdk
+from chatjudge.models.tools import arguments_object, call_names, functions
 from chatjudge.options import ClientOptions
-from chatjudge.types import Message, ModelRequest, Reply
+from chatjudge.types import Message, ModelRequest, Reply, ToolUse
 
 if TYPE_CHECKING:
     from google.genai import types
 
+# Google's documented stand-in for a call's thought signature (see the module doc).
+NO_SIGNATURE = "skip_thought_signature_validator"
 _SETUP = (
     "set GEMINI_API_KEY for the Gemini API, or GOOGLE_GENAI_USE_VERTEXAI=true with "
     "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION for Vertex AI"
@@ -48,6 +65,7 @@ class GoogleModel(Model):
     provider = "google"
     official_hosts = frozenset({"generativelanguage.googleapis.com"})
     supports_schema = True
+    supports_tools = True
     needs_key = True
     key_env_var = "GEMINI_API_KEY"
     secret_env_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -99,18 +117,30 @@ class GoogleModel(Model):
     async def generate(self, request: ModelRequest) -> Reply:
         settings = request.settings
         system, contents = _contents(request.messages)
-        schema: dict[str, Any] = {}
+        types = self._types
+        extra: dict[str, Any] = {}
         if request.schema is not None:
-            schema = {
+            extra = {
                 "response_mime_type": "application/json",
                 "response_json_schema": request.schema.schema,
             }
-        config = self._types.GenerateContentConfig(
+        if request.tools:
+            declarations = [
+                types.FunctionDeclaration(
+                    name=f.name, description=f.description, parameters_json_schema=f.parameters
+                )
+                for f in functions(request.tools)
+            ]
+            extra |= {
+                "tools": [types.Tool(function_declarations=declarations)],
+                "automatic_function_calling": types.AutomaticFunctionCallingConfig(disable=True),
+            }
+        config = types.GenerateContentConfig(
             system_instruction=system or None,
             temperature=settings.temperature,
             max_output_tokens=settings.max_tokens,
             seed=settings.seed,
-            **schema,
+            **extra,
         )
         try:
             response = await self._client.aio.models.generate_content(
@@ -121,7 +151,8 @@ class GoogleModel(Model):
             if error is None:
                 raise
             raise error from exc
-        return _reply(response)
+        calls = sum(len(m.get("tool_calls", ())) for m in request.messages)
+        return _reply(response, calls)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -147,15 +178,51 @@ class GoogleModel(Model):
 
 def _contents(messages: list[Message]) -> tuple[str, Any]:
     """System text apart; one user message is sent as plain text, a conversation as turns
-    (Gemini calls the assistant's role `model`)."""
+    (Gemini calls the assistant's role `model`; tool calls and results: module doc)."""
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
     turns = [m for m in messages if m["role"] != "system"]
     if len(turns) == 1 and turns[0]["role"] == "user":
         return system, turns[0]["content"]
-    return system, [
-        {"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
-        for m in turns
-    ]
+    names = call_names(turns)
+    contents: list[dict[str, Any]] = []
+    for m in turns:
+        if m["role"] == "tool":
+            part = {"function_response": _response(m, names)}
+            last = contents[-1] if contents else None
+            if last is not None and "function_response" in last["parts"][-1]:
+                last["parts"].append(part)  # one step's results in one turn
+            else:
+                contents.append({"role": "user", "parts": [part]})
+            continue
+        parts: list[dict[str, Any]] = [{"text": m["content"]}] if m["content"] else []
+        parts += [
+            {
+                "function_call": {
+                    "id": call["id"],
+                    "name": call["function"]["name"],
+                    "args": arguments_object(call["function"]["arguments"]),
+                },
+                "thought_signature": NO_SIGNATURE,
+            }
+            for call in m.get("tool_calls", ())
+        ]
+        role = "model" if m["role"] == "assistant" else "user"
+        contents.append({"role": role, "parts": parts or [{"text": ""}]})
+    return system, contents
+
+
+def _response(message: Message, names: dict[str, str]) -> dict[str, Any]:
+    """A tool message as Gemini's function response: the called function's name, and the
+    result as the object its text holds, else as `{"output": TEXT}`."""
+    ident = message.get("tool_call_id", "")
+    if ident not in names:
+        raise BadRequestError(f"a tool result answers no call in the conversation ({ident!r})")
+    try:
+        value = json.loads(message["content"])
+    except ValueError:
+        value = None
+    output = value if isinstance(value, dict) else {"output": message["content"]}
+    return {"id": ident, "name": names[ident], "response": output}
 
 
 def _api_error(exc: Any) -> ModelError:
@@ -200,8 +267,26 @@ def _retry_delay(exc: Any) -> float | None:
     return retry_after(headers) if headers is not None else None
 
 
-def _reply(response: types.GenerateContentResponse) -> Reply:
-    text = response.text
+def _reply(response: types.GenerateContentResponse, calls_before: int = 0) -> Reply:
+    """The reply's text and the calls it makes (`calls_before`: the conversation's, which
+    number the calls the API gives no id)."""
+    called = response.function_calls or []
+    if any(not c.name for c in called):
+        raise ServerError(f"Google returned a function call without a name: {called}")
+    calls = tuple(
+        ToolUse(
+            c.id or f"call_{calls_before + n}",
+            c.name or "",
+            json.dumps(c.args or {}, ensure_ascii=False),
+        )
+        for n, c in enumerate(called, 1)
+    )
+    text: str | None
+    if calls:  # the text parts beside them, never thoughts (`response.text` warns here)
+        parts = response.candidates[0].content.parts  # type: ignore[index, union-attr]
+        text = "".join(p.text for p in parts or [] if p.text and not p.thought)
+    else:
+        text = response.text
     if text is None:
         feedback = response.prompt_feedback
         if feedback is not None and feedback.block_reason is not None:
@@ -210,8 +295,8 @@ def _reply(response: types.GenerateContentResponse) -> Reply:
         raise BadRequestError(f"Google returned no text (finish reason {finish})")
     usage = response.usage_metadata
     if usage is None:
-        return Reply(text)
+        return Reply(text, tool_calls=calls)
     output = None
     if usage.candidates_token_count is not None:
         output = usage.candidates_token_count + (usage.thoughts_token_count or 0)
-    return Reply(text, usage.prompt_token_count, output)
+    return Reply(text, usage.prompt_token_count, output, calls)

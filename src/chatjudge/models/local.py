@@ -6,6 +6,10 @@ enforced by a grammar built from it, so a reply always parses; string fields are
 capped in length so a small model cannot ramble until `max_tokens` cuts the JSON.
 llama.cpp runs in worker processes (`llama_pool`), never in chatjudge's own: a
 native crash there is a clear error that stops the run, not the end of chatjudge.
+
+It does not `supports_tools`: SmolLM2-135M was not trained to call tools, and any GGUF
+file's chat template may or may not render them, so offering tools would be a pretence;
+a row with tools needs a model that can call them.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from chatjudge.errors import UsageError
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.sdk import require
 from chatjudge.models.tokens import LlamaVocab, Tokenizer
+from chatjudge.models.tools import refuse_tools
 from chatjudge.options import ClientOptions
 from chatjudge.types import ModelRequest, Reply
 
@@ -93,6 +98,7 @@ class LocalModel(Model):
         return {"provider": self.provider, "model": self.path.name, "size": self._size}
 
     async def generate(self, request: ModelRequest) -> Reply:
+        refuse_tools(self, request)  # SmolLM2 was not trained to call tools (module doc)
         settings = request.settings
         reply = await self.pool.call(
             request.messages,
