@@ -74,9 +74,22 @@ def test_older_genai_events_as_log_records_joined_to_their_spans(tmp_path: Path)
     [row] = imported(tmp_path, spans_file, logs_file)
     assert row["history"] == [SYSTEM]
     assert row["prompt"] == "Look x up."
-    assert row["baseline_model_response"] == (
-        '[tool call] lookup({"q": "x"})\n[tool result lookup] x is 42\nIt is 42.'
-    )
+    assert row["baseline_model_response"] == "It is 42."
+    assert row["baseline_trajectory"] == [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": '{"q": "x"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "x is 42"},
+        {"role": "assistant", "content": "It is 42."},
+    ]
     assert (row["turn"], row["tool_calls"], row["model"]) == (1, 1, "m-1")
 
 
@@ -313,9 +326,12 @@ def test_a_tool_step_missing_from_the_export_does_not_merge_two_turns(tmp_path: 
     (tmp_path / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     rows = imported(tmp_path, tmp_path / "log.jsonl")
     assert [(r["turn"], r["prompt"]) for r in rows] == [(1, "Hi"), (2, "Use f")]
-    assert rows[1]["baseline_model_response"] == (
-        "[tool call] f({})\n[tool result f] 42\nIt is 42."
-    )
+    assert rows[1]["baseline_model_response"] == "It is 42."
+    assert rows[1]["baseline_trajectory"] == [
+        {**second[3], "content": ""},  # no text beside the call: "" in a row
+        second[4],
+        assistant("It is 42."),
+    ]
 
 
 def test_events_named_by_attribute_and_ids_in_base64(tmp_path: Path) -> None:
@@ -518,3 +534,62 @@ def test_a_span_exported_twice_is_read_once_and_another_under_its_id_is_named(
     named = f"t.jsonl:3 span {ids[1]} (trace {span['traceId']}): other content under the ids "
     assert named + f"of t.jsonl:2 span {ids[1]}, which was kept" in said
     assert sorted(r["baseline_model_response"] for r in read_rows(out)) == ["Hello", "Hey"]
+
+
+def test_genai_tool_definitions_become_the_rows_tools(tmp_path: Path) -> None:
+    """`gen_ai.tool.definitions` (the GenAI form: name, description and parameters beside
+    `type`), as JSON text on the span, read into the rows' shape."""
+    definitions = [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "description": "Weather of a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+        {"type": "function", "name": "clock"},  # what is NOT RECOMMENDED by default: absent
+    ]
+    attrs = genai([user("Hi")], "Hello", **{"gen_ai.tool.definitions": json.dumps(definitions)})
+    write_otlp([Span(attrs, 0)], tmp_path / "spans.jsonl")
+    [row] = imported(tmp_path, tmp_path / "spans.jsonl")
+    assert row["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Weather of a city.",
+                "parameters": definitions[0]["parameters"],
+            },
+        },
+        {
+            "type": "function",
+            "function": {"name": "clock", "description": "", "parameters": {"type": "object"}},
+        },
+    ]
+
+
+def test_openllmetry_tool_calls_without_ids_and_its_functions(tmp_path: Path) -> None:
+    """OpenLLMetry records no call ids here: the calls get `call_<n>` and their results
+    pair with them; `llm.request.functions.N.*` are the definitions."""
+    attrs = {
+        "llm.request.type": "chat",
+        "gen_ai.response.model": "gpt-x",
+        "llm.request.functions.0.name": "lookup",
+        "llm.request.functions.0.description": "Look a word up.",
+        "llm.request.functions.0.parameters": '{"type": "object"}',
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": "Look x up.",
+        "gen_ai.prompt.1.role": "assistant",
+        "gen_ai.prompt.1.tool_calls.0.name": "lookup",
+        "gen_ai.prompt.1.tool_calls.0.arguments": '{"q":"x"}',
+        "gen_ai.prompt.2.role": "tool",
+        "gen_ai.prompt.2.content": "x is 42",
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.content": "It is 42.",
+    }
+    write_otlp([Span(attrs, 0)], tmp_path / "spans.jsonl")
+    [row] = imported(tmp_path, tmp_path / "spans.jsonl")
+    [call, result, reply] = row["baseline_trajectory"]
+    assert call["tool_calls"][0]["id"] == result["tool_call_id"] == "call_1"
+    assert call["tool_calls"][0]["function"] == {"name": "lookup", "arguments": '{"q": "x"}'}
+    assert (result["content"], reply["content"]) == ("x is 42", row["baseline_model_response"])
+    assert row["tools"][0]["function"]["description"] == "Look a word up."
