@@ -273,8 +273,52 @@ def test_the_bundled_example_export(tmp_path: Path) -> None:
     rows = read_rows(out)
     assert len(rows) == 6 and {r["user.tier"] for r in rows} == {"free", "pro"}
     assert all(r["history"][0]["role"] == "system" for r in rows)
+    # The tool turn ends its conversation: its last turn holds production's trajectory, and
+    # no last turn's history holds a tool call (`generate` offers a candidate no tools yet).
+    assert [r["prompt"] for r in rows if "baseline_trajectory" in r] == [
+        "What will the weather be like there right now?"
+    ]
+    assert not any(m["role"] == "tool" or "tool_calls" in m for r in rows for m in r["history"])
     weather = imported(tmp_path, example)
     assert sum(r["tool_calls"] for r in weather) == 1
+
+
+def test_the_bundled_agent_export(tmp_path: Path) -> None:
+    """examples/traces/otel-agent.jsonl (recorded by examples/traces/record_agent.py with the
+    OpenInference instrumentation): an assistant calling tools one at a time, in sequence and
+    two at once; every row holds the tools offered, each tool turn production's trajectory,
+    and `run` accepts the rows beside a candidate's reply."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "traces" / "otel-agent.jsonl"
+    rows = imported(tmp_path, example)
+    assert len(rows) == 9 and len({r["conversation_id"] for r in rows}) == 6  # session ids
+    names = {"lookup_order", "track_parcel", "shop_policy"}
+    assert all({t["function"]["name"] for t in r["tools"]} == names for r in rows)
+    first = next(r for r in rows if r["id"] == "s-81f2#1")
+    asked = [m for m in first["baseline_trajectory"] if m["role"] == "assistant"]
+    assert [[c["function"]["name"] for c in m.get("tool_calls", [])] for m in asked] == [
+        ["lookup_order"],
+        ["track_parcel"],
+        [],
+    ]
+    both = next(r for r in rows if r["id"] == "s-90c4#1")["baseline_trajectory"]
+    call_ids = [c["id"] for c in both[0]["tool_calls"]]
+    assert [m["tool_call_id"] for m in both[1:3]] == call_ids and len(set(call_ids)) == 2
+    later = next(r for r in rows if r["id"] == "s-90c4#2")
+    assert [m["role"] for m in later["history"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text("".join(json.dumps({**r, "response": "Candidate."}) + "\n" for r in rows))
+    done = run_cli(
+        "run", str(replies), "-p", "pairwise-chat-quality", "--dry-run",
+        "--out", str(tmp_path / "judged"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_pretty_printed_export_and_a_json_array_log(tmp_path: Path) -> None:
