@@ -17,6 +17,14 @@ from tests.traces.conftest import read_rows
 from tests.traces.otlp_files import Span, assistant, genai, user, write_otlp
 
 SYSTEM = {"role": "system", "content": "Be brief."}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "lookup",
+        "description": "Look a word up.",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+    },
+}
 
 
 def imported(tmp_path: Path, *files: Path, turns: str = "all") -> list[dict]:
@@ -189,7 +197,8 @@ def test_recorded_conversation_ids_group_and_truncated_history_is_kept_as_seen(
 
 
 def test_openinference_session_ids_in_a_parquet_span_table(tmp_path: Path) -> None:
-    """A span table as Phoenix exports it: nested message lists in attribute columns."""
+    """A span table as Phoenix exports it: nested message lists in attribute columns, the
+    tools offered as `attributes.llm.tools` (a list of `{"tool": {"json_schema": ...}}`)."""
 
     def message(role: str, content: str) -> dict:
         return {"message.role": role, "message.content": content}
@@ -214,6 +223,7 @@ def test_openinference_session_ids_in_a_parquet_span_table(tmp_path: Path) -> No
                 [message("assistant", "Hello")],
                 None,
             ],
+            "attributes.llm.tools": [[{"tool": {"json_schema": json.dumps(TOOL)}}], None, None],
         }
     )
     table.to_parquet(tmp_path / "spans.parquet")
@@ -223,10 +233,12 @@ def test_openinference_session_ids_in_a_parquet_span_table(tmp_path: Path) -> No
     ] == [("s-1", 1, "Hi", "Hello"), ("s-1", 2, "More", "Sure.")]
     assert rows[1]["source"] == "spans.parquet:1 span s1"
     assert rows[1]["start_time"] == "2025-01-01T00:00:10.000Z"
+    assert (rows[1]["tools"], "tools" in rows[0]) == ([TOOL], False)
 
 
 def test_genai_attributes_in_a_csv_span_table(tmp_path: Path) -> None:
-    first = genai([user("Hi")], "Hello")
+    """One `attributes` column of JSON; `gen_ai.tool.definitions` in it as a list, whole."""
+    first = genai([user("Hi")], "Hello", **{"gen_ai.tool.definitions": [TOOL["function"]]})
     second = genai([user("Hi"), assistant("Hello"), user("Bye")], "Ciao")
     table = pd.DataFrame(
         {
@@ -241,6 +253,7 @@ def test_genai_attributes_in_a_csv_span_table(tmp_path: Path) -> None:
         (1, [], "Hi"),
         (2, [user("Hi"), assistant("Hello")], "Bye"),
     ]
+    assert (rows[0]["tools"], "tools" in rows[1]) == ([TOOL], False)
 
 
 def test_identical_openings_are_told_apart_by_trace_then_by_waiting_longest(

@@ -30,7 +30,7 @@ def definitions_text(recorded: Any, key: str) -> str | None:
     for a definition a row could not hold (no name, a `parameters` that is no JSON Schema)."""
     if recorded is None:
         return None
-    return _normalised(json.dumps(recorded, ensure_ascii=False, sort_keys=True), key)
+    return _normalised(json.dumps(recorded, ensure_ascii=False), key)
 
 
 @functools.lru_cache(maxsize=64)
