@@ -1,4 +1,4 @@
-"""chatjudge.conversation: one rendering of conversations for judges, models and rows."""
+"""chatjudge.conversation: one rendering of conversations for judges and models."""
 
 from __future__ import annotations
 
@@ -11,12 +11,9 @@ from chatjudge.conversation import (
     cut,
     judge_texts,
     render_messages,
-    rendered_history,
-    rendered_reply,
     transcript,
 )
 from chatjudge.fields import FieldSpec
-from chatjudge.messages import Msg, ToolCall
 
 CHAT = [
     {"role": "system", "content": "Be brief."},
@@ -63,40 +60,6 @@ def test_a_field_as_a_model_under_test_reads_it() -> None:
     ]
     assert as_messages(None, label="x") == as_messages("", label="x") == []
     assert as_messages([], label="x") == []
-
-
-def test_what_the_assistant_did_with_tools_becomes_lines_of_its_message() -> None:
-    history = [
-        Msg("system", "You can look up the weather."),
-        Msg("user", "Weather in Paris?"),
-        Msg("assistant", "", (ToolCall("get_weather", '{"city": "Paris"}', "c1"),)),
-        Msg("tool", "18 C", tool_call_id="c1"),  # its tool named through the call's id
-        Msg("assistant", "It is 18 C."),
-        Msg("user", "Thanks"),
-    ]
-    assert rendered_history(history) == [
-        {"role": "system", "content": "You can look up the weather."},
-        {"role": "user", "content": "Weather in Paris?"},
-        {
-            "role": "assistant",
-            "content": '[tool call] get_weather({"city": "Paris"})\n'
-            "[tool result get_weather] 18 C\nIt is 18 C.",
-        },
-        {"role": "user", "content": "Thanks"},
-    ]
-
-
-def test_a_turns_reply_holds_its_tool_calls_and_results_then_the_text() -> None:
-    steps = [
-        Msg("assistant", "Let me check.", (ToolCall("clock", "", "t"),)),
-        Msg("tool", "noon", tool_call_id="unknown"),
-        Msg("tool", "ok", name="log"),
-        Msg("assistant", "It is noon."),
-    ]
-    assert rendered_reply(steps) == (
-        "Let me check.\n[tool call] clock()\n[tool result] noon\n[tool result log] ok\nIt is noon."
-    )
-    assert rendered_reply([Msg("assistant", "")]) == ""
 
 
 # Tool calls as a judge reads them (OpenAI's chat format, as rows hold it)

@@ -1,7 +1,10 @@
 """Record examples/traces/otel-genai.jsonl: a small travel assistant, written with the
 official `openai` client and instrumented by `opentelemetry-instrumentation-openai-v2`,
-holds six conversations with a stand-in chat server on loopback (scripted replies, one
-turn with a tool call); the OpenTelemetry SDK's OTLP JSON file exporter writes the spans.
+holds six conversations with a stand-in chat server on loopback (scripted replies; one
+conversation ends on a turn with a tool call, so that its last turn's row holds production's
+trajectory and no history with tools); the OpenTelemetry SDK's OTLP JSON file exporter
+writes the spans. examples/traces/record_agent.py records an assistant that calls tools
+throughout.
 
 A span processor copies the user's tier onto every span the app starts, as production
 apps do with baggage, so that `chatjudge import --keep user.tier` can slice by it.
@@ -17,6 +20,7 @@ import contextvars
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +32,8 @@ SYSTEM = "You are Wayfarer, the assistant of a travel agency. Answer in two sent
 # then interleave, as real users' do.
 CONVERSATIONS = [
     ("free", ["Hi! I'm thinking of a long weekend in Lisbon in March.",
-              "What will the weather be like there right now?",
-              "Great, and which neighbourhood should I stay in?"]),
+              "Great, and which neighbourhood should I stay in?",
+              "What will the weather be like there right now?"]),
     ("pro", ["Hi! I'm thinking of a long weekend in Lisbon in March.",
              "Can you book me a table for two at a seafood restaurant?"]),
     ("pro", ["My flight to Oslo got cancelled. What are my rights?",
@@ -103,21 +107,22 @@ def answer(messages: list[dict[str, Any]]) -> dict[str, Any]:
     return {"role": "assistant", "content": REPLIES[last["content"]]}
 
 
-async def chat(request: web.Request) -> web.Response:
-    body = await request.json()
-    message = answer(body["messages"])
-    finish = "tool_calls" if message.get("tool_calls") else "stop"
-    return web.json_response({
-        "id": "chatcmpl-example", "object": "chat.completion", "created": 1_760_000_000,
-        "model": "wayfarer-2025-09",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160},
-    })
-
-
-def serve() -> tuple[str, asyncio.AbstractEventLoop]:
+def serve(answer: Callable[[list[dict[str, Any]]], dict[str, Any]], model: str) -> str:
+    """A stand-in chat-completions server on loopback, in a background thread, answering
+    each request's messages with `answer`; its base URL."""
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        message = answer(body["messages"])
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        return web.json_response({
+            "id": "chatcmpl-example", "object": "chat.completion", "created": 1_760_000_000,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160},
+        })
 
     async def start() -> int:
         app = web.Application()
@@ -129,7 +134,7 @@ def serve() -> tuple[str, asyncio.AbstractEventLoop]:
         return runner.addresses[0][1]
 
     port = asyncio.run_coroutine_threadsafe(start(), loop).result()
-    return f"http://127.0.0.1:{port}/v1", loop
+    return f"http://127.0.0.1:{port}/v1"
 
 
 def main() -> None:
@@ -154,7 +159,7 @@ def main() -> None:
     provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(out)))
     OpenAIInstrumentor().instrument(tracer_provider=provider)
 
-    base_url, _ = serve()
+    base_url = serve(answer, "wayfarer-2025-09")
     client = openai.OpenAI(base_url=base_url, api_key="not-a-key", max_retries=0)
     histories: list[list[dict[str, Any]]] = [
         [{"role": "system", "content": SYSTEM}] for _ in CONVERSATIONS

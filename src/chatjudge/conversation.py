@@ -15,23 +15,18 @@ same everywhere once it is added here:
   call; the arguments are canonical JSON (sorted keys) where they are JSON, else as
   recorded; a result longer than `tool_result_chars` keeps its first characters and ends
   with `… [cut 1,234 of 3,234 characters]`.
-- a model under test reads chat messages (`as_messages`);
-- a row holds `system`, `user` and `assistant` messages with text, so what the assistant side
-  did with tools (read from traces) becomes lines of the assistant's message of that turn:
-  `[tool call] name({"arg": ...})` and `[tool result name] ...` (the assistant called the tool
-  and read its result), which also keeps user and assistant alternating for chat templates
-  that demand it (`rendered_history`, `rendered_reply`).
+- a model under test reads chat messages (`as_messages`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from chatjudge import jsoncodec
 from chatjudge.fields import FieldSpec
-from chatjudge.messages import Msg, text_of, tool_calls_of
+from chatjudge.messages import text_of, tool_calls_of
 from chatjudge.types import Message
 
 TOOL_RESULT_CHARS = 2000  # a tool result's characters a judge reads, by default
@@ -165,42 +160,3 @@ def as_messages(value: Any, *, label: str) -> list[Message]:
     if isinstance(value, list):
         return [{"role": m["role"], "content": m["content"]} for m in value]
     return [{"role": "system", "content": f"{label}:\n{value}"}]
-
-
-def rendered_history(messages: Sequence[Msg]) -> list[dict[str, str]]:
-    """Messages as chatjudge's rows hold them: system and user as they are; everything the
-    assistant side did between two user messages (text, tool calls, tool results) as one
-    assistant message."""
-    rows: list[dict[str, str]] = []
-    side: list[str] = []
-    names: dict[str, str] = {}
-    for message in messages:
-        if message.role in ("assistant", "tool"):
-            side.extend(_lines(message, names))
-            continue
-        if side:
-            rows.append({"role": "assistant", "content": "\n".join(side)})
-            side = []
-        rows.append({"role": message.role, "content": message.content})
-    if side:
-        rows.append({"role": "assistant", "content": "\n".join(side)})
-    return rows
-
-
-def rendered_reply(messages: Iterable[Msg]) -> str:
-    """The assistant side of one turn as one text: tool calls and results, then the reply."""
-    names: dict[str, str] = {}
-    return "\n".join(line for m in messages for line in _lines(m, names))
-
-
-def _lines(message: Msg, names: dict[str, str]) -> list[str]:
-    if message.role == "tool":
-        name = message.name or names.get(message.tool_call_id or "", "")
-        label = f"[tool result {name}]" if name else "[tool result]"
-        return [f"{label} {message.content}"]
-    lines = [message.content] if message.content or not message.tool_calls else []
-    for call in message.tool_calls:
-        if call.id:
-            names[call.id] = call.name
-        lines.append(f"[tool call] {call.name}({call.arguments})")
-    return lines

@@ -1,9 +1,10 @@
 """A production assistant in miniature, run in its own process (instrumentations set global
 tracer and logger providers): the official `openai` client, instrumented by one of the real
-instrumentations, holds scripted multi-turn conversations (one with a tool call) with a
-chat-completions server, and the OpenTelemetry SDK exports the spans to an OTLP JSON file
-with its file exporter. What the app sent and received is written
-to a JSON file, for the test to compare the import with, message for message.
+instrumentations, holds scripted conversations with a chat-completions server, offering it a
+tool (two turns call it: one in the middle of a conversation, one that is its last turn),
+and the OpenTelemetry SDK exports the spans to an OTLP JSON file with its file exporter.
+What the app sent and received is written to a JSON file, for the test to compare the
+import with, message for message.
 
     python -m tests.traces.instrumented_app openai-v2|openai-v2-events|openinference|log \
         --base-url URL --out FILE --sent FILE [--logs FILE]
@@ -26,8 +27,9 @@ CONVERSATIONS: list[tuple[str | None, list[str]]] = [
     (SYSTEM, ["Hi, I'm planning a trip.", "What's the weather in Paris?", "Thanks!"]),
     (SYSTEM, ["Hi, I'm planning a trip.", "Which museums should I see?"]),
     (None, ["Translate 'hello' into French.", "And into German?"]),
+    (SYSTEM, ["Should I take an umbrella? Check the weather."]),
 ]
-SCHEDULE = [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1), (0, 2)]
+SCHEDULE = [(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1), (2, 1), (0, 2)]
 WEATHER_TOOL = {
     "type": "function",
     "function": {
@@ -102,8 +104,9 @@ def converse(base_url: str, log: Any = None) -> list[list[dict[str, Any]]]:
             )
             reply = response.choices[0].message.model_dump(exclude_none=True)
             if log is not None:
-                record = {"request": {"model": "assistant-v1", "messages": sent}}
-                log.write(json.dumps({**record, "response": response.model_dump()}) + "\n")
+                request = {"model": "assistant-v1", "messages": sent, "tools": [WEATHER_TOOL]}
+                record = {"request": request, "response": response.model_dump()}
+                log.write(json.dumps(record) + "\n")
             calls[c].append({"messages": sent, "reply": reply})
             history.append(reply)
             if not reply.get("tool_calls"):

@@ -17,6 +17,14 @@ from tests.traces.conftest import read_rows
 from tests.traces.otlp_files import Span, assistant, genai, user, write_otlp
 
 SYSTEM = {"role": "system", "content": "Be brief."}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "lookup",
+        "description": "Look a word up.",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+    },
+}
 
 
 def imported(tmp_path: Path, *files: Path, turns: str = "all") -> list[dict]:
@@ -74,9 +82,22 @@ def test_older_genai_events_as_log_records_joined_to_their_spans(tmp_path: Path)
     [row] = imported(tmp_path, spans_file, logs_file)
     assert row["history"] == [SYSTEM]
     assert row["prompt"] == "Look x up."
-    assert row["baseline_model_response"] == (
-        '[tool call] lookup({"q": "x"})\n[tool result lookup] x is 42\nIt is 42.'
-    )
+    assert row["baseline_model_response"] == "It is 42."
+    assert row["baseline_trajectory"] == [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": '{"q": "x"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "x is 42"},
+        {"role": "assistant", "content": "It is 42."},
+    ]
     assert (row["turn"], row["tool_calls"], row["model"]) == (1, 1, "m-1")
 
 
@@ -176,7 +197,8 @@ def test_recorded_conversation_ids_group_and_truncated_history_is_kept_as_seen(
 
 
 def test_openinference_session_ids_in_a_parquet_span_table(tmp_path: Path) -> None:
-    """A span table as Phoenix exports it: nested message lists in attribute columns."""
+    """A span table as Phoenix exports it: nested message lists in attribute columns, the
+    tools offered as `attributes.llm.tools` (a list of `{"tool": {"json_schema": ...}}`)."""
 
     def message(role: str, content: str) -> dict:
         return {"message.role": role, "message.content": content}
@@ -201,6 +223,7 @@ def test_openinference_session_ids_in_a_parquet_span_table(tmp_path: Path) -> No
                 [message("assistant", "Hello")],
                 None,
             ],
+            "attributes.llm.tools": [[{"tool": {"json_schema": json.dumps(TOOL)}}], None, None],
         }
     )
     table.to_parquet(tmp_path / "spans.parquet")
@@ -210,10 +233,12 @@ def test_openinference_session_ids_in_a_parquet_span_table(tmp_path: Path) -> No
     ] == [("s-1", 1, "Hi", "Hello"), ("s-1", 2, "More", "Sure.")]
     assert rows[1]["source"] == "spans.parquet:1 span s1"
     assert rows[1]["start_time"] == "2025-01-01T00:00:10.000Z"
+    assert (rows[1]["tools"], "tools" in rows[0]) == ([TOOL], False)
 
 
 def test_genai_attributes_in_a_csv_span_table(tmp_path: Path) -> None:
-    first = genai([user("Hi")], "Hello")
+    """One `attributes` column of JSON; `gen_ai.tool.definitions` in it as a list, whole."""
+    first = genai([user("Hi")], "Hello", **{"gen_ai.tool.definitions": [TOOL["function"]]})
     second = genai([user("Hi"), assistant("Hello"), user("Bye")], "Ciao")
     table = pd.DataFrame(
         {
@@ -228,6 +253,7 @@ def test_genai_attributes_in_a_csv_span_table(tmp_path: Path) -> None:
         (1, [], "Hi"),
         (2, [user("Hi"), assistant("Hello")], "Bye"),
     ]
+    assert (rows[0]["tools"], "tools" in rows[1]) == ([TOOL], False)
 
 
 def test_identical_openings_are_told_apart_by_trace_then_by_waiting_longest(
@@ -260,8 +286,52 @@ def test_the_bundled_example_export(tmp_path: Path) -> None:
     rows = read_rows(out)
     assert len(rows) == 6 and {r["user.tier"] for r in rows} == {"free", "pro"}
     assert all(r["history"][0]["role"] == "system" for r in rows)
+    # The tool turn ends its conversation: its last turn holds production's trajectory, and
+    # no last turn's history holds a tool call (`generate` offers a candidate no tools yet).
+    assert [r["prompt"] for r in rows if "baseline_trajectory" in r] == [
+        "What will the weather be like there right now?"
+    ]
+    assert not any(m["role"] == "tool" or "tool_calls" in m for r in rows for m in r["history"])
     weather = imported(tmp_path, example)
     assert sum(r["tool_calls"] for r in weather) == 1
+
+
+def test_the_bundled_agent_export(tmp_path: Path) -> None:
+    """examples/traces/otel-agent.jsonl (recorded by examples/traces/record_agent.py with the
+    OpenInference instrumentation): an assistant calling tools one at a time, in sequence and
+    two at once; every row holds the tools offered, each tool turn production's trajectory,
+    and `run` accepts the rows beside a candidate's reply."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "traces" / "otel-agent.jsonl"
+    rows = imported(tmp_path, example)
+    assert len(rows) == 9 and len({r["conversation_id"] for r in rows}) == 6  # session ids
+    names = {"lookup_order", "track_parcel", "shop_policy"}
+    assert all({t["function"]["name"] for t in r["tools"]} == names for r in rows)
+    first = next(r for r in rows if r["id"] == "s-81f2#1")
+    asked = [m for m in first["baseline_trajectory"] if m["role"] == "assistant"]
+    assert [[c["function"]["name"] for c in m.get("tool_calls", [])] for m in asked] == [
+        ["lookup_order"],
+        ["track_parcel"],
+        [],
+    ]
+    both = next(r for r in rows if r["id"] == "s-90c4#1")["baseline_trajectory"]
+    call_ids = [c["id"] for c in both[0]["tool_calls"]]
+    assert [m["tool_call_id"] for m in both[1:3]] == call_ids and len(set(call_ids)) == 2
+    later = next(r for r in rows if r["id"] == "s-90c4#2")
+    assert [m["role"] for m in later["history"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text("".join(json.dumps({**r, "response": "Candidate."}) + "\n" for r in rows))
+    done = run_cli(
+        "run", str(replies), "-p", "pairwise-chat-quality", "--dry-run",
+        "--out", str(tmp_path / "judged"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_pretty_printed_export_and_a_json_array_log(tmp_path: Path) -> None:
@@ -313,9 +383,12 @@ def test_a_tool_step_missing_from_the_export_does_not_merge_two_turns(tmp_path: 
     (tmp_path / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     rows = imported(tmp_path, tmp_path / "log.jsonl")
     assert [(r["turn"], r["prompt"]) for r in rows] == [(1, "Hi"), (2, "Use f")]
-    assert rows[1]["baseline_model_response"] == (
-        "[tool call] f({})\n[tool result f] 42\nIt is 42."
-    )
+    assert rows[1]["baseline_model_response"] == "It is 42."
+    assert rows[1]["baseline_trajectory"] == [
+        {**second[3], "content": ""},  # no text beside the call: "" in a row
+        second[4],
+        assistant("It is 42."),
+    ]
 
 
 def test_events_named_by_attribute_and_ids_in_base64(tmp_path: Path) -> None:
@@ -518,3 +591,62 @@ def test_a_span_exported_twice_is_read_once_and_another_under_its_id_is_named(
     named = f"t.jsonl:3 span {ids[1]} (trace {span['traceId']}): other content under the ids "
     assert named + f"of t.jsonl:2 span {ids[1]}, which was kept" in said
     assert sorted(r["baseline_model_response"] for r in read_rows(out)) == ["Hello", "Hey"]
+
+
+def test_genai_tool_definitions_become_the_rows_tools(tmp_path: Path) -> None:
+    """`gen_ai.tool.definitions` (the GenAI form: name, description and parameters beside
+    `type`), as JSON text on the span, read into the rows' shape."""
+    definitions = [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "description": "Weather of a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+        {"type": "function", "name": "clock"},  # what is NOT RECOMMENDED by default: absent
+    ]
+    attrs = genai([user("Hi")], "Hello", **{"gen_ai.tool.definitions": json.dumps(definitions)})
+    write_otlp([Span(attrs, 0)], tmp_path / "spans.jsonl")
+    [row] = imported(tmp_path, tmp_path / "spans.jsonl")
+    assert row["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Weather of a city.",
+                "parameters": definitions[0]["parameters"],
+            },
+        },
+        {
+            "type": "function",
+            "function": {"name": "clock", "description": "", "parameters": {"type": "object"}},
+        },
+    ]
+
+
+def test_openllmetry_tool_calls_without_ids_and_its_functions(tmp_path: Path) -> None:
+    """OpenLLMetry records no call ids here: the calls get `call_<n>` and their results
+    pair with them; `llm.request.functions.N.*` are the definitions."""
+    attrs = {
+        "llm.request.type": "chat",
+        "gen_ai.response.model": "gpt-x",
+        "llm.request.functions.0.name": "lookup",
+        "llm.request.functions.0.description": "Look a word up.",
+        "llm.request.functions.0.parameters": '{"type": "object"}',
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": "Look x up.",
+        "gen_ai.prompt.1.role": "assistant",
+        "gen_ai.prompt.1.tool_calls.0.name": "lookup",
+        "gen_ai.prompt.1.tool_calls.0.arguments": '{"q":"x"}',
+        "gen_ai.prompt.2.role": "tool",
+        "gen_ai.prompt.2.content": "x is 42",
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.content": "It is 42.",
+    }
+    write_otlp([Span(attrs, 0)], tmp_path / "spans.jsonl")
+    [row] = imported(tmp_path, tmp_path / "spans.jsonl")
+    [call, result, reply] = row["baseline_trajectory"]
+    assert call["tool_calls"][0]["id"] == result["tool_call_id"] == "call_1"
+    assert call["tool_calls"][0]["function"] == {"name": "lookup", "arguments": '{"q": "x"}'}
+    assert (result["content"], reply["content"]) == ("x is 42", row["baseline_model_response"])
+    assert row["tools"][0]["function"]["description"] == "Look a word up."

@@ -328,3 +328,35 @@ def test_a_line_nested_too_deep_is_a_row_error(tmp_path: Path) -> None:
     message = refused(tmp_path, tmp_path / "t.jsonl")
     assert "t.jsonl:2: unparseable JSON: nested more than 200 levels deep" in message
     assert "Traceback" not in message
+
+
+def test_tool_calls_a_row_could_not_hold_are_refused_naming_the_call(tmp_path: Path) -> None:
+    """A tool definition whose `parameters` is no JSON Schema; a turn whose last recorded
+    call asked for a tool (the final reply's call is missing from the export); a tool result
+    that answers no call. Each would make a row `run` refuses, so import names it, and
+    `--skip-invalid` writes the rest."""
+    schema = {"type": "function", "function": {"name": "f", "parameters": {"type": 3}}}
+    bad_tools = {"messages": [user("Yo")], "choices": [{"message": assistant("Hey")}]}
+    (tmp_path / "tools.jsonl").write_text(json.dumps({**bad_tools, "tools": [schema]}) + "\n")
+    assert (
+        "tools.jsonl:1: the request's tools: tool 1 ('f'): parameters is not a JSON Schema"
+    ) in refused(tmp_path, tmp_path / "tools.jsonl")
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    orphan = {"role": "tool", "tool_call_id": "gone", "content": "42"}
+    records = [
+        {"messages": [user("Use f")], "choices": [{"message": {"tool_calls": [call]}}]},
+        {"messages": [orphan, user("Hi")], "choices": [{"message": assistant("Hello")}]},
+        {"messages": [user("Fine?")], "choices": [{"message": assistant("Fine.")}]},
+    ]
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    message = refused(tmp_path, log)
+    assert "log.jsonl:1: the turn ends on tool calls that no later call answers" in message
+    assert (
+        "log.jsonl:2: the row's history cannot be replayed: message 1: tool result answers no "
+        "earlier call (id 'gone')"
+    ) in message
+    out = tmp_path / "rows.jsonl"
+    done = run_cli("import", str(log), "--out", str(out), "--skip-invalid")
+    assert done.returncode == 1, done.stderr
+    assert [r["prompt"] for r in read_rows(out)] == ["Fine?"]

@@ -82,6 +82,33 @@ def test_redact_replaces_matches_everywhere_before_writing(tmp_path: Path) -> No
     assert first["baseline_model_response"] == "reply 0.2 (key [REDACTED])"
 
 
+def test_redact_covers_tool_arguments_and_results_not_roles_ids_or_names(
+    tmp_path: Path,
+) -> None:
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "find_user", "arguments": json.dumps({"mail": EMAIL})},
+    }
+    sent = [
+        {"role": "user", "content": "Who am I?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": f"Ana, {EMAIL}"},
+    ]
+    record = {"messages": sent, "choices": [{"message": {"role": "assistant", "content": "Ana."}}]}
+    log = tmp_path / "tools.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    [row] = imported(tmp_path, "--redact", r"[\w.]+@[\w.]+", log=log)
+    assert EMAIL not in (tmp_path / "rows.jsonl").read_text()
+    [asked, answered, _] = row["baseline_trajectory"]
+    assert asked["tool_calls"][0]["id"] == answered["tool_call_id"] == "c1"
+    assert asked["tool_calls"][0]["function"] == {
+        "name": "find_user",
+        "arguments": '{"mail": "[REDACTED]"}',
+    }
+    assert answered == {"role": "tool", "tool_call_id": "c1", "content": "Ana, [REDACTED]"}
+
+
 def test_redact_also_covers_a_session_id_without_merging_conversations(tmp_path: Path) -> None:
     records = [
         {

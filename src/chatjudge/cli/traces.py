@@ -41,8 +41,11 @@ OutOpt = Annotated[
 def import_traces(files: FilesArg, out: OutOpt, **options: Any) -> None:
     """Turn production traces into rows for a pairwise replay: calls grouped into
     conversations, each row the history and user turn a production call saw and the reply
-    it gave (baseline_model_response). A span whose trace and span ids were read before
-    is read once if it makes the same call, and left out with a warning if not.
+    it gave (baseline_model_response). Tool calls and results stay messages (OpenAI's chat
+    format); a turn that called tools keeps them in baseline_trajectory, and the tools
+    offered go in `tools` where the trace records them. A span whose trace and span ids
+    were read before is read once if it makes the same call, and left out with a warning if
+    not.
 
     Then `generate --field response --model CANDIDATE`, `run -p pairwise-chat-quality`
     and `gate` compare a candidate model with production.

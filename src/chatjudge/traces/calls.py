@@ -72,6 +72,7 @@ class Call:
     trace_id: str | None = None
     conversation: str | None = None  # the recorded conversation or session id, if any
     kept: dict[str, Any] = field(default_factory=dict)  # attributes named by --keep
+    tools: str | None = None  # the tool definitions offered, as JSON text (`tool_definitions`)
 
 
 def replied(where: Where, reply: Msg) -> Msg:
@@ -83,17 +84,22 @@ def replied(where: Where, reply: Msg) -> Msg:
 
 
 class Interner:
-    """Hands back one shared object per distinct message."""
+    """Hands back one shared object per distinct message (its tool-call ids included: two
+    conversations that called alike keep their own ids) and per distinct text."""
 
     def __init__(self) -> None:
-        self._seen: dict[Msg, Msg] = {}
+        self._seen: dict[tuple[Msg, tuple[str | None, ...]], Msg] = {}
+        self._texts: dict[str, str] = {}
 
     def __call__(self, messages: tuple[Msg, ...] | list[Msg]) -> tuple[Msg, ...]:
-        seen = self._seen
-        return tuple(seen.setdefault(m, m) for m in messages)
+        return tuple(map(self.one, messages))
 
     def one(self, message: Msg) -> Msg:
-        return self._seen.setdefault(message, message)
+        ids = (message.tool_call_id, *(c.id for c in message.tool_calls))
+        return self._seen.setdefault((message, ids), message)
+
+    def text(self, text: str | None) -> str | None:
+        return None if text is None else self._texts.setdefault(text, text)
 
 
 def keep_from(sources: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, Any]:

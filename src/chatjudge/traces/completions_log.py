@@ -1,6 +1,7 @@
 """Logs of chat-completions calls: one JSON object per line holding the request's
 `messages` and the response's `choices`, either side by side or as `request` and
-`response` objects (what a logging proxy or a middleware writes).
+`response` objects (what a logging proxy or a middleware writes); the request's `tools`
+are the tools the call was offered.
 
 The time of a call is its `timestamp` (ISO 8601, or a number since the epoch in seconds,
 milliseconds, microseconds or nanoseconds), else the response's `created`; a recorded
@@ -16,6 +17,7 @@ from chatjudge.messages import LayoutError
 from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from, replied
 from chatjudge.traces.choices import openai_call
 from chatjudge.traces.times import nanoseconds
+from chatjudge.traces.tools import definitions_text
 
 _TIME_KEYS = ("timestamp", "time", "start_time", "created_at")
 _CONVERSATION_KEYS = ("conversation_id", "session_id", "thread_id")
@@ -46,6 +48,7 @@ def call_of_record(record: Any, where: Where, *, keep: tuple[str, ...], intern: 
     request, response = _sides(record)
     try:
         sent, reply = openai_call(request["messages"], response["choices"])
+        offered = definitions_text(request.get("tools"), "the request's tools")
     except LayoutError as exc:
         raise TraceProblem(where, str(exc)) from None
     metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
@@ -72,4 +75,5 @@ def call_of_record(record: Any, where: Where, *, keep: tuple[str, ...], intern: 
         None,
         conversation,
         keep_from([f for f in fields if isinstance(f, dict)], keep),
+        intern.text(offered),
     )

@@ -22,7 +22,6 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from chatjudge.conversation import rendered_reply
 from chatjudge.messages import Msg
 from chatjudge.traces.calls import Call, TraceProblem
 from chatjudge.traces.redact import Redactor
@@ -146,7 +145,7 @@ def contradiction(
         if at is None or at + 1 >= len(seen) or seen[at + 1].role != "assistant":
             continue  # production truncated or summarised the history: nothing to compare
         if seen[at + 1] != before[0].reply:
-            said, recorded = rendered_reply([seen[at + 1]]), rendered_reply([before[0].reply])
+            said, recorded = _said(seen[at + 1]), _said(before[0].reply)
             quoted = [redactor.text(t) for t in (said, asked.content if asked else "", recorded)]
             return TraceProblem(
                 first.where,
@@ -155,6 +154,12 @@ def contradiction(
                 f"{_short(quoted[1])}, but {before[0].where} recorded {_short(quoted[2])}",
             )
     return None
+
+
+def _said(message: Msg) -> str:
+    """What an assistant message said, as a problem quotes it: its text, then its calls."""
+    calls = (f"{c.name}({c.arguments})" for c in message.tool_calls)
+    return "\n".join(t for t in (message.content, *calls) if t)
 
 
 def _short(text: str, limit: int = 60) -> str:

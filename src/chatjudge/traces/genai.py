@@ -8,6 +8,10 @@ Three generations are read:
   `gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`, `gen_ai.choice`
   (and the first form, `gen_ai.content.prompt` / `gen_ai.content.completion`);
 - OpenLLMetry's indexed attributes: `gen_ai.prompt.N.role`, `gen_ai.completion.N.content`.
+
+The tools a call was offered: `gen_ai.tool.definitions` (a JSON list of `{"type":
+"function", "name", "description", "parameters"}`), or OpenLLMetry's
+`llm.request.functions` (indexed, `llm.request.functions.N.name`, or one JSON list).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from chatjudge.messages import (
 )
 from chatjudge.traces.choices import choice_index, first_choice
 from chatjudge.traces.openinference import indexed
+from chatjudge.traces.tools import json_value
 
 CHAT_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
@@ -55,11 +60,35 @@ def is_chat_span(attrs: dict[str, Any], events: list[Event]) -> bool:
     )
 
 
-def genai_messages(attrs: dict[str, Any], events: list[Event]) -> tuple[list[Msg], Msg] | None:
-    """The call's input messages and reply, or None when the span carries none."""
-    for name, payload in events:  # the current attributes, recorded as an event instead
+def _with_details(attrs: dict[str, Any], events: list[Event]) -> dict[str, Any]:
+    """The span's attributes and those its details event holds (the current attributes,
+    recorded as an event instead)."""
+    for name, payload in events:
         if name == DETAILS_EVENT:
             attrs = {**payload, **attrs}
+    return attrs
+
+
+def genai_tools(attrs: dict[str, Any], events: list[Event]) -> Any:
+    """The tool definitions the call was offered, as recorded; None where none are."""
+    attrs = _with_details(attrs, events)
+    for key in ("gen_ai.tool.definitions", "llm.request.functions"):
+        if attrs.get(key) is not None:
+            return json_value(attrs[key], key)
+    functions = indexed(attrs, "llm.request.functions.")
+    return [
+        {
+            "name": f.get("name"),
+            "description": f.get("description"),
+            "parameters": json_value(f.get("parameters"), "llm.request.functions.N.parameters"),
+        }
+        for f in functions
+    ] or None
+
+
+def genai_messages(attrs: dict[str, Any], events: list[Event]) -> tuple[list[Msg], Msg] | None:
+    """The call's input messages and reply, or None when the span carries none."""
+    attrs = _with_details(attrs, events)
     if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
         return _current(attrs)
     if "gen_ai.prompt.0.role" in attrs or "gen_ai.prompt.0.content" in attrs:

@@ -1,7 +1,9 @@
 """OpenInference's conventions (Arize Phoenix's instrumentations): messages flattened into
 indexed attributes, `llm.input_messages.N.message.role` / `.content` /
 `.tool_calls.M.tool_call.function.name`, the reply under `llm.output_messages.0`, the
-conversation under `session.id`, the span marked `openinference.span.kind = LLM`."""
+conversation under `session.id`, the span marked `openinference.span.kind = LLM`; the tools
+offered as `llm.tools.N.tool.json_schema` (each OpenAI's `{"type": "function", "function":
+{...}}` as JSON text), or in the request JSON of `input.value`."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from chatjudge.messages import LayoutError, Msg, openai_message
 from chatjudge.traces.choices import openai_call
+from chatjudge.traces.tools import json_value
 
 
 def is_llm_span(attrs: dict[str, Any]) -> bool:
@@ -38,6 +41,21 @@ def openinference_messages(attrs: dict[str, Any]) -> tuple[list[Msg], Msg] | Non
     if not outputs:
         raise LayoutError("llm.output_messages.0.* is missing: the span has no reply")
     return [_message(m) for m in inputs], _message(outputs[0])
+
+
+def openinference_tools(attrs: dict[str, Any]) -> Any:
+    """The tool definitions the call was offered, as recorded; None where none are."""
+    recorded = indexed(attrs, "llm.tools.")
+    if recorded:
+        return [
+            json_value(tool.get("tool.json_schema"), f"llm.tools.{n}.tool.json_schema")
+            for n, tool in enumerate(recorded)
+        ]
+    try:
+        request = json.loads(attrs.get("input.value") or "null")
+    except (TypeError, ValueError):  # a text input, not a request's JSON
+        return None
+    return request.get("tools") if isinstance(request, dict) else None
 
 
 def _message(fields: dict[str, Any]) -> Msg:

@@ -3,33 +3,61 @@
 
 A row's `history` and `prompt` are exactly what the production call that gave the turn's
 final reply saw (however production truncated or summarised it): the messages before its
-last user message, and that message. `baseline_model_response` is what production
-answered: the tool calls and results of the turn, rendered, then the reply.
+last user message, and that message. Tool calls and results are messages in OpenAI's chat
+format (`chat_format`), wherever they are. `baseline_model_response` is the text production
+answered with; where it went through tool calls first, `baseline_trajectory` holds the
+turn's messages after the user's: the calls, their results and the final message. `tools`:
+the definitions the final call was offered, where the trace records them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from chatjudge import jsoncodec
-from chatjudge.conversation import rendered_history, rendered_reply
+from chatjudge.data.tools import read_row_tools
 from chatjudge.traces.calls import Call, TraceProblem
+from chatjudge.traces.chat_format import chat_messages
 from chatjudge.traces.redact import Redactor
 
 
-class HistoryMessage(BaseModel):
+class Function(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    role: str  # system, user or assistant
+    name: str
+    arguments: str  # JSON text (canonical: sorted keys), or as recorded where it is not JSON
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    type: Literal["function"] = "function"
+    function: Function
+
+
+class ChatMessage(BaseModel):
+    """A message in OpenAI's chat format; `tool_calls` and `tool_call_id` only where set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["system", "user", "assistant", "tool"]
+    tool_call_id: str | None = None  # a tool result: the call it answers
     content: str
+    tool_calls: list[ToolCall] | None = None  # an assistant's calls
+
+    @model_serializer(mode="wrap")
+    def _set_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
 
 
 class ImportedRow(BaseModel):
@@ -41,16 +69,28 @@ class ImportedRow(BaseModel):
     id: str  # <conversation_id>#<turn>
     conversation_id: str
     turn: int  # 1-based, in the reconstructed conversation
-    history: list[HistoryMessage]
+    history: list[ChatMessage]
     prompt: str
     baseline_model_response: str
+    # The turn's messages after the prompt, where production called tools (else absent).
+    baseline_trajectory: list[ChatMessage] | None = None
+    tools: list[dict[str, Any]] | None = None  # the definitions offered (else absent)
     model: str | None  # the production model, as its response named it
     start_time: str | None  # the turn's first call started (ISO 8601, UTC)
     end_time: str | None  # its last call ended
     tool_calls: int  # tool calls the assistant made in this turn
     source: str  # file:line [span id] of the call that gave the final reply
 
+    @model_serializer(mode="wrap")
+    def _optional_columns(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in _OPTIONAL:
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
 
+
+_OPTIONAL = ("baseline_trajectory", "tools")  # written only where a turn has them
 FIELDS = frozenset(ImportedRow.model_fields)
 
 
@@ -64,7 +104,9 @@ def _iso(nanoseconds: int) -> str | None:
 def row_of_turn(
     conversation_id: str, number: int, calls: list[Call], redactor: Redactor
 ) -> ImportedRow:
-    """The row of one turn; TraceProblem when its final call has no user message."""
+    """The row of one turn; TraceProblem when its final call has no user message, when
+    production's final reply is not recorded (the turn ends on tool calls), or when its
+    tool calls and results do not pair up as a row's must."""
     final = calls[-1]
     seen = final.messages
     at = next((i for i in range(len(seen) - 1, -1, -1) if seen[i].role == "user"), None)
@@ -73,37 +115,61 @@ def row_of_turn(
     prompt = seen[at].content
     if not prompt.strip():
         raise TraceProblem(final.where, "the call's last user message is empty")
-    steps = [*seen[at + 1 :], final.reply]
+    if final.reply.tool_calls:
+        raise TraceProblem(
+            final.where,
+            "the turn ends on tool calls that no later call answers: production's final reply "
+            "is not in the files (was a span of this conversation left out of the export?)",
+        )
+    messages = [_redacted(m, redactor) for m in chat_messages([*seen, final.reply])]
+    steps = messages[at + 1 :]
     if redactor:
+        prompt = redactor.text(prompt)
         redacted = redactor.text(conversation_id)
         if redacted != conversation_id:  # an e-mail as session id: a stable stand-in instead
             conversation_id = "conv-" + hashlib.sha1(conversation_id.encode()).hexdigest()[:12]
     kept: dict[str, Any] = {}
     for call in calls:
         kept.update(call.kept)
-    row = ImportedRow(
-        id=f"{conversation_id}#{number}",
-        conversation_id=conversation_id,
-        turn=number,
-        history=[HistoryMessage(**m) for m in rendered_history(seen[:at])],
-        prompt=prompt,
-        baseline_model_response=rendered_reply(steps),
-        model=final.model,
-        start_time=_iso(calls[0].start),
-        end_time=_iso(final.end),
-        tool_calls=sum(len(m.tool_calls) for m in steps),
-        source=str(final.where),
-        **kept,
-    )
-    if redactor:
-        data = row.model_dump()
-        data.update(
-            redactor.value(
-                {k: data[k] for k in ("history", "prompt", "baseline_model_response", *kept)}
-            )
-        )
-        row = ImportedRow.model_validate(data)
-    return row
+    offered = next((c.tools for c in reversed(calls) if c.tools), None)
+    data: dict[str, Any] = {
+        "id": f"{conversation_id}#{number}",
+        "conversation_id": conversation_id,
+        "turn": number,
+        "history": messages[:at],
+        "prompt": prompt,
+        "baseline_model_response": steps[-1]["content"],
+        "baseline_trajectory": steps if len(steps) > 1 else None,
+        "tools": json.loads(offered) if offered else None,
+        "model": final.model,
+        "start_time": _iso(calls[0].start),
+        "end_time": _iso(final.end),
+        "tool_calls": sum(len(m.tool_calls) for m in seen[at + 1 :]),
+        "source": str(final.where),
+        **redactor.value(kept),
+    }
+    _check(data, final)
+    return ImportedRow.model_validate(data)
+
+
+def _redacted(message: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
+    """A message with --redact applied to what was said: its text and its calls' arguments
+    (not its role, ids or tool names)."""
+    if not redactor:
+        return message
+    message["content"] = redactor.text(message["content"])
+    for call in message.get("tool_calls", ()):
+        call["function"]["arguments"] = redactor.text(call["function"]["arguments"])
+    return message
+
+
+def _check(data: dict[str, Any], final: Call) -> None:
+    """The row as `run` and `generate` will check it (`chatjudge.data.tools`): a row they
+    would refuse is a problem of the trace, named here, not a surprise later."""
+    problems = read_row_tools(data, ("history",)).problems
+    if problems:
+        field, found = next(iter(problems.items()))
+        raise TraceProblem(final.where, f"the row's {field} cannot be replayed: {found[0]}")
 
 
 def write_rows(rows: Iterable[ImportedRow], out: Path) -> int:

@@ -8,8 +8,9 @@ from typing import Any
 
 from chatjudge.messages import LayoutError
 from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from, replied
-from chatjudge.traces.genai import Event, genai_messages, is_chat_span
-from chatjudge.traces.openinference import is_llm_span, openinference_messages
+from chatjudge.traces.genai import Event, genai_messages, genai_tools, is_chat_span
+from chatjudge.traces.openinference import is_llm_span, openinference_messages, openinference_tools
+from chatjudge.traces.tools import definitions_text
 
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
@@ -44,15 +45,15 @@ def call_of_span(
     keep: tuple[str, ...],
     intern: Interner,
 ) -> Call:
-    """The call a model span records; TraceProblem when its messages cannot be read."""
+    """The call a model span records; TraceProblem when its messages or its tool definitions
+    cannot be read."""
     where = info.where
     convention = "OpenInference" if is_llm_span(attrs) else "GenAI"
     try:
-        found = (
-            openinference_messages(attrs)
-            if convention == "OpenInference"
-            else genai_messages(attrs, events)
-        )
+        if convention == "OpenInference":
+            found, tools = openinference_messages(attrs), openinference_tools(attrs)
+        else:
+            found, tools = genai_messages(attrs, events), genai_tools(attrs, events)
     except LayoutError as exc:
         raise TraceProblem(where, f"unknown attribute layout ({convention}): {exc}") from None
     except RecursionError:  # JSON held in an attribute nests deeper than Python goes
@@ -62,6 +63,10 @@ def call_of_span(
     if found is None:
         raise TraceProblem(where, NO_MESSAGES)
     messages, reply = found
+    try:
+        offered = definitions_text(tools, "the tool definitions")
+    except LayoutError as exc:
+        raise TraceProblem(where, str(exc)) from None
     if not messages:
         raise TraceProblem(where, "span without input messages: only a reply is recorded")
     if reply.role != "assistant":
@@ -78,4 +83,5 @@ def call_of_span(
         info.trace_id,
         conversation,
         keep_from([attrs, info.resource], keep),
+        intern.text(offered),
     )

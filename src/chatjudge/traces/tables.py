@@ -21,7 +21,14 @@ from chatjudge.traces.spans import SpanInfo, call_of_span, is_call
 from chatjudge.traces.times import nanoseconds
 
 # GenAI attributes that are JSON documents in their own right: kept whole, never flattened.
-WHOLE = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"})
+WHOLE = frozenset(
+    {
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.tool.definitions",
+    }
+)
 _SPAN_ID = ("context.span_id", "span_id", "spanId")
 _TRACE_ID = ("context.trace_id", "trace_id", "traceId")
 _START = ("start_time", "start_time_unix_nano", "startTimeUnixNano", "timestamp")
@@ -32,7 +39,10 @@ _END = ("end_time", "end_time_unix_nano", "endTimeUnixNano")
 JSON_COLUMNS = frozenset(
     {
         "attributes",
-        *(f"attributes.{key}" for key in ("llm.input_messages", "llm.output_messages", *WHOLE)),
+        *(
+            f"attributes.{key}"
+            for key in ("llm.input_messages", "llm.output_messages", "llm.tools", *WHOLE)
+        ),
     }
 )
 
