@@ -61,6 +61,10 @@ class RoleEstimate(BaseModel):
     input_tokens: tuple[int, int] = (0, 0)
     output_cap_tokens: tuple[int, int] = (0, 0)  # every reply at its cap
     mean_stored_output: float | None = None  # the store's mean reply length of this model
+    # Turns offered tools that the store does not hold whole: each counted from 1 model call
+    # to `max_tool_steps` (`count_tool_steps`).
+    tool_turns: int = 0
+    max_tool_steps: int = 0
     price_source: str
     cost_usd: tuple[float, float] | None = None  # None: the price is unknown
     _tokenizer: Tokenizer = PrivateAttr(default_factory=Tokenizer)
@@ -131,6 +135,12 @@ def finish(
     notes = [
         f"{r.model}: input tokens by {r.tokenizer}" for r in roles if not r.exact
     ]
+    notes.extend(
+        f"{r.role}: {r.tool_turns:,} turn(s) offered tools, each 1 to {r.max_tool_steps} "
+        "model calls (tool results not counted)"
+        for r in roles
+        if r.tool_turns
+    )
     if any(r.mean_stored_output is None and r.calls[1] and prices[r.model].output for r in roles):
         notes.append("no stored reply of a model: its low cost counts its input alone")
     return CostEstimate(
@@ -170,3 +180,18 @@ def count_conversation(
         (round(base_a + mean_u), turns * base_a + cap_u * (growth + turns) + cap_a * growth),
         (cap_a, turns * cap_a),
     )
+
+
+def count_tool_steps(
+    account: RoleEstimate, messages: list[Message], further: int, cap: int, max_steps: int
+) -> None:
+    """A turn offered tools, from its first step the store does not hold (which the dry
+    caller counted): the `further` steps it may take after it, up to `max_steps`, count in
+    the high end only, each reading the messages before it plus one more reply at its `cap`
+    (what the tools return is not known ahead, and not counted)."""
+    account.tool_turns += 1
+    account.max_tool_steps = max_steps
+    if further > 0:
+        base = account.count(messages)
+        grown = cap * further * (further + 1) // 2
+        account.add((0, further), (0, further * base + grown), (0, further * cap))

@@ -19,6 +19,7 @@ class RowCheck:
     problems: list[Problem]
     derived_tools: bool = False  # its messages call tools and it has no `tools`
     unparsed_arguments: int = 0  # tool calls whose arguments are not JSON
+    has_tools: bool = False  # it has tool definitions, given or derived (`generate` offers them)
 
 
 def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> RowCheck:
@@ -57,7 +58,7 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
         problems.append(Problem(number, "id", f"expected a string or integer, got {item_id!r}"))
     for name, found in tools.problems.items():  # the trajectories' and `tools`'
         problems.extend(Problem(number, name, m) for m in found)
-    return RowCheck(problems, tools.derived, tools.unparsed_arguments)
+    return RowCheck(problems, tools.derived, tools.unparsed_arguments, bool(tools.tools))
 
 
 NO_TOOLS = (
