@@ -354,7 +354,7 @@ def test_a_dry_run_counts_one_step_to_the_cap_per_row_with_tools(
     assert stub.stats.requests == 0 and not (tmp_path / "out.jsonl").exists()
     row = next(line for line in dry.stdout.splitlines() if "openai/stub" in line)
     assert row.split("│")[2].strip() == "5-14"  # 3 x (1 to 4) + 2
-    assert "model_under_test: 3 turn(s) offered tools, each 1 to 4 model calls" in dry.stdout
+    assert "model_under_test: a turn offered tools takes 1 to 4 model calls" in dry.stdout
     config = RunConfig.from_options(
         {"base_url": stub.base_url, "tool_replay": True, "max_tool_steps": 4},
         command="generate", progress=False,

@@ -217,11 +217,12 @@ class Session:
         first: list[Message],
         turns: int,
         caps: tuple[int, int],
+        steps: int = 1,
     ) -> None:
         """Dry run: count a conversation the store does not hold whole, from its start
         (`estimate.count_conversation`)."""
         count_conversation(self._accounts[user], self._accounts[assistant], opening, first,
-                           turns, caps)  # fmt: skip
+                           turns, caps, steps)  # fmt: skip
 
     def project_tool_steps(
         self, seat: Seat, messages: list[Message], further: int, cap: int, max_steps: int

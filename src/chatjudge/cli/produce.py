@@ -137,7 +137,15 @@ def simulate(
     **options: Any,
 ) -> None:
     """Let a simulated user, whose hidden goal is each row's question, talk with the
-    assistant: conversations for `run -p interactivity-accuracy`."""
+    assistant: conversations for `run -p interactivity-accuracy`.
+
+    With --tools MODULE:OBJECT the assistant is offered your functions (a row's tools
+    column where it has one, else definitions made from the functions' names, parameters
+    and docstrings) and each of its turns runs until it answers in text or has been called
+    --max-tool-steps times; its calls and their results are in chat as OpenAI messages (the
+    judge sees them), while the simulated user sees only what the assistant says. A turn
+    cut at --max-tool-steps ends the conversation (ended: max_tool_steps). There is no
+    recording to replay in a simulation: --tool-replay is not an option here."""
     from chatjudge.produce import build_simulation
 
     def build(config: RunConfig) -> Simulation:

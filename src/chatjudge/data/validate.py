@@ -62,8 +62,9 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
 
 
 NO_TOOLS = (
-    "holds tool calls or tool results, which this command cannot give a model under test "
-    "(it offers no tools yet): remove them, or judge the recorded replies with `chatjudge run`"
+    "holds tool calls or tool results, which this command does not take here (simulate's "
+    "earlier conversation is shown to its simulated user as what was said): remove them, "
+    "or judge the recorded conversation with `chatjudge run`"
 )
 
 

@@ -36,6 +36,7 @@ from chatjudge.errors import UsageError
 from chatjudge.messages import canonical_arguments
 from chatjudge.models import Model
 from chatjudge.options import ToolOptions
+from chatjudge.tool_definitions import tool
 from chatjudge.types import ToolUse
 
 Miss = Literal["unmatched", "error"]  # how an answer that is not a result is counted
@@ -261,5 +262,58 @@ def tool_answering(
             f"{tool_rows} row(s) have tools (a tools column, or tool calls in their "
             f"conversation): say how the model's tool calls are answered, with {ways}"
             "--tools MODULE:OBJECT (your functions)"
+        )
+    return ToolAnswering(functions)
+
+
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean",
+               list: "array", dict: "object"}  # fmt: skip
+_BUILTIN_NAMES = {t.__name__: t for t in _JSON_TYPES}  # annotations written as text
+
+
+def definitions_of(functions: Mapping[str, Callable[..., Any]]) -> list[dict[str, Any]]:
+    """Tool definitions (OpenAI's) for the user's functions, where no row gives them: each
+    named by its key, described by its docstring's first paragraph, its keyword parameters
+    the properties of an object (typed where annotated with a plain type; required where
+    they have no default)."""
+    defined = []
+    for name, fn in functions.items():
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        try:
+            parameters = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):  # a builtin without a signature: any arguments
+            parameters = []
+        for p in parameters:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+                continue
+            annotation = p.annotation
+            if isinstance(annotation, str):  # `from __future__ import annotations`
+                annotation = _BUILTIN_NAMES.get(annotation)
+            kind = _JSON_TYPES.get(annotation) if isinstance(annotation, type) else None
+            properties[p.name] = {"type": kind} if kind else {}
+            if p.default is p.empty:
+                required.append(p.name)
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        if required:
+            schema["required"] = required
+        doc = (inspect.getdoc(fn) or "").split("\n\n")[0].replace("\n", " ")
+        defined.append(tool(name, doc, schema))
+    return defined
+
+
+
+def assistant_tools(options: ToolOptions, model: Model) -> ToolAnswering | None:
+    """`simulate --tools`: the assistant's functions, or None without; refused (UsageError)
+    before anything is sent where the assistant's model cannot be offered tools or
+    `--tools` is not a dict of functions. (There is no recording to replay in a
+    simulation: `--tool-replay` is not an option of `simulate`.)"""
+    if not options.tools:
+        return None
+    functions = Functions(load_functions(options.tools), options.tool_timeout)
+    if not model.supports_tools:
+        raise UsageError(
+            f"--tools: {model.name} cannot be offered tools: use a model whose provider can "
+            "(openai/MODEL, for one)"
         )
     return ToolAnswering(functions)

@@ -53,11 +53,13 @@ async def tool_turn(
     max_steps: int,
     order: int = 0,
     unsent: Callable[[list[Message], int], None] | None = None,
+    usage: Usage | None = None,
 ) -> ToolTurn:
     """The model's turn after `messages`, offered `tools`, its calls answered by `answers`;
     raises `ModelError` as `Role.call` does. `unsent`: a dry run's count of the steps after
-    one the store does not hold (its messages, the steps left after it)."""
-    turn = ToolTurn()
+    one the store does not hold (its messages, the steps left after it); `usage`: where its
+    steps are counted (a conversation's, which keeps those of a turn that fails)."""
+    turn = ToolTurn(usage=usage if usage is not None else Usage())
     for step in range(1, max_steps + 1):
         asked = [*messages, *turn.trajectory]
         try:
