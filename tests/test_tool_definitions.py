@@ -60,3 +60,15 @@ def test_definitions_derived_from_calls_take_an_open_object_schema() -> None:
 def test_each_bad_definition_is_named(tools: object, problem: str) -> None:
     problems = read_tools(tools)[1]
     assert len(problems) == 1 and problems[0].startswith(problem), problems
+
+
+def test_a_schema_checked_once_is_judged_the_same_for_every_row() -> None:
+    """Rows repeat their definitions: the check is remembered by the schema's canonical JSON
+    (key order aside), and a bad schema stays bad on every row that holds it."""
+    bad = {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": 3}}}}
+    good = {"name": "f", "parameters": {"properties": {"a": {"type": "string"}}, "type": "object"}}
+    for _ in range(2):
+        assert "parameters is not a JSON Schema" in read_tools([bad])[1][0]
+        assert read_tools([good])[1] == []
+    reordered = {"name": "f", "parameters": {"properties": {"a": {"type": 3}}, "type": "object"}}
+    assert "parameters is not a JSON Schema" in read_tools([reordered])[1][0]

@@ -15,7 +15,8 @@ same everywhere once it is added here:
   call; the arguments are canonical JSON (sorted keys) where they are JSON, else as
   recorded; a result longer than `tool_result_chars` keeps its first characters and ends
   with `… [cut 1,234 of 3,234 characters]`.
-- a model under test reads chat messages (`as_messages`).
+- a model under test reads chat messages (`as_messages`), with their tool calls and results
+  in OpenAI's format.
 """
 
 from __future__ import annotations
@@ -158,5 +159,17 @@ def as_messages(value: Any, *, label: str) -> list[Message]:
     if value is None or value == "" or value == []:
         return []
     if isinstance(value, list):
-        return [{"role": m["role"], "content": m["content"]} for m in value]
+        return [_chat_message(m) for m in value]
     return [{"role": "system", "content": f"{label}:\n{value}"}]
+
+
+def _chat_message(message: Mapping[str, Any]) -> Message:
+    """A read message (OpenAI's format) as a model is sent it: role and content, and its
+    tool calls or the call a tool result answers where it has them."""
+    out: Message = {"role": message["role"], "content": message["content"]}
+    if message.get("tool_calls"):
+        out["tool_calls"] = message["tool_calls"]
+    if message.get("tool_call_id"):
+        out["tool_call_id"] = message["tool_call_id"]
+    return out
+

@@ -19,6 +19,6 @@ class FieldSpec(BaseModel):
     # A response field: the column holding the messages that led to it (its tool calls,
     # their results, the final message), which the judge sees with `--judge-sees trajectory`.
     trajectory: str = ""
-    # Whether its messages may call tools. A model under test is not offered tools yet, so
-    # `generate` and `simulate` refuse a history with tool calls before anything is sent.
+    # Whether its messages may call tools: `simulate` refuses a `chat_history` with tool
+    # calls before anything is sent (`generate` offers a row's tools to the model).
     tool_calls: bool = True

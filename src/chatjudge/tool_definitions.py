@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 OPEN_SCHEMA: dict[str, Any] = {"type": "object"}  # any arguments: what a call alone tells
 
 
@@ -73,10 +75,28 @@ def read_tools(value: Any) -> tuple[list[dict[str, Any]], list[str]]:
     return tools, problems
 
 
+_CHECKED: dict[bytes, str | None] = {}  # a schema's canonical JSON -> its problem
+_MAX_CHECKED = 1024
+
+
 def _schema_problem(schema: Any) -> str | None:
-    """Why `schema` is not a JSON Schema for a tool's arguments, or None."""
+    """Why `schema` is not a JSON Schema for a tool's arguments, or None. The rows of one
+    dataset mostly repeat the same few definitions: each distinct schema is checked once
+    (a meta-schema check costs milliseconds, more than the rest of a row's work)."""
     if not isinstance(schema, dict):
         return f"expected an object, got {type(schema).__name__}"
+    try:
+        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not plain JSON: checked, not remembered
+        return _checked_problem(schema)
+    if key not in _CHECKED:
+        if len(_CHECKED) >= _MAX_CHECKED:
+            _CHECKED.clear()
+        _CHECKED[key] = _checked_problem(schema)
+    return _CHECKED[key]
+
+
+def _checked_problem(schema: dict[str, Any]) -> str | None:
     from jsonschema.exceptions import SchemaError  # only rows with tools pay for the import
     from jsonschema.validators import Draft202012Validator, validator_for
 

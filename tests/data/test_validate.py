@@ -320,11 +320,6 @@ def test_a_baseline_trajectory_may_end_on_its_answer_or_on_calls_cut_at_a_cap() 
     ("command", "field", "row"),
     [
         (
-            "generate -m --base-url",
-            "history",
-            {"history": TOOL_ROW["chat"], "prompt": "And tomorrow?"},
-        ),
-        (
             "simulate -a --assistant-base-url",
             "chat_history",
             {**TOOL_ROW, "chat_history": TOOL_ROW["chat"]},

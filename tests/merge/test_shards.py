@@ -255,6 +255,39 @@ def test_produced_shards_merged_equal_an_unsharded_output(
     assert read_jsonl(merged) == read_jsonl(whole)
 
 
+def test_generate_shards_with_tools_merge_with_their_tool_totals(
+    server: StubServer, tmp_path: Path
+) -> None:
+    """The tool totals are not in the rows: the merged summary adds the shards' up, and
+    equals the unsharded one (half the rows' recorded results match, half do not)."""
+    rows = []
+    for i in range(8):
+        prompt = f"Row {i}: where is order {i}?"
+        arguments = json.dumps({"query": prompt, "step": 1 + 10 * (i % 2)})
+        call = {"id": f"c{i}", "type": "function",
+                "function": {"name": "lookup", "arguments": arguments}}  # fmt: skip
+        rows.append({"id": f"r{i}", "prompt": prompt, "baseline_model_response": "B.",
+                     "baseline_trajectory": [
+                         {"role": "assistant", "content": "", "tool_calls": [call]},
+                         {"role": "tool", "tool_call_id": f"c{i}", "content": f"at {i}"},
+                         {"role": "assistant", "content": "B."}]})  # fmt: skip
+    data = tmp_path / "tools.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    shards = [tmp_path / f"shard{i}.jsonl" for i in range(2)]
+    for i, out in enumerate(shards):
+        cli(*produce_args(server, "generate", data, out, "--tool-replay", "--shard", f"{i}/2"))
+    whole = tmp_path / "whole.jsonl"
+    cli(*produce_args(server, "generate", data, whole, "--tool-replay"))
+    merged = tmp_path / "merged.jsonl"
+    done = run_cli("merge", *map(str, shards), "--out", str(merged))
+    assert done.returncode == 0, done.stderr
+    summary = summary_of(tmp_path / "merged.summary.json")
+    assert summary == summary_of(tmp_path / "whole.summary.json")
+    # 3 steps a row; each row's 2nd call never matches, its 1st in every other row
+    assert (summary["tool_steps"], summary["unmatched_tool_calls"]) == (24, 12)
+    assert read_jsonl(merged) == read_jsonl(whole)
+
+
 def test_produced_figures_do_not_depend_on_the_order_rows_finish() -> None:
     """The stand-in's replies are all of one length, so the tests above cannot see this:
     the bootstrap resamples rows in input order, whichever finished first (and however the

@@ -410,3 +410,122 @@ def test_what_a_user_reply_says(reply: str, expected) -> None:
 
     turn = parse_turn(reply, replied=True)
     assert (turn and (turn.text, turn.ends, turn.plain)) == expected
+
+
+# --- the assistant with tools (--tools MODULE:OBJECT) ---------------------------------------
+
+SIM_TOOLS = '''
+def search(query: str, step: int) -> str:
+    """Look something up."""
+    # The stand-in assistant quotes a result's first 200 characters: the rest only the
+    # tool message holds.
+    return f"found {step}: " + "x" * 200 + f" TOOL-ONLY-{step}"
+
+TOOLS = {"search": search}
+'''
+
+
+def tools_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The user's functions as a module of the current directory (`tmp_path`)."""
+    name = f"sim_tools_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(SIM_TOOLS, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return f"{name}:TOOLS"
+
+
+def test_with_tools_the_user_never_sees_a_call_or_a_result_and_the_judge_sees_them(
+    servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each assistant turn calls `search` twice (the stand-in), answered by the user's
+    function: the assistant's requests offer the tool and carry the calls and results;
+    the simulated user's requests hold the assistant's final text only; `chat` holds the
+    calls and results as OpenAI messages, and the judge's prompt shows them."""
+    assistant, user = servers
+    assistant.configure(record=True)
+    user.configure(record=True, user_ends_after=2)
+    spec = tools_module(tmp_path, monkeypatch)
+    rows = simulate(servers, tmp_path / "conv.jsonl", rows=[ROWS[0], ROWS[2]], max_turns=4,
+                    tools=spec)  # fmt: skip
+    assert assistant.stats.requests == 2 * 2 * 3  # 2 conversations x 2 turns x 3 steps
+    for body in (r["body"] for r in assistant.stats.recorded):
+        assert body["tools"][0]["function"]["name"] == "search"
+        assert body["tools"][0]["function"]["description"] == "Look something up."
+    last = assistant.stats.recorded[-1]["body"]["messages"]
+    assert [m["role"] for m in last[-4:]] == ["assistant", "tool", "assistant", "tool"]
+    assert "TOOL-ONLY-2" in last[-1]["content"]
+    user_requests = [json.dumps(r["body"]) for r in user.stats.recorded]
+    assert len(user_requests) == 2 * 3
+    for text in user_requests:
+        for hidden in ("TOOL-ONLY", "tool_calls", "called search", "**tool**", "call_"):
+            assert hidden not in text
+    for row in rows:
+        chat = row["chat"]
+        assert row["ended"] == "user" and row["turns"] == 2 and row["status"] == "ok"
+        assert [m["role"] for m in chat] == (
+            ["user", "assistant", "tool", "assistant", "tool", "assistant"] * 2 + ["user"]
+        )
+        finals = [m["content"] for m in chat if m["role"] == "assistant" and "tool_calls" not in m]
+        assert all(f.startswith("From the tool: found 1: ") for f in finals)
+        assert row["usage"]["assistant"]["calls"] == 6
+        # What the simulated user was shown of this conversation: the finals, no more.
+        shown = [t for t in user_requests if json.dumps(finals[0])[1:-1] in t]
+        assert shown
+    prompts: list[str] = []
+
+    def judge(prompt: str) -> str:
+        prompts.append(prompt)
+        return verdict(prompt)
+
+    chatjudge.evaluate(tmp_path / "conv.jsonl", "interactivity-accuracy", judge, tmp_path / "run")
+    assert len(prompts) == 2
+    assert all('**assistant** called search({"query": ' in p for p in prompts)
+    assert all("**tool** (search) returned: found 1: " in p and "TOOL-ONLY-1" in p
+               for p in prompts)  # fmt: skip
+
+
+def test_simulate_tools_are_checked_before_anything_is_sent(
+    servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = tools_module(tmp_path, monkeypatch)
+    with pytest.raises(UsageError, match="not an option of simulate: 'tool_replay'"):
+        simulate(servers, tmp_path / "a.jsonl", tool_replay=True)
+    with pytest.raises(UsageError, match="must be a dict of tool name to function"):
+        simulate(servers, tmp_path / "b.jsonl", tools=spec.replace(":TOOLS", ":search"))
+    with pytest.raises(UsageError, match="local cannot be offered tools"):
+        chatjudge.simulate(ROWS, "local", None, tmp_path / "c.jsonl", tools=spec)
+    assert servers[0].stats.requests == servers[1].stats.requests == 0
+    assert not (tmp_path / "a.jsonl").exists() and not (tmp_path / "c.jsonl").exists()
+
+
+def test_a_dry_run_with_tools_counts_1_to_max_tool_steps_calls_per_assistant_turn(
+    servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chatjudge.options import RunConfig
+    from chatjudge.produce import build_simulation
+    from chatjudge.sync import run_sync
+
+    spec = tools_module(tmp_path, monkeypatch)
+    options = {"assistant_base_url": servers[0].base_url, "max_turns": 4, "tools": spec,
+               "max_tool_steps": 3}  # fmt: skip
+    config = RunConfig.from_options(options, command="simulate", progress=False)
+    built = build_simulation([ROWS[0], ROWS[2]], "openai/stub", None, tmp_path / "s.jsonl",
+                             column_map=None, config=config, dry_run=True)  # fmt: skip
+    assistant, user = run_sync(built.estimate()).roles
+    assert assistant.calls == (2, 2 * 4 * 3) and assistant.max_tool_steps == 3
+    assert user.calls == (4, 8) and servers[0].stats.requests == 0
+
+
+def test_a_turn_cut_at_max_tool_steps_ends_the_conversation_and_is_judged(
+    servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    servers[0].configure(tool_steps=5)  # the assistant would call 5 times: the cap is 2
+    spec = tools_module(tmp_path, monkeypatch)
+    (row,) = simulate(servers, tmp_path / "conv.jsonl", rows=[ROWS[2]], max_turns=4, tools=spec,
+                      max_tool_steps=2)  # fmt: skip
+    assert (row["ended"], row["turns"], row["status"]) == ("max_tool_steps", 1, "ok")
+    assert [m["role"] for m in row["chat"]] == ["user", "assistant", "tool", "assistant"]
+    assert row["chat"][-1]["tool_calls"]  # ends on a call without a result: data
+    assert servers[1].stats.requests == 1  # the user is not asked again
+    result = chatjudge.evaluate(tmp_path / "conv.jsonl", "interactivity-accuracy", verdict,
+                                tmp_path / "run", report=False)  # fmt: skip
+    assert result.summary["n_failed"] == 0

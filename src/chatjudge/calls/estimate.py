@@ -61,6 +61,10 @@ class RoleEstimate(BaseModel):
     input_tokens: tuple[int, int] = (0, 0)
     output_cap_tokens: tuple[int, int] = (0, 0)  # every reply at its cap
     mean_stored_output: float | None = None  # the store's mean reply length of this model
+    # Turns offered tools take 1 to `max_tool_steps` model calls (0: none is offered tools);
+    # `generate` counts its rows' turns the store does not hold whole (`count_tool_steps`).
+    tool_turns: int = 0
+    max_tool_steps: int = 0
     price_source: str
     cost_usd: tuple[float, float] | None = None  # None: the price is unknown
     _tokenizer: Tokenizer = PrivateAttr(default_factory=Tokenizer)
@@ -131,6 +135,12 @@ def finish(
     notes = [
         f"{r.model}: input tokens by {r.tokenizer}" for r in roles if not r.exact
     ]
+    notes.extend(
+        f"{r.role}: a turn offered tools takes 1 to {r.max_tool_steps} model calls (what the "
+        "tools return is not counted)"
+        for r in roles
+        if r.max_tool_steps
+    )
     if any(r.mean_stored_output is None and r.calls[1] and prices[r.model].output for r in roles):
         notes.append("no stored reply of a model: its low cost counts its input alone")
     return CostEstimate(
@@ -145,12 +155,14 @@ def count_conversation(
     first: list[Message],
     turns: int,
     caps: tuple[int, int],
+    steps: int = 1,
 ) -> None:
     """One conversation's calls, from 1 turn (the user opens, the assistant answers, the
     user closes) to `turns` turns with every message at its cap (`caps`: the user's, the
     assistant's): the user's first call (`opening`) is counted exactly, later ones as it
     plus the transcript so far; the assistant's from `first`, its messages before the
-    user's first."""
+    user's first. `steps`: the model calls an assistant turn may take (with tools: 1 to
+    `--max-tool-steps`), each counted at the high end as the turn's first."""
     base_u, base_a = user.count(opening), assistant.count(first)
     cap_u, cap_a = caps
     mean_u = user.mean_stored_output or 0.0
@@ -165,8 +177,26 @@ def count_conversation(
         ),
         ((1 + closes) * cap_u, turns * cap_u),
     )
+    high_a = turns * base_a + cap_u * (growth + turns) + cap_a * growth
     assistant.add(
-        (1, turns),
-        (round(base_a + mean_u), turns * base_a + cap_u * (growth + turns) + cap_a * growth),
-        (cap_a, turns * cap_a),
+        (1, turns * steps),
+        (round(base_a + mean_u), steps * high_a + cap_a * turns * steps * (steps - 1) // 2),
+        (cap_a, turns * steps * cap_a),
     )
+    if steps > 1:
+        assistant.max_tool_steps = steps
+
+
+def count_tool_steps(
+    account: RoleEstimate, messages: list[Message], further: int, cap: int, max_steps: int
+) -> None:
+    """A turn offered tools, from its first step the store does not hold (which the dry
+    caller counted): the `further` steps it may take after it, up to `max_steps`, count in
+    the high end only, each reading the messages before it plus one more reply at its `cap`
+    (what the tools return is not known ahead, and not counted)."""
+    account.tool_turns += 1
+    account.max_tool_steps = max_steps
+    if further > 0:
+        base = account.count(messages)
+        grown = cap * further * (further + 1) // 2
+        account.add((0, further), (0, further * base + grown), (0, further * cap))

@@ -31,6 +31,7 @@ from chatjudge.calls.estimate import (
     NotSent,
     RoleEstimate,
     count_conversation,
+    count_tool_steps,
     finish,
     role_estimate,
 )
@@ -216,11 +217,19 @@ class Session:
         first: list[Message],
         turns: int,
         caps: tuple[int, int],
+        steps: int = 1,
     ) -> None:
         """Dry run: count a conversation the store does not hold whole, from its start
         (`estimate.count_conversation`)."""
         count_conversation(self._accounts[user], self._accounts[assistant], opening, first,
-                           turns, caps)  # fmt: skip
+                           turns, caps, steps)  # fmt: skip
+
+    def project_tool_steps(
+        self, seat: Seat, messages: list[Message], further: int, cap: int, max_steps: int
+    ) -> None:
+        """Dry run: count the steps a turn offered tools may take after the first one the
+        store does not hold (`estimate.count_tool_steps`)."""
+        count_tool_steps(self._accounts[seat], messages, further, cap, max_steps)
 
     def estimate(self, command: str, rows: int) -> CostEstimate:
         """Dry run: what was counted, per seat, priced."""

@@ -87,7 +87,17 @@ def generate(
     **options: Any,
 ) -> None:
     """Fill RESPONSE (or the baseline's) with a model's reply to every row's history and
-    prompt: a dataset for `run -p pairwise-chat-quality`."""
+    prompt: a dataset for `run -p pairwise-chat-quality`.
+
+    A row with tools (a tools column, or tool calls in its history, prompt or trajectory,
+    from which definitions are derived) offers them to the model; its calls are answered by
+    --tool-replay or --tools, until it answers in text or has been called --max-tool-steps
+    times. Such a row also gets the turn's messages (the calls, their results, the final
+    message) in response_trajectory, or baseline_trajectory with --field
+    baseline_model_response (the columns pairwise-chat-quality shows the judge), and
+    FIELD_ended: final, or max_tool_steps where the turn ends on calls without results.
+    Rows with tools and neither option, or a model that cannot be offered tools (local):
+    exit 2, nothing sent."""
     from chatjudge.produce import build_generation
 
     def build(config: RunConfig) -> Generation:
@@ -127,7 +137,15 @@ def simulate(
     **options: Any,
 ) -> None:
     """Let a simulated user, whose hidden goal is each row's question, talk with the
-    assistant: conversations for `run -p interactivity-accuracy`."""
+    assistant: conversations for `run -p interactivity-accuracy`.
+
+    With --tools MODULE:OBJECT the assistant is offered your functions (a row's tools
+    column where it has one, else definitions made from the functions' names, parameters
+    and docstrings) and each of its turns runs until it answers in text or has been called
+    --max-tool-steps times; its calls and their results are in chat as OpenAI messages (the
+    judge sees them), while the simulated user sees only what the assistant says. A turn
+    cut at --max-tool-steps ends the conversation (ended: max_tool_steps). There is no
+    recording to replay in a simulation: --tool-replay is not an option here."""
     from chatjudge.produce import build_simulation
 
     def build(config: RunConfig) -> Simulation:

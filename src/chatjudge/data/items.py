@@ -43,6 +43,7 @@ class Validation:
     n_problems: int = 0
     derived_tool_definitions: int = 0  # rows to judge whose tools were derived from calls
     unparsed_tool_arguments: int = 0  # their tool calls whose arguments are not JSON
+    tool_rows: int = 0  # rows to judge with tool definitions, given or derived
 
     def skipped(self) -> list[dict[str, Any]]:
         """The problems as plain records (for summary.json and the report)."""
@@ -70,7 +71,7 @@ def validate(
     count = 0
     invalid: set[int] = set()
     outside = 0  # valid rows of other shards
-    derived = unparsed = 0
+    derived = unparsed = with_tools = 0
     for raw in _limited(source, limit):
         count += 1
         check = (
@@ -95,6 +96,7 @@ def validate(
         else:
             derived += check.derived_tools
             unparsed += check.unparsed_arguments
+            with_tools += check.has_tools
         if len(problems) < MAX_PROBLEMS_SHOWN:
             problems.extend(found[: MAX_PROBLEMS_SHOWN - len(problems)])
     if count == 0:
@@ -108,7 +110,13 @@ def validate(
     if total and (not skip_invalid or len(invalid) == count):
         raise DataValidationError(problems, total)
     return Validation(
-        count - len(invalid) - outside, frozenset(invalid), problems, total, derived, unparsed
+        count - len(invalid) - outside,
+        frozenset(invalid),
+        problems,
+        total,
+        derived,
+        unparsed,
+        with_tools,
     )
 
 

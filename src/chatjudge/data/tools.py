@@ -12,8 +12,12 @@ from chatjudge.tool_definitions import derived_tools, read_tools
 
 TOOLS = "tools"  # the optional column of tool definitions
 # Optional columns holding what the assistant did in the judged turn (its tool calls, their
-# results, its final message), and the field holding that final message's text.
-TRAJECTORIES = {"baseline_trajectory": "baseline_model_response"}
+# results, its final message), and the field holding that final message's text: the
+# baseline's (imported, or generated) and the candidate's (generated).
+TRAJECTORIES = {
+    "baseline_trajectory": "baseline_model_response",
+    "response_trajectory": "response",
+}
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ class RowCheck:
     problems: list[Problem]
     derived_tools: bool = False  # its messages call tools and it has no `tools`
     unparsed_arguments: int = 0  # tool calls whose arguments are not JSON
+    has_tools: bool = False  # it has tool definitions, given or derived (`generate` offers them)
 
 
 def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> RowCheck:
@@ -57,12 +58,13 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
         problems.append(Problem(number, "id", f"expected a string or integer, got {item_id!r}"))
     for name, found in tools.problems.items():  # the trajectories' and `tools`'
         problems.extend(Problem(number, name, m) for m in found)
-    return RowCheck(problems, tools.derived, tools.unparsed_arguments)
+    return RowCheck(problems, tools.derived, tools.unparsed_arguments, bool(tools.tools))
 
 
 NO_TOOLS = (
-    "holds tool calls or tool results, which this command cannot give a model under test "
-    "(it offers no tools yet): remove them, or judge the recorded replies with `chatjudge run`"
+    "holds tool calls or tool results, which this command does not take here (simulate's "
+    "earlier conversation is shown to its simulated user as what was said): remove them, "
+    "or judge the recorded conversation with `chatjudge run`"
 )
 
 

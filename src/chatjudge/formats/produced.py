@@ -37,6 +37,11 @@ class GenerationSummary(Versioned):
     options: dict[str, Any]
     created: str
     chatjudge_version: str
+    # Rows with tools: their model calls, their calls no recorded result matched
+    # (--tool-replay), and their calls that got an error (--tools).
+    tool_steps: int = 0
+    unmatched_tool_calls: int = 0
+    tool_errors: int = 0
     n_skipped: int = 0
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     shard: ShardRecord | None = None  # with --shard

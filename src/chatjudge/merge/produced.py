@@ -199,6 +199,10 @@ def _generation(
         cost=sum_costs(s.cost for s in summaries),
         options={**first.options, "shard": None},
         extras=_skipped(first),
+        tools={  # not in the rows: the shards' totals add up
+            name: sum(getattr(s, name) for s in summaries)
+            for name in ("tool_steps", "unmatched_tool_calls", "tool_errors")
+        },
         chatjudge_version=first.chatjudge_version,
     )
 

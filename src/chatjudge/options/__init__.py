@@ -15,6 +15,7 @@ from chatjudge.options.run import (
     GenerationOptions,
     PricingOptions,
     SimulationOptions,
+    ToolOptions,
 )
 from chatjudge.options.texts import COLUMN_HELP, HUMAN_HELP, OVERWRITE_HELP
 
@@ -32,6 +33,7 @@ __all__ = [
     "PricingOptions",
     "RunConfig",
     "SimulationOptions",
+    "ToolOptions",
     "describe",
     "flags_of",
     "help_of",

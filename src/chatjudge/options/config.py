@@ -21,6 +21,7 @@ from chatjudge.options.run import (
     RetryOptions,
     RunOptions,
     SimulationOptions,
+    ToolOptions,
 )
 
 
@@ -36,6 +37,7 @@ class RunConfig(BaseModel):
         "pricing": PricingOptions,
         "client": ClientOptions,
         "simulation": SimulationOptions,
+        "tools": ToolOptions,
     }
 
     run: RunOptions = RunOptions()
@@ -45,6 +47,7 @@ class RunConfig(BaseModel):
     pricing: PricingOptions = PricingOptions()
     client: ClientOptions = ClientOptions()
     simulation: SimulationOptions = SimulationOptions()
+    tools: ToolOptions = ToolOptions()
     progress: bool = True
 
     @classmethod

@@ -10,7 +10,13 @@ from pydantic import field_validator
 
 from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees, JudgeView
 from chatjudge.options.declare import BASE_URL_PROVIDERS, OptionGroup, option
-from chatjudge.options.texts import JUDGE_SEES_HELP, OVERWRITE_HELP, TOOL_RESULT_CHARS_HELP
+from chatjudge.options.texts import (
+    JUDGE_SEES_HELP,
+    OVERWRITE_HELP,
+    TOOL_REPLAY_HELP,
+    TOOL_RESULT_CHARS_HELP,
+    TOOLS_HELP,
+)
 from chatjudge.shards import Shard
 from chatjudge.types import GenerationSettings
 
@@ -219,4 +225,28 @@ class SimulationOptions(OptionGroup):
     )
     user_base_url: tuple[str, ...] = option(
         (), "The simulated user's endpoint; repeatable.", fingerprint=True
+    )
+
+
+class ToolOptions(OptionGroup):
+    """`generate` and `simulate`: how the tool calls of the model under test are answered,
+    and how many model calls one turn may take (`chatjudge.produce.tool_loop`)."""
+
+    tool_replay: bool = option(
+        False, TOOL_REPLAY_HELP, fingerprint=True, when_set=True
+    )
+    tools: str | None = option(
+        None, TOOLS_HELP, fingerprint=True, when_set=True, metavar="MODULE:OBJECT"
+    )
+    tool_timeout: float = option(
+        30.0, "Seconds each call of a --tools function may take; then its error text.", gt=0
+    )
+    max_tool_steps: int = option(
+        8,
+        "Model calls per turn at most, where the model is offered tools: a turn still "
+        "calling tools at the last ends there (<field>_ended: max_tool_steps).",
+        ge=1,
+        fingerprint=True,
+        when_set=True,
+        metavar="N",
     )

@@ -29,3 +29,18 @@ TOOL_RESULT_CHARS_HELP = (
     f"A tool result's characters the judge reads (default {TOOL_RESULT_CHARS:,}); a longer "
     "one is cut, ending with `… [cut N of M characters]`."
 )
+
+# How the model under test's tool calls are answered: `generate` and `simulate`.
+TOOL_REPLAY_HELP = (
+    "Answer each tool call of the model under test with the recorded result of a call to "
+    "the same tool with equal arguments (canonical JSON; otherwise the text as recorded) "
+    "in the row's history, prompt or trajectories (baseline_trajectory); a call with none "
+    "gets a tool message saying so, counted as unmatched_tool_calls."
+)
+TOOLS_HELP = (
+    "Answer the tool calls with your Python functions: OBJECT of MODULE (importable from "
+    "the current directory) is a dict of tool name to function, sync or async, called "
+    "with the call's arguments as keywords; what it returns is the result (text as it is, "
+    "anything else as JSON). An exception, a timeout or an unknown name goes back to the "
+    "model as the tool's error text, counted as tool_errors. A re-run calls them again."
+)

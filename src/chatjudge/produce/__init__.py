@@ -17,6 +17,7 @@ from chatjudge.options import RunConfig, SimulationOptions
 from chatjudge.outputs import check_produced_output
 from chatjudge.produce import generation as gen
 from chatjudge.produce import simulation as sim
+from chatjudge.produce.tool_answers import assistant_tools, tool_answering
 from chatjudge.produce.user import load_instructions
 from chatjudge.rundir import Produced
 from chatjudge.setup import Setup
@@ -49,9 +50,12 @@ def build_generation(
         data=setup.source.name,
         options=setup.config.options("generate"),
     )
+    tools = tool_answering(setup.config.tools, setup.validation.tool_rows, built)
     output = _output(setup, path, made)
     (built,) = setup.distribute([built], call_with="messages")
-    return gen.Generation(setup.source, setup.validation, built, field, setup.config, output, made)
+    return gen.Generation(
+        setup.source, setup.validation, built, field, setup.config, output, made, tools
+    )
 
 
 def build_simulation(
@@ -91,10 +95,11 @@ def build_simulation(
         data=setup.source.name,
         options=setup.config.options("simulate"),
     )
+    tools = assistant_tools(setup.config.tools, built)
     output = _output(setup, path, made)
     built, simulated = setup.distribute([built, simulated], call_with="messages")
     return sim.Simulation(
-        setup.source, setup.validation, built, simulated, setup.config, output, made
+        setup.source, setup.validation, built, simulated, setup.config, output, made, tools
     )
 
 

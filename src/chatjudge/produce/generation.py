@@ -7,6 +7,13 @@ holding it) and `prompt` as the last user message (or messages), and its reply f
 `chatjudge run -p pairwise-chat-quality` reads unchanged. A row whose call failed is
 written with `status: "failed"` and its `error`, without the field, so that judging
 refuses it instead of judging a reply that does not exist.
+
+A row with tools (a `tools` column, or tool calls in its conversation or trajectory, from
+which definitions are derived) offers them to the model, whose calls are answered by
+`--tool-replay` or `--tools` (`tool_answers`), turn by turn up to `--max-tool-steps`
+(`tool_loop`). Its row also gets the turn's messages in the trajectory column the pairwise
+protocol reads for that field (`response_trajectory`, `baseline_trajectory`) and
+`<field>_ended`. A row without tools is answered, and written, as it always was.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from chatjudge.options import RunConfig
 from chatjudge.produce.driver import OrderedWriter, drive, estimated, produced, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
+from chatjudge.produce.tool_answers import ToolAnswering
+from chatjudge.produce.tool_loop import tool_turn
 from chatjudge.rundir import Produced
 from chatjudge.summarize.generation import generation_summary
 from chatjudge.types import Message
@@ -38,14 +47,13 @@ FIELDS = (
         name="history",
         required=False,
         conversation=True,
-        tool_calls=False,
         description="conversation so far",
     ),
-    FieldSpec(
-        name="prompt", conversation=True, tool_calls=False, description="the user's next message"
-    ),
+    FieldSpec(name="prompt", conversation=True, description="the user's next message"),
 )
 TARGETS = ("response", "baseline_model_response")
+# Where a turn with tools writes its messages: the columns `pairwise-chat-quality` reads.
+TRAJECTORY = {"response": "response_trajectory", "baseline_model_response": "baseline_trajectory"}
 
 
 def check_target(field: str) -> None:
@@ -71,6 +79,7 @@ class Generation:
     config: RunConfig
     output: Produced
     made: ProducedInfo  # what this command records beside its rows
+    tools: ToolAnswering | None = None  # how tool calls are answered; None: no row has tools
 
     async def estimate(self) -> CostEstimate:
         """`--dry-run`: the calls this generation would send (after what the store holds)
@@ -98,6 +107,7 @@ class Generation:
             cost=cost,
             options=config.options("generate"),
             extras=optional,
+            tools=answered.tools,
         )
         written = write_json(self.output.summary, summary, only_set=True)
         session.check_budget(answered.stopped, n_done, self.validation.n_rows, "row(s)", written)
@@ -121,12 +131,20 @@ class Generation:
         (seat,) = session.seats
         role = Role(session.caller(seat), session.ledger(seat), self.config.generation.settings())
         answered = _Answered(OrderedWriter(out))
+        written = (self.field, TRAJECTORY[self.field], f"{self.field}_ended")
+        with_tools = _ToolRows(role, self, session, seat) if self.tools is not None else None
 
         async def answer(item: Item) -> tuple[dict[str, Any], bool]:
-            row = {k: v for k, v in item.data.items() if k != self.field}
+            row = {k: v for k, v in item.data.items() if k not in written}
             usage = dict(row["usage"]) if isinstance(row.get("usage"), dict) else {}
             try:
-                reply = await role.call(request_messages(item), 0, order=item.index)
+                if with_tools is not None and item.tools:
+                    text, used, more = await with_tools.turn(item, answered.tools)
+                else:
+                    reply = await role.call(request_messages(item), 0, order=item.index)
+                    text = visible(reply.text)  # what it says, not the reasoning before it
+                    used, more = Usage(), {}
+                    used.add(reply)
             except ModelError as exc:
                 if exc.fatal:
                     raise
@@ -134,12 +152,9 @@ class Generation:
                 answered.failures[kind] = answered.failures.get(kind, 0) + 1
                 row.update(status="failed", error=cause)
                 return row, True
-            used = Usage()
-            used.add(reply)
             usage[self.field] = used.as_dict(cached=False)
-            answered.tokens[item.index] = float(reply.output_tokens or 0)
-            text = visible(reply.text)  # what the model says, not the reasoning before it
-            row.update({self.field: text, "status": "ok", "error": None, "usage": usage})
+            answered.tokens[item.index] = float(used.output_tokens)
+            row.update({self.field: text, **more, "status": "ok", "error": None, "usage": usage})
             return row, False
 
         def jobs() -> Iterator[tuple[int, Item]]:
@@ -152,10 +167,55 @@ class Generation:
 
 
 @dataclass
+class _ToolRows:
+    """The turns of rows with tools: the model offered them, its calls answered."""
+
+    role: Role
+    generation: Generation
+    session: Session
+    seat: Seat
+
+    async def turn(
+        self, item: Item, totals: dict[str, int]
+    ) -> tuple[str, Usage, dict[str, Any]]:
+        """The row's final text, what its steps used, and the columns it adds (its
+        trajectory, why it ended); counts the steps, unmatched calls and errors in
+        `totals`."""
+        gen, config = self.generation, self.generation.config
+        assert gen.tools is not None
+        recorded = [item.fields.get("history"), item.fields.get("prompt")]
+        recorded += [item.data.get(name) for name in TRAJECTORY.values()]
+        max_steps, cap = config.tools.max_tool_steps, config.generation.max_tokens
+
+        def unsent(messages: list[Message], further: int) -> None:
+            self.session.project_tool_steps(self.seat, messages, further, cap, max_steps)
+
+        turn = await tool_turn(
+            self.role,
+            request_messages(item),
+            0,
+            tools=item.tools,
+            answers=gen.tools.answers(recorded),
+            max_steps=max_steps,
+            order=item.index,
+            unsent=unsent if self.session.dry_run else None,
+        )
+        totals["tool_steps"] += turn.steps
+        totals["unmatched_tool_calls"] += turn.unmatched
+        totals["tool_errors"] += turn.errors
+        added = {TRAJECTORY[gen.field]: turn.trajectory, f"{gen.field}_ended": turn.ended}
+        return turn.text, turn.usage, added
+
+
+@dataclass
 class _Answered:
     """What answering the rows leaves for the summary."""
 
     writer: OrderedWriter
+    tools: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(("tool_steps", "unmatched_tool_calls",
+                                               "tool_errors"), 0)  # fmt: skip
+    )
     tokens: dict[int, float] = field(default_factory=dict)  # output tokens, by row index
     failures: dict[str, int] = field(default_factory=dict)  # by kind
     indexes: list[int] = field(default_factory=list)  # each written row's index among all

@@ -12,6 +12,13 @@ one conversation run in order. What each side sees is held apart here:
 A conversation that cannot finish (retries exhausted, the context window, a user reply
 that holds no message twice) is written with `status: "failed"`, its cause and its
 partial transcript, and `chatjudge run` refuses to judge it as if it were complete.
+
+With `--tools MODULE:OBJECT` the assistant is offered the user's functions (the row's
+`tools` definitions where it has them, else definitions made from the functions), and
+each of its turns is a tool loop (`tool_loop`): its calls and their results are in `chat`
+as OpenAI's messages, which the judge sees; the simulated user sees the assistant's final
+text only, never a call or a result. A turn cut at `--max-tool-steps` ends the
+conversation there (`ended: "max_tool_steps"`): the assistant never answered in text.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from chatjudge.options import RunConfig
 from chatjudge.produce.driver import OrderedWriter, drive, estimated, produced, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
+from chatjudge.produce.tool_answers import ToolAnswering, definitions_of
+from chatjudge.produce.tool_loop import ToolTurn, tool_turn
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
 from chatjudge.rundir import Produced
 from chatjudge.summarize.simulation import simulation_summary
@@ -62,6 +71,7 @@ class Simulation:
     config: RunConfig
     output: Produced
     made: ProducedInfo  # what this command records beside its rows
+    tools: ToolAnswering | None = None  # --tools: the assistant's functions
 
     async def estimate(self) -> CostEstimate:
         """`--dry-run`: the calls these conversations would send and what they could cost,
@@ -135,10 +145,13 @@ class Simulation:
                 [*history, {"role": "user", "content": ""}],
                 sim.max_turns,
                 (sim.user_max_tokens, config.generation.max_tokens),
+                steps,
             )
 
+        steps = config.tools.max_tool_steps if self.tools is not None else 1
         talk = _Talk(assistant, user, sim.max_turns, samples, talked.records,
-                     session.starts(2 * sim.max_turns), unsent)  # fmt: skip
+                     session.starts((1 + steps) * sim.max_turns), unsent,
+                     self._tools(steps))  # fmt: skip
 
         def jobs() -> Iterator[tuple[int, tuple[Item, int]]]:
             for n, item in enumerate(self._items()):
@@ -147,6 +160,11 @@ class Simulation:
 
         talked.stopped = await drive(session, jobs(), talk.converse, talked.writer)
         return talked
+
+    def _tools(self, steps: int) -> _AssistantTools | None:
+        if self.tools is None or self.tools.functions is None:
+            return None
+        return _AssistantTools(self.tools, definitions_of(self.tools.functions.functions), steps)
 
     def _user_settings(self) -> GenerationSettings:
         sim = self.config.simulation
@@ -172,6 +190,16 @@ class _Talked:
     stopped: BudgetReached | None = None
 
 
+@dataclass(frozen=True)
+class _AssistantTools:
+    """--tools: how the assistant's calls are answered, the definitions offered where a
+    row has none, and the model calls a turn may take."""
+
+    answering: ToolAnswering
+    definitions: list[dict[str, Any]]
+    max_steps: int
+
+
 @dataclass
 class _Talk:
     assistant: Role
@@ -181,6 +209,7 @@ class _Talk:
     records: list[dict[str, Any]]  # per conversation, what the summary needs
     starts: Starts | None = None  # with a budget: when a conversation may start
     unsent: Callable[[Item, int], None] | None = None  # dry run: a conversation not held whole
+    tools: _AssistantTools | None = None  # --tools
 
     async def converse(self, job: tuple[Item, int]) -> tuple[dict[str, Any], bool]:
         """One conversation, turn by turn: its output row, and whether it failed. Short of
@@ -218,10 +247,20 @@ class _Talk:
                     ended = "user"
                     break
                 chat.append({"role": "user", "content": said.text})
-                reply = await self.assistant.call([*history, *chat], sample, order=order)
-                self._step(order)
-                used["assistant"].add(reply)
-                chat.append({"role": "assistant", "content": visible(reply.text)})
+                if self.tools is None:
+                    reply = await self.assistant.call([*history, *chat], sample, order=order)
+                    self._step(order)
+                    used["assistant"].add(reply)
+                    chat.append({"role": "assistant", "content": visible(reply.text)})
+                else:
+                    turn = await self._tool_turn(
+                        item, [*history, *chat], sample, order, used["assistant"]
+                    )
+                    chat.extend(turn.trajectory)
+                    if turn.ended == "max_tool_steps":
+                        turns += 1
+                        ended = "max_tool_steps"
+                        break
                 turns += 1
                 if turns >= self.max_turns:
                     ended = "max_turns"
@@ -266,6 +305,27 @@ class _Talk:
             first_message_restates_question=restates,
         )
         return row, error is not None
+
+    async def _tool_turn(
+        self, item: Item, messages: list[Message], sample: int, order: int, usage: Usage
+    ) -> ToolTurn:
+        """The assistant's turn as a tool loop, its steps counted in `usage`; each step
+        counts as a call of its conversation for the budget's `Starts`."""
+        tools = self.tools
+        assert tools is not None
+        turn = await tool_turn(
+            self.assistant,
+            messages,
+            sample,
+            tools=item.tools or tools.definitions,
+            answers=tools.answering.answers(()),
+            max_steps=tools.max_steps,
+            order=order,
+            usage=usage,
+        )
+        for _ in range(turn.steps):
+            self._step(order)
+        return turn
 
     def _step(self, order: int) -> None:
         if self.starts is not None:

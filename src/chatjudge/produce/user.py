@@ -3,7 +3,8 @@
 Its instructions are a text file shipped with the package (`prompts/simulated_user.txt`,
 replaceable with `--user-prompt`), filled with the goal (`{question}`), what the user
 knows (`{user_context}`) and the end marker (`{end_marker}`). It sees the conversation so
-far as a transcript, never the ground-truth answer, and answers with a JSON object: a
+far as a transcript (without the assistant's tool calls and their results: a user sees
+only what the assistant says), never the ground-truth answer, and answers with a JSON object: a
 private `thought` (never shown to anyone) and the `response` it sends. Writing the end
 marker in its response ends the conversation; the marker counts only there, and only
 once the assistant has replied at least once.
@@ -82,11 +83,13 @@ class SimulatedUser:
         self, goal: str, context: str | None, history: list[Message], chat: list[Message]
     ) -> list[Message]:
         """What the simulated user's model sees: its instructions with the goal, and the
-        conversation so far (the earlier conversation, then the follow-up)."""
+        conversation so far (the earlier conversation, then the follow-up) as a user sees
+        it: what each side said, never the assistant's tool calls nor their results."""
         system = self.instructions.render(
             {"question": goal, "user_context": context or NO_CONTEXT, "end_marker": END_MARKER}
         )
-        shown = transcript([*history, *chat]) or FIRST_TURN
+        said = [m for m in [*history, *chat] if m["role"] != "tool" and not m.get("tool_calls")]
+        shown = transcript(said) or FIRST_TURN
         prompt = (
             f"The conversation so far:\n<conversation>\n{shown}\n</conversation>\n\n"
             "Write your next message to the assistant."

@@ -25,10 +25,13 @@ def generation_summary(
     cost: Cost | None,
     options: dict[str, Any],
     extras: Mapping[str, Any],
+    tools: Mapping[str, int] | None = None,
     chatjudge_version: str = __version__,
 ) -> GenerationSummary:
     """`tokens`: each answered row's output tokens, by row index; `failures`: failed rows by
-    cause; `extras`: the optional sections that apply (`n_skipped`/`skipped`, `shard`)."""
+    cause; `extras`: the optional sections that apply (`n_skipped`/`skipped`, `shard`);
+    `tools`: the totals of the rows with tools (`tool_steps`, `unmatched_tool_calls`,
+    `tool_errors`), 0 where none is given."""
     return GenerationSummary(
         kind="generation",
         model=model,
@@ -44,6 +47,7 @@ def generation_summary(
         options=options,
         created=now(),
         chatjudge_version=chatjudge_version,
+        **(tools or {}),
         **extras,
     )
 

@@ -1,0 +1,92 @@
+"""One turn of a model under test that may call tools: call the model, answer its calls,
+call it again with the answers, until it answers in text or has been called
+`--max-tool-steps` times (a step: one model call).
+
+Every step is a call of its own through the role (`Role.call`): in the store, keyed by the
+messages so far, so a re-run sends nothing and a killed run resumes from the last step the
+store holds (the answers are worked out again: replay gives the same ones; the user's
+functions are called again). What the model wrote before a call (its text, without the
+reasoning some models write first) goes back to it with the calls, as OpenAI's assistant
+message with `tool_calls`, then one `tool` message per call, in the order of the calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from chatjudge.calls import Usage
+from chatjudge.calls.session import NotSent
+from chatjudge.produce.replies import visible
+from chatjudge.produce.roles import Role
+from chatjudge.produce.tool_answers import Answers
+from chatjudge.types import Message
+
+Ended = Literal["final", "max_tool_steps"]
+
+
+@dataclass
+class ToolTurn:
+    """What one turn left: the final text (at the cap: the text of the last step, "" where
+    it wrote none), every message of the turn (the assistant's calls, the tools' results and
+    its final message; cut at the cap, it ends on calls without results), why it ended, and
+    its counts."""
+
+    text: str = ""
+    trajectory: list[Message] = field(default_factory=list)
+    ended: Ended = "final"
+    steps: int = 0
+    unmatched: int = 0
+    errors: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+
+async def tool_turn(
+    role: Role,
+    messages: list[Message],
+    sample: int,
+    *,
+    tools: list[dict[str, Any]],
+    answers: Answers,
+    max_steps: int,
+    order: int = 0,
+    unsent: Callable[[list[Message], int], None] | None = None,
+    usage: Usage | None = None,
+) -> ToolTurn:
+    """The model's turn after `messages`, offered `tools`, its calls answered by `answers`;
+    raises `ModelError` as `Role.call` does. `unsent`: a dry run's count of the steps after
+    one the store does not hold (its messages, the steps left after it); `usage`: where its
+    steps are counted (a conversation's, which keeps those of a turn that fails)."""
+    turn = ToolTurn(usage=usage if usage is not None else Usage())
+    for step in range(1, max_steps + 1):
+        asked = [*messages, *turn.trajectory]
+        try:
+            reply = await role.call(asked, sample, order=order, tools=tools)
+        except NotSent:
+            if unsent is not None:
+                unsent(asked, max_steps - step)
+            raise
+        turn.steps = step
+        turn.usage.add(reply)
+        turn.text = visible(reply.text)
+        if not reply.tool_calls:
+            turn.trajectory.append({"role": "assistant", "content": turn.text})
+            return turn
+        calls = reply.tool_calls
+        turn.trajectory.append(
+            {"role": "assistant", "content": turn.text,
+             "tool_calls": [c.as_openai() for c in calls]}  # fmt: skip
+        )
+        if step == max_steps:
+            break
+        found = await asyncio.gather(*(answers.answer(call) for call in calls))
+        for call, answer in zip(calls, found, strict=True):
+            turn.trajectory.append(
+                {"role": "tool", "tool_call_id": call.id, "content": answer.text}
+            )
+            turn.unmatched += answer.miss == "unmatched"
+            turn.errors += answer.miss == "error"
+    turn.ended = "max_tool_steps"
+    return turn
