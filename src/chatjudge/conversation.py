@@ -172,4 +172,3 @@ def _chat_message(message: Mapping[str, Any]) -> Message:
     if message.get("tool_call_id"):
         out["tool_call_id"] = message["tool_call_id"]
     return out
-

@@ -286,6 +286,12 @@ def test_generate_shards_with_tools_merge_with_their_tool_totals(
     # 3 steps a row; each row's 2nd call never matches, its 1st in every other row
     assert (summary["tool_steps"], summary["unmatched_tool_calls"]) == (24, 12)
     assert read_jsonl(merged) == read_jsonl(whole)
+    # The merged store keeps every step's tool calls: the same command resumes it, sending
+    # nothing, and writes the same rows.
+    sent = server.stats.requests
+    cli(*produce_args(server, "generate", data, merged, "--tool-replay"))
+    assert server.stats.requests == sent
+    assert read_jsonl(merged) == read_jsonl(whole)
 
 
 def test_produced_figures_do_not_depend_on_the_order_rows_finish() -> None:

@@ -28,7 +28,7 @@ from chatjudge.store.migrations import SCHEMA_VERSION
 from chatjudge.store.reader import ReadOnly
 
 ONLY_SHARD = frozenset({"shard"})  # the one option in which shards of one run differ
-_CALLS = "key, model, raw, input_tokens, output_tokens, latency, created"
+_CALLS = "key, model, raw, input_tokens, output_tokens, latency, created, tool_calls"
 
 
 def refuse(what: str, problems: Sequence[str]) -> UsageError:
@@ -123,13 +123,18 @@ def _absorb(db: sqlite3.Connection, path: Path) -> None:
         raise UsageError(f"{path} cannot be read ({exc})") from exc
     try:
         (version,) = db.execute("PRAGMA shard.user_version").fetchone()
-        if version != SCHEMA_VERSION:
+        columns = _CALLS
+        if version == 2:  # before tool calls: a schema-2 shard's calls call none
+            columns = _CALLS.replace(", tool_calls", "")
+        elif version != SCHEMA_VERSION:
             raise UsageError(
                 f"{path} has store schema {version}, this chatjudge writes {SCHEMA_VERSION}: "
                 "re-run that shard's command with this chatjudge first (it migrates the store)"
             )
         db.execute("BEGIN")
-        db.execute(f"INSERT OR IGNORE INTO main.calls ({_CALLS}) SELECT {_CALLS} FROM shard.calls")
+        db.execute(
+            f"INSERT OR IGNORE INTO main.calls ({columns}) SELECT {columns} FROM shard.calls"
+        )
         db.execute(
             "INSERT OR IGNORE INTO main.meta (name, value) SELECT name, value FROM shard.meta"
         )
