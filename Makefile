@@ -10,7 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_OUT ?= chatjudge-runs/demo
 
-.PHONY: demo demo-simulate demo-traces test lint bench clean
+.PHONY: demo demo-simulate demo-traces demo-agent test lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,25 @@ demo-traces: $(VENV)/.demo-installed
 	$(BIN)/chatjudge run $(DEMO_OUT)/traces/replayed.jsonl -p pairwise-chat-quality \
 		--out $(DEMO_OUT)/traces/judged
 	$(BIN)/chatjudge gate $(DEMO_OUT)/traces/judged --by user.tier || { s=$$?; [ $$s = 1 ] || [ $$s = 3 ]; }
+
+# An assistant that acts, offline: import the recorded support agent's traces (its tool calls
+# kept as calls, production's trajectory as the baseline), let a scripted next version answer
+# each last turn with the recorded tool results replayed (the embedded model cannot call
+# tools: examples/traces/candidate_agent.py stands in for the candidate), judge both
+# trajectories with the embedded model, and gate.
+demo-agent: $(VENV)/.demo-installed
+	mkdir -p $(DEMO_OUT)/agent && rm -f $(DEMO_OUT)/agent/candidate.url
+	$(BIN)/chatjudge import examples/traces/otel-agent.jsonl --keep user.tier \
+		--out $(DEMO_OUT)/agent/rows.jsonl
+	$(BIN)/python examples/traces/candidate_agent.py $(DEMO_OUT)/agent/candidate.url & pid=$$!; \
+	trap 'kill $$pid' EXIT; \
+	for i in $$(seq 100); do [ -s $(DEMO_OUT)/agent/candidate.url ] && break; sleep 0.1; done; \
+	$(BIN)/chatjudge generate $(DEMO_OUT)/agent/rows.jsonl --field response \
+		--model openai/parcelo-next --base-url "$$(cat $(DEMO_OUT)/agent/candidate.url)" \
+		--tool-replay --out $(DEMO_OUT)/agent/replayed.jsonl
+	$(BIN)/chatjudge run $(DEMO_OUT)/agent/replayed.jsonl -p pairwise-chat-quality \
+		--out $(DEMO_OUT)/agent/judged
+	$(BIN)/chatjudge gate $(DEMO_OUT)/agent/judged --by user.tier || { s=$$?; [ $$s = 1 ] || [ $$s = 3 ]; }
 
 # The import layers first (pyproject's [tool.importlinter]): a broken one fails the build.
 test: $(VENV)/.test-installed /usr/bin/chromium

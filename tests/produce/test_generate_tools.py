@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 import chatjudge
 from chatjudge.errors import UsageError
 from chatjudge.options import RunConfig
 from chatjudge.produce import build_generation
 from chatjudge.protocols import get_protocol
+from chatjudge.report.terminal import produced_table
 from chatjudge.sync import run_sync
 from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
@@ -62,8 +64,11 @@ def recorded_row(i: int, *, steps: int = 2, offset: int = 0) -> dict[str, Any]:
         "id": f"t{i}",
         "history": [
             {"role": "user", "content": "Hello"},
-            {"role": "assistant", "content": "",
-             "tool_calls": [call(f"h{i}", "search", {"query": "Hello", "step": 1})]},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call(f"h{i}", "search", {"query": "Hello", "step": 1})],
+            },
             {"role": "tool", "tool_call_id": f"h{i}", "content": "EARLIER"},
             {"role": "assistant", "content": "Hi!"},
         ],  # fmt: skip
@@ -174,7 +179,15 @@ def test_a_call_without_a_recorded_result_is_told_so_and_counted(
     assert first["response"] == "From the tool: " + " | ".join(told)
     told = [m["content"] for m in second["response_trajectory"] if m["role"] == "tool"]
     assert told[0] == "RESULT-1-1" and told[1].startswith("no recorded result")
-    assert summary_of(out)["unmatched_tool_calls"] == 3
+    summary = summary_of(out)
+    assert summary["unmatched_tool_calls"] == 3
+    console = Console(record=True, width=160, color_system=None)
+    console.print(produced_table(summary))
+    rows = [[c.strip() for c in line.strip("│").split("│")]
+            for line in console.export_text().splitlines()]  # fmt: skip
+    assert ["tool steps", str(summary["tool_steps"]), "model calls", ""] in rows
+    assert ["unmatched tool calls", "3", "no recorded result to replay", ""] in rows
+    assert not any(r[0] == "tool errors" for r in rows)  # none: not shown
 
 
 # --- --tools MODULE:OBJECT -------------------------------------------------------------------
@@ -208,8 +221,14 @@ def test_user_functions_answer_sync_async_and_their_failures_go_back_to_the_mode
     own process, ends although a function still hangs in its thread."""
     module = tools_module(tmp_path, USER_TOOLS)
     names = ["sync_tool", "async_tool", "raising_tool", "hanging_tool", "unknown_tool"]
-    rows = [{"id": name, "prompt": f"Question for {name}",
-             "tools": [{"name": name, "parameters": {"type": "object"}}]} for name in names]
+    rows = [
+        {
+            "id": name,
+            "prompt": f"Question for {name}",
+            "tools": [{"name": name, "parameters": {"type": "object"}}],
+        }
+        for name in names
+    ]
     data = write_jsonl(tmp_path / "rows.jsonl", rows)
     out = tmp_path / "out.jsonl"
     started = time.monotonic()
@@ -230,10 +249,14 @@ def test_user_functions_answer_sync_async_and_their_failures_go_back_to_the_mode
         "error: ValueError: no data for step 1", "error: ValueError: no data for step 2"
     ]  # fmt: skip
     assert results["hanging_tool"] == ["error: hanging_tool timed out after 0.5 s"] * 2
-    assert results["unknown_tool"] == [
-        "error: no tool named 'unknown_tool' (tools: async_tool, hanging_tool, raising_tool, "
-        "sync_tool)"
-    ] * 2
+    assert (
+        results["unknown_tool"]
+        == [
+            "error: no tool named 'unknown_tool' (tools: async_tool, hanging_tool, raising_tool, "
+            "sync_tool)"
+        ]
+        * 2
+    )
     for row in read_jsonl(out):
         assert row["response"] == "From the tool: " + " | ".join(results[row["id"]])
     summary = summary_of(out)
@@ -407,7 +430,17 @@ def test_every_bad_tool_setting_is_exit_2_before_anything_is_sent(
                            base_url=stub.base_url)  # fmt: skip
     # Without rows that have tools, nothing is asked of the tool options but a sound --tools.
     plain = write_jsonl(tmp_path / "plain.jsonl", [plain_row(0)])
-    done = chatjudge_cli("generate", str(plain), "-m", "openai/stub", "--base-url",
-                         stub.base_url, "--out", str(tmp_path / "p.jsonl"),
-                         "--tools", f"{module}:NOT_A_DICT", PYTHONPATH=with_path(tmp_path))
+    done = chatjudge_cli(
+        "generate",
+        str(plain),
+        "-m",
+        "openai/stub",
+        "--base-url",
+        stub.base_url,
+        "--out",
+        str(tmp_path / "p.jsonl"),
+        "--tools",
+        f"{module}:NOT_A_DICT",
+        PYTHONPATH=with_path(tmp_path),
+    )
     assert done.returncode == 2 and stub.stats.requests == 0

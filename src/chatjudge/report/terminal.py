@@ -45,6 +45,13 @@ def produced_table(summary: dict[str, Any]) -> Table:
     if summary.get("plain_user_replies"):
         plain = format_count(summary["plain_user_replies"])
         table.add_row("plain-text user replies", plain, "no JSON: taken whole as the message", "")
+    if summary.get("tool_steps"):
+        table.add_row("tool steps", format_count(summary["tool_steps"]), "model calls", "")
+        for key, note in (("unmatched_tool_calls", "no recorded result to replay"),
+                          ("tool_errors", "raised, timed out or unknown")):  # fmt: skip
+            if summary.get(key):
+                table.add_row(key.replace("_", " "), format_count(summary[key]), note, "",
+                              style="yellow")  # fmt: skip
     _add_cost(table, summary)
     return table
 
