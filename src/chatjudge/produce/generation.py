@@ -6,7 +6,9 @@ holding it) and `prompt` as the last user message (or messages), and its reply f
 `response` or `baseline_model_response`: the output is a dataset that
 `chatjudge run -p pairwise-chat-quality` reads unchanged. A row whose call failed is
 written with `status: "failed"` and its `error`, without the field, so that judging
-refuses it instead of judging a reply that does not exist.
+refuses it instead of judging a reply that does not exist. `--samples K` asks K times
+with distinct seeds (seed + k): rows `<id>#<k>` with a `sample` column, the tries of one
+task that a run's pass^k reads.
 """
 
 from __future__ import annotations
@@ -86,7 +88,8 @@ class Generation:
         n_failed = sum(answered.failures.values())
         optional = summary_extras(self.source, self.validation, config.run.shard, answered.indexes)
         n_done = answered.writer.written
-        cost = session.cost(n_done, self.validation.n_rows)
+        total = self.validation.n_rows * config.run.samples
+        cost = session.cost(n_done, total)
         summary = generation_summary(
             answered.tokens,
             model=self.model.name,
@@ -100,12 +103,13 @@ class Generation:
             extras=optional,
         )
         written = write_json(self.output.summary, summary, only_set=True)
-        session.check_budget(answered.stopped, n_done, self.validation.n_rows, "row(s)", written)
+        session.check_budget(answered.stopped, n_done, total, "row(s)", written)
         return written
 
     def _session(self, *, dry_run: bool) -> Session:
         seat = Seat("model_under_test", self.model)
-        return Session([seat], self.config, self.output.store, total=self.validation.n_rows,
+        total = self.validation.n_rows * self.config.run.samples
+        return Session([seat], self.config, self.output.store, total=total,
                             label="generating", dry_run=dry_run)  # fmt: skip
 
     def _items(self) -> Iterator[Item]:
@@ -121,12 +125,17 @@ class Generation:
         (seat,) = session.seats
         role = Role(session.caller(seat), session.ledger(seat), self.config.generation.settings())
         answered = _Answered(OrderedWriter(out))
+        samples = self.config.run.samples
 
-        async def answer(item: Item) -> tuple[dict[str, Any], bool]:
+        async def answer(job: tuple[Item, int]) -> tuple[dict[str, Any], bool]:
+            item, sample = job
+            order = item.index * samples + sample
             row = {k: v for k, v in item.data.items() if k != self.field}
+            if samples > 1:  # tries of one task, as `simulate --samples` writes them
+                row.update(id=f"{item.id}#{sample}", sample=sample)
             usage = dict(row["usage"]) if isinstance(row.get("usage"), dict) else {}
             try:
-                reply = await role.call(request_messages(item), 0, order=item.index)
+                reply = await role.call(request_messages(item), sample, order=order)
             except ModelError as exc:
                 if exc.fatal:
                     raise
@@ -137,15 +146,15 @@ class Generation:
             used = Usage()
             used.add(reply)
             usage[self.field] = used.as_dict(cached=False)
-            answered.tokens[item.index] = float(reply.output_tokens or 0)
+            answered.tokens[order] = float(reply.output_tokens or 0)
             text = visible(reply.text)  # what the model says, not the reasoning before it
             row.update({self.field: text, "status": "ok", "error": None, "usage": usage})
             return row, False
 
-        def jobs() -> Iterator[tuple[int, Item]]:
+        def jobs() -> Iterator[tuple[int, tuple[Item, int]]]:
             for n, item in enumerate(self._items()):
                 answered.indexes.append(item.index)
-                yield n, item
+                yield from ((n * samples + k, (item, k)) for k in range(samples))
 
         answered.stopped = await drive(session, jobs(), answer, answered.writer)
         return answered
@@ -156,7 +165,7 @@ class _Answered:
     """What answering the rows leaves for the summary."""
 
     writer: OrderedWriter
-    tokens: dict[int, float] = field(default_factory=dict)  # output tokens, by row index
+    tokens: dict[int, float] = field(default_factory=dict)  # output tokens, by row (and sample)
     failures: dict[str, int] = field(default_factory=dict)  # by kind
     indexes: list[int] = field(default_factory=list)  # each written row's index among all
     stopped: BudgetReached | None = None
