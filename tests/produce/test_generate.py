@@ -737,8 +737,8 @@ def test_samples_are_replies_with_their_own_seeds_and_tries_of_one_task(
 
     # judged, the samples are tries of their row: pass^k of each 0/1 metric, k = 1..3
     run = tmp_path / "run"
-    done = chatjudge_cli("run", str(out), "-p", "pairwise-chat-quality", "--judge",
-                         "openai/stub", "--base-url", stub.base_url, "--out", str(run), "--quiet")  # fmt: skip
+    done = chatjudge_cli("run", str(out), "-p", "pairwise-chat-quality", "--judge", "openai/stub",
+                         "--base-url", stub.base_url, "--out", str(run), "--quiet")  # fmt: skip
     assert done.returncode == 0, done.stderr
     judged = json.loads((run / "summary.json").read_text())
     assert judged["pass_k"]["n_tasks"] == 3 and judged["pass_k"]["max_k"] == 3
