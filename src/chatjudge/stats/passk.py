@@ -5,9 +5,14 @@ tau-bench's pass^k, C(c, k) / C(n, k), the chance that k tries drawn from the n 
 succeed, and pass@k (Chen et al., 2021, the Codex paper), 1 - C(n - c, k) / C(n, k),
 the chance that at least one does. The metric is their mean over tasks; its 95% interval
 is a percentile bootstrap over tasks (one resampling shared by every k), as the summary's
-other metrics resample items. Tasks with a single try say nothing about a retry: they are
-left out and counted. k runs from 1 to the fewest tries any counted task has, so that
-every task counts at every k.
+other metrics resample items. A task's estimate lies in [0, 1], and at a large k most tasks
+sit at one end (hard tasks all at 0 for pass^k, easy ones at 1 for pass@k), where the
+bootstrap's interval collapses (50 tasks at 0 give [0, 0]); so, as the gate guards a small
+sample (`chatjudge.stats.small_sample`), an interval over fewer than 30 tasks away from
+the nearer end, or over fewer than 3 distinct values, is widened to hold the betting
+interval for a mean in [0, 1], valid at every number of tasks. Tasks with a single try say
+nothing about a retry: they are left out and counted. k runs from 1 to the fewest tries any
+counted task has, so that every task counts at every k.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from chatjudge.stats.betting import betting_interval
 from chatjudge.stats.bootstrap import Estimate, bootstrap_metrics
+from chatjudge.stats.small_sample import SMALL_DISTINCT, SMALL_UNITS
 
 
 def pass_hat(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
@@ -92,7 +99,10 @@ def pass_k(
     for k in range(1, max_k + 1):
         columns[f"hat{k}"] = pass_hat(n, c, k)
         columns[f"at{k}"] = pass_at(n, c, k)
-    found = bootstrap_metrics(columns, n_resamples=n_resamples, seed=seed)
+    found = {
+        name: guarded(columns[name], estimate)
+        for name, estimate in bootstrap_metrics(columns, n_resamples=n_resamples, seed=seed).items()
+    }
     return PassK(
         pass_hat={k: found[f"hat{k}"] for k in range(1, max_k + 1)},
         pass_at={k: found[f"at{k}"] for k in range(1, max_k + 1)},
@@ -101,3 +111,16 @@ def pass_k(
         min_tries=max_k,
         max_tries=int(n.max()),
     )
+
+
+def guarded(values: np.ndarray, estimate: Estimate) -> Estimate:
+    """`estimate`'s interval widened to hold the betting interval of a mean in [0, 1] when
+    the tasks are too few away from an end, or too few distinct, for the bootstrap."""
+    inner = min(int(np.count_nonzero(values > 0)), int(np.count_nonzero(values < 1)))
+    if estimate.ci95 is None or (
+        inner >= SMALL_UNITS and len(np.unique(values)) >= SMALL_DISTINCT
+    ):
+        return estimate
+    bet = betting_interval(values, 0.0, 1.0)
+    lo, hi = min(estimate.ci95[0], bet[0]), max(estimate.ci95[1], bet[1])
+    return Estimate(estimate.value, (lo, hi), estimate.n)
