@@ -75,12 +75,25 @@ def test_no_task_of_two_tries_gives_nothing() -> None:
 
 
 def test_the_interval_resamples_tasks() -> None:
-    # 40 tasks of 2 tries, half all-pass and half all-fail: pass^2 = 1/2, and its
-    # interval is a task bootstrap's (about +-0.16), not the width of 80 tries.
-    n = np.full(40, 2)
-    c = np.repeat([2, 0], 20)
+    # 90 tasks of 4 tries, 2 of 4 right, 4 of 4 or none: pass^2 per task 1/6, 1 or 0; its
+    # interval is a task bootstrap's, about 1.96 SE of the 90 task values wide each way
+    n = np.full(90, 4)
+    c = np.tile([2, 4, 0], 30)
     found = pass_k(n, c)
     assert found is not None
+    values = pass_hat(n, c, 2)
+    half = 1.96 * values.std() / math.sqrt(90)
     lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
-    assert found.pass_hat[2].value == 0.5
-    assert 0.13 < 0.5 - lo < 0.19 and 0.13 < hi - 0.5 < 0.19
+    assert found.pass_hat[2].value == pytest.approx(values.mean())
+    assert hi - lo == pytest.approx(2 * half, rel=0.15)
+
+
+def test_tasks_at_one_end_get_an_interval_valid_at_every_size() -> None:
+    # 50 tasks that never pass twice: the bootstrap's interval would be [0, 0]; the betting
+    # interval for a mean in [0, 1] keeps room above (1 - 0.025 ** (1 / 50) is about 0.071)
+    found = pass_k(np.full(50, 4), np.tile([1, 0], 25))
+    assert found is not None
+    assert found.pass_hat[2].value == 0.0
+    lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
+    assert lo == 0.0 and 0.03 < hi < 0.1
+    assert found.pass_at[4].ci95[0] < 1.0  # type: ignore[index]  # pass@4: 25 tasks at 1
