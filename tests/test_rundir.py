@@ -180,7 +180,7 @@ def test_summary_json_is_exactly_a_summary(pairwise_run: Path) -> None:
     text = (pairwise_run / SUMMARY).read_text(encoding="utf-8")
     summary = StrictSummary.model_validate_json(text)
     fields_written(Summary, json.loads(text), {"format"})
-    assert summary.format == 1 and summary.samples == 2 and summary.flip is True
+    assert summary.format == 2 and summary.samples == 2 and summary.flip is True
     assert (summary.n_items, summary.n_ok, summary.n_failed) == (4, 4, 0)
     assert summary.metrics["candidate_win_rate"].value == 0.75
     for metric in json.loads(text)["metrics"].values():
@@ -291,14 +291,14 @@ def set_results_format(run_dir: Path, value: Any, line: int = -1) -> Path:
     return path
 
 
-def refused(message: str, path: Path, found: Any) -> None:
+def refused(message: str, path: Path, found: Any, reads: str = "format 1") -> None:
     flat = " ".join(message.split())
     assert str(path) in flat, message
     assert f"has format {found!r}" in flat, message
-    assert "reads format 1" in flat, message
+    assert f"reads {reads}" in flat, message
 
 
-@pytest.mark.parametrize("found", [2, None, "1"])
+@pytest.mark.parametrize("found", [3, None, "1"])
 def test_read_summary_refuses_another_format(
     pairwise_run: Path, tmp_path: Path, found: Any
 ) -> None:
@@ -306,7 +306,15 @@ def test_read_summary_refuses_another_format(
     path = set_summary_format(run, found)
     with pytest.raises(UsageError) as info:
         read_summary(run)
-    refused(str(info.value), path, found)
+    refused(str(info.value), path, found, "format 2 (and upgrades 1)")
+
+
+def test_a_version_1_summary_is_read_as_version_2(pairwise_run: Path, tmp_path: Path) -> None:
+    run = copy_run(pairwise_run, tmp_path / "run")
+    set_summary_format(run, 1)
+    summary = read_summary(run)
+    assert summary.format == 2 and summary.pass_k is None  # version 1 had no tries
+    assert summary.metrics["candidate_win_rate"].value == 0.75
 
 
 def test_iter_results_refuses_another_format(pairwise_run: Path, tmp_path: Path) -> None:
@@ -331,13 +339,21 @@ def test_a_truncated_last_line_is_an_error_naming_file_and_line(
         ok_scores(run)
 
 
+def newer_format(run: Path, which: str) -> tuple[Path, int, str]:
+    """`which` of `run` set to the version after the one chatjudge writes: its path, that
+    version and what the refusal says chatjudge reads."""
+    if which == SUMMARY:
+        return set_summary_format(run, 3), 3, "format 2 (and upgrades 1)"
+    return set_results_format(run, 2), 2, "format 1"
+
+
 @pytest.mark.parametrize("which", [SUMMARY, RESULTS])
 def test_report_exits_2_on_another_format(pairwise_run: Path, tmp_path: Path, which: str) -> None:
     run = copy_run(pairwise_run, tmp_path / "run")
-    path = set_summary_format(run, 2) if which == SUMMARY else set_results_format(run, 2)
+    path, found, reads = newer_format(run, which)
     done = runner.invoke(app, ["report", str(run)])
     assert done.exit_code == 2, done.output
-    refused(done.output, path, 2)
+    refused(done.output, path, found, reads)
 
 
 def test_report_reads_format_1(pairwise_run: Path, tmp_path: Path) -> None:
@@ -351,19 +367,19 @@ def test_report_reads_format_1(pairwise_run: Path, tmp_path: Path) -> None:
 def test_compare_exits_2_on_another_format(pairwise_run: Path, tmp_path: Path, which: str) -> None:
     good = copy_run(pairwise_run, tmp_path / "good")
     bad = copy_run(pairwise_run, tmp_path / "bad")
-    path = set_summary_format(bad, 2) if which == SUMMARY else set_results_format(bad, 2)
+    path, found, reads = newer_format(bad, which)
     done = runner.invoke(
         app, ["compare", f"good={good}", f"bad={bad}", "--out", str(tmp_path / "cmp")]
     )
     assert done.exit_code == 2, done.output
-    refused(done.output, path, 2)
+    refused(done.output, path, found, reads)
     assert not (tmp_path / "cmp" / COMPARISON).exists()
 
 
 @pytest.mark.parametrize("which", [SUMMARY, RESULTS])
 def test_agree_exits_2_on_another_format(pairwise_run: Path, tmp_path: Path, which: str) -> None:
     run = copy_run(pairwise_run, tmp_path / "run")
-    path = set_summary_format(run, 2) if which == SUMMARY else set_results_format(run, 2)
+    path, found, reads = newer_format(run, which)
     human = tmp_path / "human.jsonl"
     human.write_text(
         "".join(json.dumps({"id": f"p{i}", "label": "CANDIDATE"}) + "\n" for i in range(4)),
@@ -371,7 +387,7 @@ def test_agree_exits_2_on_another_format(pairwise_run: Path, tmp_path: Path, whi
     )
     done = runner.invoke(app, ["agree", str(run), "--human", str(human)])
     assert done.exit_code == 2, done.output
-    refused(done.output, path, 2)
+    refused(done.output, path, found, reads)
     assert not (run / "agreement.json").exists()
     # The same run in format 1 is read.
     set_summary_format(run, 1)

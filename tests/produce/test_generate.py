@@ -508,7 +508,7 @@ def test_a_failed_baseline_row_is_refused_by_the_next_generate(
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"samples": 2}, "not an option of generate: 'samples'"),
+        ({"samples": 0}, "samples"),
         ({"flip": True}, "not an option of generate: 'flip'"),
         ({"temprature": 0.5}, "did you mean 'temperature'"),
         ({"concurrency": 0}, "concurrency"),
@@ -637,7 +637,7 @@ def test_summary_counts_tokens_calls_and_cost(stub: StubServer, tmp_path: Path) 
     )
     assert summary["options"]["max_retries"] == 1
     assert summary["options"]["base_url"] == [stub.base_url]
-    assert "samples" not in summary["options"]
+    assert summary["options"]["samples"] == 1
 
     # Run again: every reply from the store, which costs nothing.
     chatjudge.generate(
@@ -703,3 +703,50 @@ def test_callable_model_errors_fail_only_their_row(tmp_path: Path) -> None:
     assert calls[rows[1]["prompt"]] == 1 and calls[rows[2]["prompt"]] == 2
     assert all("response" not in got[i] for i in (1, 2))
     assert summary_of(out)["failures"] == {"refused": 1, "retries exhausted": 1}
+
+
+# --- samples: tries of one task ------------------------------------------------------------
+
+
+def test_samples_are_replies_with_their_own_seeds_and_tries_of_one_task(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    stub.configure(record=True, seeded=True)  # a sampling model: its reply follows the seed
+    rows = dialogues(3)
+    for row in rows:
+        row["baseline_model_response"] = "A short answer."
+    data = write_jsonl(tmp_path / "rows.jsonl", rows)
+    out = tmp_path / "cand.jsonl"
+    args = ("generate", str(data), "-m", "openai/stub", "--base-url", stub.base_url,
+            "--samples", "3", "--seed", "5", "--out", str(out), "--quiet")  # fmt: skip
+    done = chatjudge_cli(*args)
+    assert done.returncode == 0, done.stderr
+    written = read_jsonl(out)
+    assert [(r["id"], r["sample"]) for r in written] == [
+        (f"{row['id']}#{k}", k) for row in rows for k in range(3)
+    ]  # input order, then sample
+    assert sorted({r["body"]["seed"] for r in stub.stats.recorded}) == [5, 6, 7]
+    for i in range(3):  # one row's samples: distinct replies to the same messages
+        replies = {r["response"] for r in written[3 * i : 3 * i + 3]}
+        assert len(replies) == 3
+    summary = summary_of(out)
+    assert summary["n_ok"] == 9 and summary["n_rows"] == 3
+    assert summary["options"]["samples"] == 3 and summary["metrics"]["output_tokens"]["n"] == 9
+    sent = stub.stats.requests
+    assert chatjudge_cli(*args).returncode == 0 and stub.stats.requests == sent  # resumed
+
+    # judged, the samples are tries of their row: pass^k of each 0/1 metric, k = 1..3
+    run = tmp_path / "run"
+    done = chatjudge_cli("run", str(out), "-p", "pairwise-chat-quality", "--judge", "openai/stub",
+                         "--base-url", stub.base_url, "--out", str(run), "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    judged = json.loads((run / "summary.json").read_text())
+    assert judged["pass_k"]["n_tasks"] == 3 and judged["pass_k"]["max_k"] == 3
+    assert judged["pass_k"]["metrics"] == ["candidate_win_rate", "baseline_win_rate", "tie_rate"]
+    results = read_jsonl(run / "results.jsonl")
+    wins = [[r["scores"]["pairwise_choice"] == "CANDIDATE" for r in results
+             if r["id"].startswith(f"{row['id']}#")] for row in rows]  # fmt: skip
+    hat3 = sum(all(w) for w in wins) / 3
+    assert judged["metrics"]["candidate_win_rate_pass_hat_3"]["value"] == pytest.approx(hat3)
+    at1 = sum(sum(w) / 3 for w in wins) / 3
+    assert judged["metrics"]["candidate_win_rate_pass_at_1"]["value"] == pytest.approx(at1)

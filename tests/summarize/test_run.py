@@ -53,7 +53,7 @@ def test_counts_and_pointwise_metrics() -> None:
 
 def test_the_summary_fields_and_format() -> None:
     summary = pointwise_summary([(3, 1), (2, 1)])
-    assert summary["format"] == 1
+    assert summary["format"] == 2
     assert summary["protocol"] == "interactivity-accuracy" and summary["kind"] == "pointwise"
     assert summary["judge"] == "local" and summary["judges"] == ["local"]
     assert summary["samples"] == 1 and summary["per_judge"] == {}

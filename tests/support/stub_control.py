@@ -52,6 +52,11 @@ class StubConfig(BaseModel):
     )
     record: bool = Field(False, description="keep the last 1,000 requests' headers and bodies")
     seed: int = Field(0, description="changes which attempts fault, not the replies")
+    seeded: bool = Field(
+        False,
+        description="replies depend on the request's `seed` too, as a sampling model's do: "
+        "`--samples` with `--seed` gets different replies per sample",
+    )
     models: tuple[str, ...] = ("stub",)
     user_ends_after: int | None = Field(
         None,

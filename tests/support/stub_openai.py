@@ -51,6 +51,7 @@ from tests.support.stub_faults import (
 )
 from tests.support.stub_replies import (
     expected_reply,
+    mix,
     prompt_hash,
     prompt_of,
     schema_of,
@@ -323,7 +324,9 @@ class StubServer:
                 await asyncio.wait_for(self._closing.wait(), config.hang_seconds)
         self._serial += 1
         schema = schema_of(body)
-        content = expected_reply(prompt, schema, key=key)
+        seed = body.get("seed")
+        seeded = mix(key, seed) if config.seeded and isinstance(seed, int) else key
+        content = expected_reply(prompt, schema, key=seeded)
         if "response" in (schema or {}).get("properties", {}):
             content = with_goal(content, messages)
         if config.user_ends_after is not None and "response" in (schema or {}).get(

@@ -39,6 +39,7 @@ from chatjudge.rundir import GATE, RESULTS, iter_results
 from chatjudge.runner import build_engine
 from chatjudge.stats.paired import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
+from chatjudge.summarize.tries import parse_passk
 from chatjudge.sync import run_sync
 
 
@@ -75,6 +76,11 @@ def gate_sequential(
             "--baseline-data FILE (the baseline's rows, same ids)"
         )
     name = check_metric(proto, metric)
+    if parse_passk(name) is not None:
+        raise UsageError(
+            f"--sequential judges rows in batches, not whole tasks: gate {name} on finished "
+            "runs (--baseline DIR --candidate DIR)"
+        )
     cand_rows = _rows(data, proto)
     base_rows = _rows(baseline_data, proto) if baseline_data is not None else None
     if base_rows is not None and {r["id"] for r in base_rows} != {r["id"] for r in cand_rows}:

@@ -3,9 +3,11 @@
 A row's value is the mean over its judge calls, taken as the engine takes them: one
 inner measurement per (judge, sample), a pairwise vote with its two presentation
 orders reconciled (disagreeing orders are a tie, as `runner.aggregate` does) and
-counted from the candidate's side (1, a tie 1/2, 0). Rows of `simulate --samples K`
-(ids `<id>#<k>` with a `sample` field) belong to their source id: that is the unit the
-interval resamples, never the sample.
+counted from the candidate's side (1, a tie 1/2, 0). Tries of one task (rows sharing a
+`task_id`; rows of `simulate`/`generate --samples K`, ids `<id>#<k>` with a `sample`
+field) belong to their task: that is the unit the interval resamples, never the try.
+For `<metric>_pass_hat_<k>` (and `_pass_at_<k>`) the gate's rows are the tasks
+themselves: each task's estimate from its tries, paired by task between the runs.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from chatjudge.formats.summary import Summary
 from chatjudge.protocols import Protocol, get_protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
 from chatjudge.rundir import iter_results, read_run_info, read_summary
+from chatjudge.stats.passk import pass_at, pass_hat, succeeded
 from chatjudge.summarize.run import metric_value
+from chatjudge.summarize.tries import PASS_HAT, parse_passk, task_of, zero_one_metrics
 
 PREFERENCE = "preference"  # pairwise: the candidate's preference rate, ties counting half
 VOTE = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}
@@ -99,16 +103,21 @@ def metric_names(protocol: Protocol) -> list[str]:
 
 
 def check_metric(protocol: Protocol, metric: str | None) -> str:
-    """The metric to gate on (default: pairwise `preference`, else the first metric)."""
+    """The metric to gate on (default: pairwise `preference`, else the first metric); a
+    0/1 metric's `<metric>_pass_hat_<k>` or `<metric>_pass_at_<k>` too."""
     names = metric_names(protocol)
     if metric is None:
         if not names:
             raise UsageError(f"protocol {protocol.name!r} declares no metric to gate on")
         return names[0]
-    if metric not in names:
+    tried = parse_passk(metric)
+    zero_one = [m.name for m in zero_one_metrics(protocol)]
+    if metric not in names and (tried is None or tried[0] not in zero_one):
+        also = f"; or <metric>_pass_hat_<k> / _pass_at_<k> of {', '.join(zero_one)}"
         raise UsageError(
             f"--metric {metric!r} is not a metric of {protocol.name}: use one of "
             + ", ".join(names)
+            + (also if zero_one else "")
         )
     return metric
 
@@ -165,7 +174,11 @@ def _spec(protocol: Protocol, metric: str) -> MetricSpec | None:
 def read_rows(
     run_dir: Path, protocol: Protocol, metric: str, joined: dict[str, dict[str, Any]] | None
 ) -> RunRows:
-    """Every results record of `run_dir` as a `Row` (fields joined from `--data` by id)."""
+    """Every results record of `run_dir` as a `Row` (fields joined from `--data` by id);
+    for a pass^k or pass@k metric, every task as one (`task_rows`)."""
+    tried = parse_passk(metric)
+    if tried is not None:
+        return task_rows(read_rows(run_dir, protocol, tried[0], joined), tried[1], tried[2])
     run = RunRows(
         run_dir, read_run_info(run_dir), read_summary(run_dir), metric_scale(protocol, metric)
     )
@@ -183,10 +196,29 @@ def read_rows(
 
 
 def source_id(item_id: str, fields: dict[str, Any]) -> str:
-    """`p7#2` with a `sample` field (from `simulate --samples K`) belongs to `p7`."""
-    if "sample" in fields and "#" in item_id:
-        return item_id.rsplit("#", 1)[0]
-    return item_id
+    """The unit of a row: its task (`task_id`, or `p7` for `p7#2` with a `sample` field,
+    from `--samples K`), else the row itself."""
+    return task_of(item_id, fields) or item_id
+
+
+def task_rows(tries: RunRows, kind: str, k: int) -> RunRows:
+    """A run's tasks as rows of their pass^k (or pass@k) estimate at `k`, from their tries
+    judged ok (a try succeeds when most of its judge samples say so). A task with fewer
+    than k tries judged ok, or only one, has no estimate: it counts as failed."""
+    by_task: dict[str, list[Row]] = defaultdict(list)
+    for row in tries.rows.values():
+        by_task[row.unit].append(row)
+    estimate = pass_hat if kind == PASS_HAT else pass_at
+    run = RunRows(tries.path, tries.info, tries.summary, Scale(0.0, 1.0, None))
+    for task, rows in by_task.items():
+        done = [r.value for r in rows if r.ok]
+        ok = len(done) >= max(k, 2)
+        inner: tuple[float, ...] = ()
+        if ok:
+            c = succeeded(np.array(done)).sum()
+            inner = (float(estimate(np.array([len(done)]), np.array([c]), k)[0]),)
+        run.rows[task] = Row(task, task, ok, inner, rows[0].fields)
+    return run
 
 
 def read_joined(path: Path) -> dict[str, dict[str, Any]]:

@@ -6,16 +6,34 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from chatjudge.formats.base import Metric, Versioned
+from chatjudge.formats.base import Metric, Record, Versioned
 from chatjudge.formats.cost import Cost
+
+
+class PassKRecord(Record):
+    """What the summary's `<metric>_pass_hat_<k>` and `<metric>_pass_at_<k>` were taken over:
+    tasks of several tries (rows sharing a `task_id`, or `--samples` outputs of one row)."""
+
+    metrics: list[str]  # the 0/1 metrics with pass^k and pass@k
+    max_k: int  # k runs from 1 to it: the fewest tries of a counted task
+    n_tasks: int  # tasks of 2 tries or more: those counted
+    single_try_tasks: int  # tasks of one try (judged ok), left out
+    min_tries: int
+    max_tries: int
+
+
+def _from_1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 adds the optional `pass_k` section; a version-1 summary has none."""
+    return data
 
 
 class Summary(Versioned):
     """`summary.json`."""
 
     WHAT = "summary"
+    UPGRADES = {1: _from_1}
 
-    format: int = 1
+    format: int = 2
     protocol: str
     kind: Literal["pointwise", "pairwise"]
     judge: str
@@ -38,3 +56,4 @@ class Summary(Versioned):
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     derived_tool_definitions: int = 0  # rows whose tool definitions were derived from calls
     unparsed_tool_arguments: int = 0  # tool calls whose arguments are not JSON, kept as written
+    pass_k: PassKRecord | None = None  # tasks of several tries: what pass^k was taken over

@@ -67,7 +67,12 @@ def merge_produced(files: Sequence[Path], out: Path, *, overwrite: bool = False)
     if differences:
         raise refuse(f"the shards are outputs of different configurations (against {files[0]})",
                      differences)  # fmt: skip
-    samples = first.samples if isinstance(first, SimulationSummary) else 1
+    # rows per input row: simulate's samples, generate's (its options; 1 before it had any)
+    samples = (
+        first.samples
+        if isinstance(first, SimulationSummary)
+        else int(first.options.get("samples") or 1)
+    )
     _check_finished(shards, summaries, samples)
     target = Produced(out)
     outputs = (out, target.store, target.summary, target.record)

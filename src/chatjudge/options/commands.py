@@ -29,9 +29,7 @@ _JUDGE_VIEW = ("include_system", "judge_sees", "tool_result_chars")
 # Which options each command takes (its CLI flags and its Python keywords).
 COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
     "run": _names(*_CALLS),
-    "generate": _names(
-        *_CALLS, ToolOptions, but=("samples", "flip", *_JUDGE_VIEW, "parse_retries")
-    ),
+    "generate": _names(*_CALLS, ToolOptions, but=("flip", *_JUDGE_VIEW, "parse_retries")),
     # No recording to replay in a simulation: `--tool-replay` is not an option of simulate.
     "simulate": _names(
         *_CALLS,

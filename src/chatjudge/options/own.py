@@ -20,7 +20,12 @@ class GateSettings(OptionGroup):
     def _a_path(cls, value: Any) -> Any:
         return str(value) if isinstance(value, PurePath) else value
 
-    metric: str | None = option(None, "The metric (default: pairwise preference, else the first).")
+    metric: str | None = option(
+        None,
+        "The metric (default: pairwise preference, else the first); a 0/1 metric's "
+        "<metric>_pass_hat_<k> or <metric>_pass_at_<k> decides on tasks tried several times "
+        "(rows sharing task_id, or --samples outputs), paired by task.",
+    )
     margin: float = option(0.0, "How much worse still passes not-worse (metric units).")
     require: str = option("not-worse", "not-worse (default) or better.")
     cluster: str | None = option(None, "A column grouping rows that move together.")

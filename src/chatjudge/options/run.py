@@ -30,7 +30,9 @@ class RunOptions(OptionGroup):
     )
     samples: int = option(
         1,
-        "Independent samples per row (run: judge calls per item; simulate: conversations).",
+        "Independent samples per row (run: judge calls per item; generate: replies and "
+        "simulate: conversations, each with seed + k, written as rows <id>#<k>: the tries "
+        "of one task that pass^k reads).",
         ge=1,
         fingerprint=True,
         help_for={"gate": "--sequential: judge calls per row and order."},

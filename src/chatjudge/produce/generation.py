@@ -6,7 +6,9 @@ holding it) and `prompt` as the last user message (or messages), and its reply f
 `response` or `baseline_model_response`: the output is a dataset that
 `chatjudge run -p pairwise-chat-quality` reads unchanged. A row whose call failed is
 written with `status: "failed"` and its `error`, without the field, so that judging
-refuses it instead of judging a reply that does not exist.
+refuses it instead of judging a reply that does not exist. `--samples K` asks K times
+with distinct seeds (seed + k): rows `<id>#<k>` with a `sample` column, the tries of one
+task that a run's pass^k reads.
 
 A row with tools (a `tools` column, or tool calls in its conversation or trajectory, from
 which definitions are derived) offers them to the model, whose calls are answered by
@@ -95,7 +97,8 @@ class Generation:
         n_failed = sum(answered.failures.values())
         optional = summary_extras(self.source, self.validation, config.run.shard, answered.indexes)
         n_done = answered.writer.written
-        cost = session.cost(n_done, self.validation.n_rows)
+        total = self.validation.n_rows * config.run.samples
+        cost = session.cost(n_done, total)
         summary = generation_summary(
             answered.tokens,
             model=self.model.name,
@@ -110,12 +113,13 @@ class Generation:
             tools=answered.tools,
         )
         written = write_json(self.output.summary, summary, only_set=True)
-        session.check_budget(answered.stopped, n_done, self.validation.n_rows, "row(s)", written)
+        session.check_budget(answered.stopped, n_done, total, "row(s)", written)
         return written
 
     def _session(self, *, dry_run: bool) -> Session:
         seat = Seat("model_under_test", self.model)
-        return Session([seat], self.config, self.output.store, total=self.validation.n_rows,
+        total = self.validation.n_rows * self.config.run.samples
+        return Session([seat], self.config, self.output.store, total=total,
                             label="generating", dry_run=dry_run)  # fmt: skip
 
     def _items(self) -> Iterator[Item]:
@@ -133,15 +137,20 @@ class Generation:
         answered = _Answered(OrderedWriter(out))
         written = (self.field, TRAJECTORY[self.field], f"{self.field}_ended")
         with_tools = _ToolRows(role, self, session, seat) if self.tools is not None else None
+        samples = self.config.run.samples
 
-        async def answer(item: Item) -> tuple[dict[str, Any], bool]:
+        async def answer(job: tuple[Item, int]) -> tuple[dict[str, Any], bool]:
+            item, sample = job
+            order = item.index * samples + sample
             row = {k: v for k, v in item.data.items() if k not in written}
+            if samples > 1:  # tries of one task, as `simulate --samples` writes them
+                row.update(id=f"{item.id}#{sample}", sample=sample)
             usage = dict(row["usage"]) if isinstance(row.get("usage"), dict) else {}
             try:
                 if with_tools is not None and item.tools:
-                    text, used, more = await with_tools.turn(item, answered.tools)
+                    text, used, more = await with_tools.turn(item, sample, order, answered.tools)
                 else:
-                    reply = await role.call(request_messages(item), 0, order=item.index)
+                    reply = await role.call(request_messages(item), sample, order=order)
                     text = visible(reply.text)  # what it says, not the reasoning before it
                     used, more = Usage(), {}
                     used.add(reply)
@@ -153,14 +162,14 @@ class Generation:
                 row.update(status="failed", error=cause)
                 return row, True
             usage[self.field] = used.as_dict(cached=False)
-            answered.tokens[item.index] = float(used.output_tokens)
+            answered.tokens[order] = float(used.output_tokens)
             row.update({self.field: text, **more, "status": "ok", "error": None, "usage": usage})
             return row, False
 
-        def jobs() -> Iterator[tuple[int, Item]]:
+        def jobs() -> Iterator[tuple[int, tuple[Item, int]]]:
             for n, item in enumerate(self._items()):
                 answered.indexes.append(item.index)
-                yield n, item
+                yield from ((n * samples + k, (item, k)) for k in range(samples))
 
         answered.stopped = await drive(session, jobs(), answer, answered.writer)
         return answered
@@ -176,7 +185,7 @@ class _ToolRows:
     seat: Seat
 
     async def turn(
-        self, item: Item, totals: dict[str, int]
+        self, item: Item, sample: int, order: int, totals: dict[str, int]
     ) -> tuple[str, Usage, dict[str, Any]]:
         """The row's final text, what its steps used, and the columns it adds (its
         trajectory, why it ended); counts the steps, unmatched calls and errors in
@@ -193,11 +202,11 @@ class _ToolRows:
         turn = await tool_turn(
             self.role,
             request_messages(item),
-            0,
+            sample,
             tools=item.tools,
             answers=gen.tools.answers(recorded),
             max_steps=max_steps,
-            order=item.index,
+            order=order,
             unsent=unsent if self.session.dry_run else None,
         )
         totals["tool_steps"] += turn.steps
@@ -213,10 +222,11 @@ class _Answered:
 
     writer: OrderedWriter
     tools: dict[str, int] = field(
-        default_factory=lambda: dict.fromkeys(("tool_steps", "unmatched_tool_calls",
-                                               "tool_errors"), 0)  # fmt: skip
+        default_factory=lambda: dict.fromkeys(
+            ("tool_steps", "unmatched_tool_calls", "tool_errors"), 0
+        )  # fmt: skip
     )
-    tokens: dict[int, float] = field(default_factory=dict)  # output tokens, by row index
+    tokens: dict[int, float] = field(default_factory=dict)  # output tokens, by row (and sample)
     failures: dict[str, int] = field(default_factory=dict)  # by kind
     indexes: list[int] = field(default_factory=list)  # each written row's index among all
     stopped: BudgetReached | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # Metrics that are shares of items read best as percentages.
@@ -23,8 +24,16 @@ _LABELS = {
 }
 
 
+_PASS_K = re.compile(r"(.+)_pass_(hat|at)_(\d+)")  # `accuracy_pass_hat_2` (summarize.tries)
+
+
+def is_pass_k(name: str) -> bool:
+    """`<metric>_pass_hat_<k>` or `<metric>_pass_at_<k>`: a share, drawn in its own chart."""
+    return _PASS_K.fullmatch(name) is not None
+
+
 def is_share(name: str) -> bool:
-    return name.endswith(_SHARE_SUFFIXES) or name in _SHARES
+    return name.endswith(_SHARE_SUFFIXES) or name in _SHARES or is_pass_k(name)
 
 
 def _decimals(value: float) -> int:
@@ -61,6 +70,10 @@ def metric_label(name: str) -> str:
     """A metric's display name: `candidate_win_rate` -> `Candidate win rate`, `itr` -> `ITR`."""
     if name in _LABELS:
         return _LABELS[name]
+    tried = _PASS_K.fullmatch(name)
+    if tried is not None:  # `accuracy_pass_hat_2` -> `Accuracy pass^2`
+        mark = "^" if tried[2] == "hat" else "@"
+        return f"{metric_label(tried[1])} pass{mark}{tried[3]}"
     if len(name) <= 3:
         return name.upper()
     return name.replace("_", " ").capitalize()

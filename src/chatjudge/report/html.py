@@ -35,6 +35,7 @@ from chatjudge.report.format import (
     format_count,
     format_share,
     format_value,
+    is_pass_k,
     is_share,
     metric_label,
 )
@@ -335,6 +336,8 @@ def _write(chunks: Iterable[str], path: Path) -> Path:
 def _metric_cards(metrics: dict[str, Any]) -> list[dict[str, Any]]:
     cards = []
     for name, m in metrics.items():
+        if is_pass_k(name):
+            continue  # pass^k and pass@k: a chart of their own, a curve per metric, no cards
         value, ci = m.get("value"), m.get("ci95")
         band = None
         if is_share(name) and value is not None:  # a 0-100% track with the interval drawn on it

@@ -8,10 +8,25 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge.formats.io import read_model
-from chatjudge.report.charts import Bar, Interval, Section, count_bars, interval_chart
-from chatjudge.report.format import format_share, format_value, is_share, metric_label
+from chatjudge.report.charts import (
+    Bar,
+    Interval,
+    Section,
+    Series,
+    count_bars,
+    curve_chart,
+    interval_chart,
+)
+from chatjudge.report.format import (
+    format_ci,
+    format_share,
+    format_value,
+    is_share,
+    metric_label,
+)
 from chatjudge.report.load import ResultStats
 from chatjudge.rundir import GATE
+from chatjudge.summarize.tries import PASS_AT, PASS_HAT, passk_name
 
 MAX_BARS = 12  # more distinct score values than this are grouped into ranges
 OUTCOMES = (  # pairwise metrics, from the candidate's side, and how they are drawn
@@ -44,6 +59,8 @@ def build_sections(
         sections.append(style_section(summary["style_control"], metrics))
     if summary.get("calibrated"):
         sections += calibration_sections(summary["calibrated"])
+    if summary.get("pass_k"):
+        sections += passk_sections(summary["pass_k"], metrics)
     per_judge = summary.get("per_judge") or {}
     judges = [j for j in per_judge if j != AGREEMENT_KEY and isinstance(per_judge[j], dict)]
     if judges:
@@ -278,6 +295,37 @@ def calibration_sections(calibrated: dict[str, Any]) -> list[Section]:
                 note="Prediction-powered inference (PPI++): what the human raters would say "
                 "over all judged rows, from their labels and the judge's verdicts, with 95% "
                 "intervals. Valid only if the labelled rows are a random sample of the run.",
+            )
+        )
+    return sections
+
+
+def passk_sections(tried: dict[str, Any], metrics: dict[str, Any]) -> list[Section]:
+    """Per 0/1 metric, pass^k and pass@k against k: how fast success on every try falls,
+    and success on some try rises, as an agent is asked again."""
+    sections = []
+    ks = range(1, tried["max_k"] + 1)
+    for name in tried["metrics"]:
+        lines = []
+        for kind, mark, label, tone in ((PASS_HAT, "^", "pass^k: all k tries", "primary"),
+                                        (PASS_AT, "@", "pass@k: some try", "win")):  # fmt: skip
+            points = []
+            for k in ks:
+                key = passk_name(name, kind, k)
+                m = metrics.get(key) or {}
+                value, ci = m.get("value"), m.get("ci95")
+                text = f"pass{mark}{k} {format_value(key, value)} {format_ci(key, ci, value)}"
+                points.append(Interval(str(k), value, ci, tone, key, text))
+            lines.append(Series(label, points, tone, f"{name}_{kind}"))
+        sections.append(
+            Section(
+                key=f"passk-{name}",
+                title=f"{metric_label(name)}: pass^k and pass@k",
+                note=f"Over {tried['n_tasks']:,} tasks tried {tried['min_tries']:,} times or "
+                f"more ({tried['single_try_tasks']:,} tried once left out): pass^k, the "
+                "chance that k tries all succeed, and pass@k, that at least one does, with "
+                "95% intervals over tasks.",
+                chart=curve_chart(lines, x_title="k (tries)", key=f"passk-{name}"),
             )
         )
     return sections

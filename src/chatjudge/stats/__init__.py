@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         rows_to_decide,
         tango_interval,
     )
+    from chatjudge.stats.passk import PassK, pass_at, pass_hat, pass_k
     from chatjudge.stats.ppi import Calibrated, ppi_mean
     from chatjudge.stats.ratings import Rating, Ratings, bradley_terry, win_rate_matrix
     from chatjudge.stats.reliability import krippendorff_alpha, krippendorff_alpha_ci
@@ -44,6 +45,7 @@ _HOME: dict[str, str] = {
     "Estimate": "bootstrap",
     "NoiseSplit": "noise",
     "Outcome": "paired",
+    "PassK": "passk",
     "Rating": "ratings",
     "Ratings": "ratings",
     "Require": "paired",
@@ -62,6 +64,9 @@ _HOME: dict[str, str] = {
     "mde80": "paired",
     "noise_split": "noise",
     "paired_difference": "paired",
+    "pass_at": "passk",
+    "pass_hat": "passk",
+    "pass_k": "passk",
     "power": "paired",
     "ppi_mean": "ppi",
     "rows_to_decide": "paired",
@@ -89,6 +94,7 @@ __all__ = [
     "Estimate",
     "NoiseSplit",
     "Outcome",
+    "PassK",
     "Rating",
     "Ratings",
     "Require",
@@ -110,6 +116,9 @@ __all__ = [
     "noise_split",
     "normalize_label",
     "paired_difference",
+    "pass_at",
+    "pass_hat",
+    "pass_k",
     "power",
     "ppi_mean",
     "rows_to_decide",

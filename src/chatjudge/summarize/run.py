@@ -13,10 +13,12 @@ import numpy as np
 
 from chatjudge.__about__ import __version__
 from chatjudge.formats.cost import Cost
-from chatjudge.formats.summary import Summary
+from chatjudge.formats.summary import PassKRecord, Summary
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec, Protocol
 from chatjudge.stats import bootstrap_metrics
+from chatjudge.stats.passk import count_tries, pass_k, succeeded
 from chatjudge.stats.style import StyleControl, response_text, style_control, style_counts
+from chatjudge.summarize.tries import PASS_AT, PASS_HAT, passk_name, task_of, zero_one_metrics
 
 CANDIDATE_FIELD, BASELINE_FIELD = "response", "baseline_model_response"
 _OUTCOME = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}  # the candidate's side; a tie counts half
@@ -54,6 +56,7 @@ class SummaryBuilder:
         # Pairwise: per item, the outcome and both responses' style counts (9 numbers).
         self._style: array[float] = array("d")
         self._style_order: array[int] = array("q")
+        self._tasks: dict[int, str] = {}  # item index -> its task, for items that are tries
 
     def add(
         self,
@@ -62,12 +65,17 @@ class SummaryBuilder:
         scores: dict[str, Any],
         consistent: bool | None,
         judge_scores: dict[str, dict[str, Any]] | None = None,
+        task: str | None = None,
     ) -> None:
+        """One finished item; `task`: the task it is a try of (`summarize.tries.task_of`),
+        None for an item on its own. A failed item is no try: it never counts as one."""
         self.n_items += 1
         if not ok:
             self.n_failed += 1
             return
         self._order.append(index)
+        if task is not None:
+            self._tasks[index] = task
         for spec in self.protocol.metrics:
             self._values[spec.name].append(metric_value(spec, scores))
         if self.flip:
@@ -124,6 +132,10 @@ class SummaryBuilder:
             columns["position_consistency"] = self._consistency
         metrics = _metrics(columns, self._order)
         optional: dict[str, Any] = {}  # sections written only when they apply
+        tried = self._pass_k()
+        if tried is not None:
+            metrics.update(tried[0])
+            optional["pass_k"] = tried[1]
         if self._simulation:
             optional["simulation"] = _metrics(self._simulation, self._simulation_order)
         if len(self._style_order):
@@ -156,6 +168,38 @@ class SummaryBuilder:
             chatjudge_version=__version__,
             **optional,
         )
+
+    def _pass_k(self) -> tuple[dict[str, Any], PassKRecord] | None:
+        """Each 0/1 metric's pass^k and pass@k over the tasks of several tries (items in
+        input order; a try succeeds when most of its judge samples say so); None when no
+        task has two tries judged ok, or the protocol has no 0/1 metric."""
+        specs = zero_one_metrics(self.protocol)
+        if not self._tasks or not specs:
+            return None
+        order = np.frombuffer(self._order, dtype=np.int64)
+        by_index = np.argsort(order, kind="stable")
+        tasks = self._tasks
+        keys = [(1, tasks[i]) if i in tasks else (0, str(i)) for i in order[by_index].tolist()]
+        metrics: dict[str, Any] = {}
+        found = None
+        for spec in specs:
+            values = np.frombuffer(self._values[spec.name], dtype=np.float64)[by_index]
+            found = pass_k(*count_tries(keys, succeeded(values)))
+            if found is None:
+                return None
+            for kind, estimates in ((PASS_HAT, found.pass_hat), (PASS_AT, found.pass_at)):
+                for k, estimate in estimates.items():
+                    metrics[passk_name(spec.name, kind, k)] = estimate.to_dict()
+        assert found is not None
+        record = PassKRecord(
+            metrics=[spec.name for spec in specs],
+            max_k=found.max_k,
+            n_tasks=found.n_tasks,
+            single_try_tasks=found.single_try,
+            min_tries=found.min_tries,
+            max_tries=found.max_tries,
+        )
+        return metrics, record
 
     def _style_control(self) -> StyleControl:
         """Raw, length- and style-controlled preference over the items, in input order."""
@@ -205,7 +249,10 @@ def count(summary: SummaryBuilder, record: dict[str, Any]) -> bool:
     and `chatjudge merge` for the records of its shards; returns whether it was judged ok."""
     ok: bool = record["status"] == "ok"
     index = record["index"]
-    summary.add(index, ok, record["scores"], record["consistent"], record.get("judge_scores"))
+    task = task_of(record["id"], record["fields"])
+    summary.add(
+        index, ok, record["scores"], record["consistent"], record.get("judge_scores"), task
+    )
     if "simulation" in record:
         summary.add_simulation(index, record["simulation"])
     if ok:

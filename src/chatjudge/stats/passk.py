@@ -1,0 +1,126 @@
+"""pass^k and pass@k: does an agent get a task right every time, or at least once?
+
+A task tried n times with c successes gives, for each k up to n, two unbiased estimates:
+tau-bench's pass^k, C(c, k) / C(n, k), the chance that k tries drawn from the n all
+succeed, and pass@k (Chen et al., 2021, the Codex paper), 1 - C(n - c, k) / C(n, k),
+the chance that at least one does. The metric is their mean over tasks; its 95% interval
+is a percentile bootstrap over tasks (one resampling shared by every k), as the summary's
+other metrics resample items. A task's estimate lies in [0, 1], and at a large k most tasks
+sit at one end (hard tasks all at 0 for pass^k, easy ones at 1 for pass@k), where the
+bootstrap's interval collapses (50 tasks at 0 give [0, 0]); so, as the gate guards a small
+sample (`chatjudge.stats.small_sample`), an interval over fewer than 30 tasks away from
+the nearer end, or over fewer than 3 distinct values, is widened to hold the betting
+interval for a mean in [0, 1], valid at every number of tasks. Tasks with a single try say
+nothing about a retry: they are left out and counted. k runs from 1 to the fewest tries any
+counted task has, so that every task counts at every k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from chatjudge.stats.betting import betting_interval
+from chatjudge.stats.bootstrap import Estimate, bootstrap_metrics
+from chatjudge.stats.small_sample import SMALL_DISTINCT, SMALL_UNITS
+
+
+def pass_hat(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """Per task, C(c, k) / C(n, k): the product of (c - i) / (n - i) for i < k, which is
+    exactly 0 when c < k (one factor is 0) and needs no large binomials."""
+    n, c = _checked(n, c, k)
+    factors = (c[:, None] - np.arange(k)) / (n[:, None] - np.arange(k))
+    return np.prod(np.maximum(factors, 0.0), axis=1)
+
+
+def pass_at(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """Per task, 1 - C(n - c, k) / C(n, k): one minus the chance that k tries all fail."""
+    n, c = _checked(n, c, k)
+    return 1.0 - pass_hat(n, n - c, k)
+
+
+def _checked(n: np.ndarray, c: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    n, c = np.asarray(n, dtype=float), np.asarray(c, dtype=float)
+    if k < 1 or (n.size and k > n.min()):
+        raise ValueError(f"k must be from 1 to the fewest tries ({n.min():g}), got {k}")
+    if np.any(c < 0) or np.any(c > n):
+        raise ValueError("successes must be from 0 to the task's tries")
+    return n, c
+
+
+def succeeded(values: np.ndarray) -> np.ndarray:
+    """A try's 0/1 outcome from its value, the mean of its judge samples: 1 when most of
+    them say 1. A tie (as many 0s as 1s) is a failure: a try succeeds only when its
+    judges mostly say it did."""
+    return (np.asarray(values, dtype=float) > 0.5).astype(float)
+
+
+def count_tries(tasks: Sequence[Hashable], outcomes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per task, in order of its first try, its tries n and successes c."""
+    keys: dict[Hashable, int] = {}
+    index = np.fromiter((keys.setdefault(t, len(keys)) for t in tasks), np.int64, len(tasks))
+    n = np.bincount(index, minlength=len(keys)).astype(float)
+    c = np.bincount(index, weights=np.asarray(outcomes, dtype=float), minlength=len(keys))
+    return n, c
+
+
+@dataclass(frozen=True, slots=True)
+class PassK:
+    """pass^k and pass@k for k = 1..`max_k` (keys of both dicts), over `n_tasks` tasks of 2
+    tries or more; `single_try`: the tasks left out for having only one."""
+
+    pass_hat: dict[int, Estimate]
+    pass_at: dict[int, Estimate]
+    n_tasks: int
+    single_try: int
+    min_tries: int
+    max_tries: int
+
+    @property
+    def max_k(self) -> int:
+        return max(self.pass_hat, default=0)
+
+
+def pass_k(
+    n: np.ndarray, c: np.ndarray, *, n_resamples: int = 2000, seed: int = 0
+) -> PassK | None:
+    """pass^k and pass@k over the tasks of `n` tries and `c` successes (in a fixed order:
+    the interval depends on it through the seed), each with a 95% bootstrap interval over
+    tasks; None when no task has 2 tries."""
+    n, c = np.asarray(n, dtype=float), np.asarray(c, dtype=float)
+    kept = n >= 2
+    if not kept.any():
+        return None
+    n, c = n[kept], c[kept]
+    max_k = int(n.min())
+    columns: dict[str, np.ndarray] = {}
+    for k in range(1, max_k + 1):
+        columns[f"hat{k}"] = pass_hat(n, c, k)
+        columns[f"at{k}"] = pass_at(n, c, k)
+    found = {
+        name: guarded(columns[name], estimate)
+        for name, estimate in bootstrap_metrics(columns, n_resamples=n_resamples, seed=seed).items()
+    }
+    return PassK(
+        pass_hat={k: found[f"hat{k}"] for k in range(1, max_k + 1)},
+        pass_at={k: found[f"at{k}"] for k in range(1, max_k + 1)},
+        n_tasks=int(kept.sum()),
+        single_try=int((~kept).sum()),
+        min_tries=max_k,
+        max_tries=int(n.max()),
+    )
+
+
+def guarded(values: np.ndarray, estimate: Estimate) -> Estimate:
+    """`estimate`'s interval widened to hold the betting interval of a mean in [0, 1] when
+    the tasks are too few away from an end, or too few distinct, for the bootstrap."""
+    inner = min(int(np.count_nonzero(values > 0)), int(np.count_nonzero(values < 1)))
+    if estimate.ci95 is None or (
+        inner >= SMALL_UNITS and len(np.unique(values)) >= SMALL_DISTINCT
+    ):
+        return estimate
+    bet = betting_interval(values, 0.0, 1.0)
+    lo, hi = min(estimate.ci95[0], bet[0]), max(estimate.ci95[1], bet[1])
+    return Estimate(estimate.value, (lo, hi), estimate.n)

@@ -1,0 +1,99 @@
+"""pass^k and pass@k: the estimators against their definitions (every k-subset of a task's
+tries counted by hand), the grouping of tries by task, a try's majority over judge samples,
+and the range of k with the tasks left out."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from chatjudge.stats.passk import count_tries, pass_at, pass_hat, pass_k, succeeded
+
+
+def test_two_successes_of_four_tries_at_k_2() -> None:
+    # C(2,2)/C(4,2) = 1/6: of the 6 pairs of tries, only the pair of both successes;
+    # pass@2 = 1 - C(2,2)/C(4,2) = 5/6: every pair but the two failures.
+    assert pass_hat(np.array([4]), np.array([2]), 2)[0] == pytest.approx(1 / 6)
+    assert pass_at(np.array([4]), np.array([2]), 2)[0] == pytest.approx(5 / 6)
+
+
+@pytest.mark.parametrize("n", range(2, 9))
+def test_every_k_subset_counted_by_hand(n: int) -> None:
+    for c in range(n + 1):
+        tries = [1] * c + [0] * (n - c)
+        for k in range(1, n + 1):
+            subsets = list(itertools.combinations(tries, k))
+            all_pass = sum(all(s) for s in subsets) / len(subsets)
+            any_pass = sum(any(s) for s in subsets) / len(subsets)
+            assert pass_hat(np.array([n]), np.array([c]), k)[0] == pytest.approx(all_pass)
+            assert pass_at(np.array([n]), np.array([c]), k)[0] == pytest.approx(any_pass)
+            assert all_pass == pytest.approx(math.comb(c, k) / math.comb(n, k))
+
+
+def test_k_beyond_the_fewest_tries_is_refused() -> None:
+    with pytest.raises(ValueError, match="fewest tries"):
+        pass_hat(np.array([4, 2]), np.array([1, 1]), 3)
+    with pytest.raises(ValueError, match="successes"):
+        pass_hat(np.array([2]), np.array([3]), 1)
+
+
+def test_tries_are_counted_per_task_in_order_of_first_try() -> None:
+    n, c = count_tries(["b", "a", "b", "b", "a", "c"], np.array([1, 0, 1, 0, 1, 1]))
+    assert n.tolist() == [3, 2, 1] and c.tolist() == [2, 1, 1]
+
+
+def test_a_try_succeeds_on_a_strict_majority_of_its_judge_samples() -> None:
+    # the means of 3 samples (2 of 3, 1 of 3), of 2 samples (a tie), of 4 (3 of 4)
+    assert succeeded(np.array([2 / 3, 1 / 3, 0.5, 0.75, 1.0, 0.0])).tolist() == [
+        1.0, 0.0, 0.0, 1.0, 1.0, 0.0,
+    ]  # fmt: skip
+
+
+def test_k_runs_to_the_fewest_tries_and_single_tries_are_left_out_and_counted() -> None:
+    n = np.array([4, 1, 3, 1, 5])
+    c = np.array([2, 1, 3, 0, 1])
+    found = pass_k(n, c)
+    assert found is not None
+    assert sorted(found.pass_hat) == sorted(found.pass_at) == [1, 2, 3]  # min n of kept = 3
+    assert (found.n_tasks, found.single_try) == (3, 2)
+    assert (found.min_tries, found.max_tries) == (3, 5)
+    # at k = 2: tasks (4, 2), (3, 3), (5, 1): 1/6, 1, 0
+    assert found.pass_hat[2].value == pytest.approx((1 / 6 + 1 + 0) / 3)
+    assert found.pass_at[2].value == pytest.approx((5 / 6 + 1 + 2 / 5) / 3)
+    assert found.pass_hat[1].value == pytest.approx(found.pass_at[1].value)  # both c / n
+    for estimate in [*found.pass_hat.values(), *found.pass_at.values()]:
+        assert estimate.n == 3
+        assert estimate.ci95 is not None
+        assert estimate.ci95[0] <= estimate.value <= estimate.ci95[1]
+
+
+def test_no_task_of_two_tries_gives_nothing() -> None:
+    assert pass_k(np.array([1, 1]), np.array([0, 1])) is None
+
+
+def test_the_interval_resamples_tasks() -> None:
+    # 90 tasks of 4 tries, 2 of 4 right, 4 of 4 or none: pass^2 per task 1/6, 1 or 0; its
+    # interval is a task bootstrap's, about 1.96 SE of the 90 task values wide each way
+    n = np.full(90, 4)
+    c = np.tile([2, 4, 0], 30)
+    found = pass_k(n, c)
+    assert found is not None
+    values = pass_hat(n, c, 2)
+    half = 1.96 * values.std() / math.sqrt(90)
+    lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
+    assert found.pass_hat[2].value == pytest.approx(values.mean())
+    assert hi - lo == pytest.approx(2 * half, rel=0.15)
+
+
+def test_tasks_at_one_end_get_an_interval_valid_at_every_size() -> None:
+    # 50 tasks that never pass twice: the bootstrap's interval would be [0, 0]; the betting
+    # interval for a mean in [0, 1] keeps room above (1 - 0.025 ** (1 / 50) is about 0.071)
+    found = pass_k(np.full(50, 4), np.tile([1, 0], 25))
+    assert found is not None
+    assert found.pass_hat[2].value == 0.0
+    lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
+    assert lo == 0.0 and 0.03 < hi < 0.1
+    assert found.pass_at[4].ci95[0] < 1.0  # type: ignore[index]  # pass@4: 25 tasks at 1
