@@ -5,12 +5,17 @@ real process, the models a stand-in OpenAI server on loopback."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
 from tests.traces.conftest import Traced, read_rows
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 
 
 def test_traces_to_a_gate_decision(traced: Traced, stub: StubServer, tmp_path: Path) -> None:
@@ -20,25 +25,31 @@ def test_traces_to_a_gate_decision(traced: Traced, stub: StubServer, tmp_path: P
         "import", str(trace), "--out", str(rows), "--turns", "all", "--keep", "deployment.tier"
     )
     assert done.returncode == 0, done.stderr
-    # `generate` offers a candidate no tools yet (issue 30, item 4), so it refuses a history
-    # that holds tool calls: the one turn after the tool turn is left out of the replay.
     imported = read_rows(rows)
-    rows.write_text(
-        "".join(json.dumps(r) + "\n" for r in imported if not _tool_history(r["history"]))
-    )
+    # The turns whose production reply called a tool (in their trajectory) and the turn
+    # after one (in its history): the candidate is offered the tools production had there.
+    with_tools = [
+        r["id"]
+        for r in imported
+        if _tool_history(r["history"]) or _tool_history(r.get("baseline_trajectory", []))
+    ]
+    assert len(with_tools) == 3
     model = ["--base-url", stub.base_url, "--quiet"]
     stub.configure(record=True)
     done = run_cli(
         "generate", str(rows), "--field", "response", "--model", "openai/candidate",
-        "--out", str(replies), *model,
+        "--tool-replay", "--out", str(replies), *model,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     generated = read_rows(replies)
-    assert len(generated) == 7 and all(r["status"] == "ok" and r["response"] for r in generated)
-    # The candidate saw each production call's history and user turn, as chat messages.
-    asked = [r["body"]["messages"] for r in stub.stats.recorded]
+    assert len(generated) == 8 and all(r["status"] == "ok" and r["response"] for r in generated)
+    # The candidate saw each production call's history (its tool calls and results as
+    # messages) and user turn; only rows with tool calls were offered tools.
+    asked = [r["body"] for r in stub.stats.recorded]
     for row in generated:
-        assert [*row["history"], {"role": "user", "content": row["prompt"]}] in asked
+        sent = [*row["history"], {"role": "user", "content": row["prompt"]}]
+        firsts = [b for b in asked if b["messages"] == sent]  # two rows may ask alike
+        assert firsts and all(("tools" in b) == (row["id"] in with_tools) for b in firsts)
     stub.configure(record=False)
     run_dir = tmp_path / "judged"
     done = run_cli(
@@ -53,13 +64,55 @@ def test_traces_to_a_gate_decision(traced: Traced, stub: StubServer, tmp_path: P
     )
     assert done.returncode in (0, 1, 3), done.stderr
     gate = json.loads((tmp_path / "g.json").read_text())
-    assert gate["n_pairs"] == 7
+    assert gate["n_pairs"] == 8
     # every call came from the one deployment, whose tier the resource attribute names
-    assert [(s["value"], s["n_pairs"]) for s in gate["slices"]] == [("pro", 7)]
+    assert [(s["value"], s["n_pairs"]) for s in gate["slices"]] == [("pro", 8)]
 
 
 def _tool_history(history: list[dict[str, Any]]) -> bool:
     return any(m["role"] == "tool" or m.get("tool_calls") for m in history)
+
+
+def test_the_agent_example_replays_its_tools_for_the_scripted_candidate(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """`make demo-agent` without the local model: the bundled agent trace imported, the
+    scripted next version (examples/traces/candidate_agent.py, its own process) answering
+    each last turn with production's recorded tool results, then judged."""
+    rows, replies, url = tmp_path / "rows.jsonl", tmp_path / "replayed.jsonl", tmp_path / "url"
+    done = run_cli("import", str(EXAMPLES / "otel-agent.jsonl"), "--keep", "user.tier",
+                   "--out", str(rows))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    candidate = subprocess.Popen([sys.executable, "candidate_agent.py", str(url)], cwd=EXAMPLES)
+    try:
+        deadline = time.monotonic() + 30
+        while not (url.is_file() and url.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        done = run_cli(
+            "generate", str(rows), "--field", "response", "--model", "openai/parcelo-next",
+            "--base-url", url.read_text(), "--tool-replay", "--out", str(replies), "--quiet",
+        )  # fmt: skip
+    finally:
+        candidate.kill()
+        candidate.wait()
+    assert done.returncode == 0, done.stderr
+    by_id = {r["id"]: r for r in read_rows(replies)}
+    assert len(by_id) == 6 and all(r["response_ended"] == "final" for r in by_id.values())
+    # Grounded in the replayed results: the parcel's place and date come from the recording.
+    assert "Leipzig hub" in by_id["s-81f2#1"]["response"]
+    assert "2025-10-11" in by_id["s-81f2#1"]["response"]
+    # A call production made in an earlier turn is replayed from the history.
+    delivery = [m for m in by_id["s-12aa#2"]["response_trajectory"] if m["role"] == "tool"]
+    assert json.loads(delivery[0]["content"])["status"] == "processing"
+    # The one call production never made is told so, and counted.
+    assert "could not check" in by_id["s-3c07#1"]["response"]
+    summary = json.loads((tmp_path / "replayed.summary.json").read_text())
+    assert (summary["tool_steps"], summary["unmatched_tool_calls"]) == (13, 1)
+    done = run_cli("run", str(replies), "-p", "pairwise-chat-quality", "--judge",
+                   "openai/judge", "--base-url", stub.base_url, "--out", str(tmp_path / "j"),
+                   "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(read_rows(tmp_path / "j" / "results.jsonl")) == 6
 
 
 def test_a_kept_attribute_some_calls_lack_is_a_slice_of_its_own(
@@ -96,6 +149,8 @@ def test_a_kept_attribute_some_calls_lack_is_a_slice_of_its_own(
     assert done.returncode in (0, 1, 3), done.stderr
     gate = json.loads((tmp_path / "g.json").read_text())
     assert sorted((s["value"], s["n_pairs"]) for s in gate["slices"]) == [
-        ("(missing)", 2), ("free", 2), ("pro", 2)
+        ("(missing)", 2),
+        ("free", 2),
+        ("pro", 2),
     ]
     assert "user.tier=(missing)" in done.stdout
