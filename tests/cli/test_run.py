@@ -62,6 +62,18 @@ def test_success_exit_0_and_outputs(stub: StubServer, tmp_path: Path) -> None:
     assert run_cli("report", str(tmp_path / "nowhere")).returncode == 2
 
 
+def test_a_path_with_an_emoji_code_is_printed_as_it_is(stub: StubServer, tmp_path: Path) -> None:
+    """rich would print `:thumbs_up:` as a thumbs-up sign (loading its table of codes)."""
+    folder = tmp_path / "a:thumbs_up:b"
+    folder.mkdir()
+    data = write_jsonl(folder / "d.jsonl", pointwise_rows(2))
+    done = _judge(stub, data, folder / "run")
+    assert done.returncode == 0, done.stderr
+    printed = done.stderr.replace("\n", "")  # a long path is folded over lines
+    assert f"{data} with" in printed and f"{folder / 'run' / 'results.jsonl'}" in printed
+    assert "\N{THUMBS UP SIGN}" not in printed
+
+
 def test_failed_items_exit_1(stub: StubServer, tmp_path: Path) -> None:
     stub.configure(permanent={"POISON": "503"})
     data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(3, marker="POISON"))

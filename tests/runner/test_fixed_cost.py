@@ -35,6 +35,7 @@ MODULES_NOT_ON_A_RUN = (
     "krippendorff",
     "numpy.ma",  # np.percentile's, in the bootstrap's intervals
     "rich.progress",  # the bar, drawn on a terminal only
+    "rich._emoji_codes",  # 0.9 MB of `:name:` codes, which the consoles do not replace
 )
 
 # `python -m chatjudge.cli ARGS` that writes, as it exits, the modules it loaded and its

@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 
+import chatjudge.stats.bootstrap as bootstrap_module
 from chatjudge.stats import Estimate, bootstrap_ci, bootstrap_metrics
 from chatjudge.stats.bootstrap import percentile_interval
 
@@ -95,6 +96,23 @@ def test_multinomial_and_index_resampling_agree() -> None:
     width = alone[1] - alone[0]
     assert paired[1] - paired[0] == pytest.approx(width, rel=0.12)
     assert paired[0] == pytest.approx(alone[0], abs=0.15 * width)
+
+
+@pytest.mark.parametrize("cells", [7, 1 << 13, 1 << 22])
+def test_the_intervals_do_not_depend_on_the_chunk_size(
+    cells: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks only bound memory: the draws, hence every digit, are those of one draw."""
+    rng = np.random.default_rng(11)
+    columns = {
+        "continuous": rng.normal(size=300),  # item indices are drawn
+        "binary": np.where(rng.random(300) < 0.1, np.nan, rng.integers(0, 2, 300)),
+    }
+    few = {"score": rng.integers(1, 4, 300).astype(float)}  # multinomial draws
+    whole = bootstrap_metrics(columns), bootstrap_metrics(few), bootstrap_ci(columns["continuous"])
+    monkeypatch.setattr(bootstrap_module, "_CHUNK_CELLS", cells)
+    assert (bootstrap_metrics(columns), bootstrap_metrics(few)) == whole[:2]
+    assert bootstrap_ci(columns["continuous"]) == whole[2]
 
 
 def test_metrics_share_the_same_resamples() -> None:

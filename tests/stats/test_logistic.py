@@ -30,3 +30,11 @@ def test_expit_at_the_edges() -> None:
     assert np.array_equal(ours, special.expit(edges), equal_nan=True)
     assert ours[-4] > 0 and ours[-3] == 0.0  # the last finite exp, then 1 / (1 + inf)
     assert float(expit(0.3)) == special.expit(0.3) and expit(np.zeros((2, 3))).shape == (2, 3)
+
+
+def test_expit_of_a_strided_view_leaves_the_view_alone() -> None:
+    """It computes in an array of its own, in place: never in the caller's."""
+    x = np.random.default_rng(3).normal(0, 30, (200, 100))
+    view = x.T[::2]
+    before = view.copy()
+    assert np.array_equal(expit(view), special.expit(view)) and np.array_equal(view, before)

@@ -27,7 +27,7 @@ class RunProgress:
         console: Console | None = None,
         label: str = "judging",
     ) -> None:
-        console = console or Console(stderr=True)
+        console = console or Console(stderr=True, emoji=False)
         self.done = 0
         self.failed = 0
         self.tokens = 0

@@ -36,8 +36,10 @@ from chatjudge.options import (
 )
 from chatjudge.secrets import mask
 
-out = Console()
-err = Console(stderr=True)
+# No `:name:` emoji codes: text such as a path or a judge's reply is printed as it is, and
+# rich's table of 3,600 codes (0.9 MB) is never loaded.
+out = Console(emoji=False)
+err = Console(stderr=True, emoji=False)
 
 ProtocolOpt = Annotated[
     str, typer.Option("--protocol", "-p", help="A built-in protocol name or a custom .toml file.")

@@ -137,7 +137,9 @@ class ReportBuilder:
         try:
             self._spool.write("]")
             self._spool.seek(0)
-            chunks = (Markup(c) for c in iter(partial(self._spool.read, 1 << 20), ""))
+            # 64 K characters at a time: each chunk is copied a few times on its way to the
+            # file (escaped, encoded), and a larger one would set a large run's peak memory.
+            chunks = (Markup(c) for c in iter(partial(self._spool.read, 1 << 16), ""))
             return _write_page(summary, self.stats, chunks, self.run_dir / REPORT)
         finally:
             self.close()

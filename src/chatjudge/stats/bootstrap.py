@@ -21,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
-_CHUNK_CELLS = 1 << 22  # resampled indices held in memory at once (32 MB of int64)
+# Resampled indices (or counts) drawn at once: 64 KB of int64. Any chunk size draws the same
+# numbers (the generator's state carries over) for the same CPU; a small chunk's memory is
+# reused by the next, where 32 MB ones (and as much again of values taken) added to a run's peak.
+_CHUNK_CELLS = 1 << 13
 
 
 @dataclass(frozen=True, slots=True)
