@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -22,3 +25,21 @@ class FieldSpec(BaseModel):
     # Whether its messages may call tools. A model under test is not offered tools yet, so
     # `generate` and `simulate` refuse a history with tool calls before anything is sent.
     tool_calls: bool = True
+
+
+# Template slots that a protocol's field fills by a rule of its own rather than from the
+# column of its name (`docs/formats.md`, "Template slots"):
+# - `trajectory`: the assistant's messages (tool calls, results, final text) from the first
+#   of TRAJECTORY_COLUMNS the row has (`--map COLUMN=trajectory` names another);
+# - `tools`: the row's tool definitions (its `tools` column, else those its calls imply);
+# - `expected_tool_calls`: the calls the assistant should make (`chatjudge.expected_calls`).
+TRAJECTORY, TOOLS, EXPECTED_TOOL_CALLS = "trajectory", "tools", "expected_tool_calls"
+TRAJECTORY_COLUMNS = (TRAJECTORY, "response_trajectory", "chat")
+
+
+def column_of(name: str, row: Mapping[str, Any]) -> str:
+    """The column a field `name` reads in `row`: the trajectory slot's first present column,
+    any other field's own."""
+    if name == TRAJECTORY:
+        return next((c for c in TRAJECTORY_COLUMNS if row.get(c) is not None), TRAJECTORY)
+    return name

@@ -42,7 +42,8 @@ JudgeOpt = Annotated[
     typer.Option(
         "--judge",
         "-j",
-        help=f"{provider_list()}; repeat for a panel.",
+        help=f"{provider_list()}; repeat for a panel. Default: local; none for a "
+        "deterministic protocol (tool-trajectory), which refuses one.",
     ),
 ]
 RunOutOpt = Annotated[
@@ -80,7 +81,7 @@ def run(
         engine = build_engine(
             data,
             protocol,
-            judge or ["local"],
+            judge,
             out_dir,
             column_map=column_map(map_),
             config=config,
@@ -93,9 +94,11 @@ def run(
             estimate = engine.estimate()
         out.print(estimate_table(estimate))
         raise typer.Exit(ExitCode.OK)
+    judges = ", ".join(m.name for m in engine.models) or "no judge: deterministic"
+    verb = "scoring" if engine.protocol.scorer else "judging"
     err.print(
-        f"judging {engine.n_rows} item(s) of {data} with {protocol} "
-        f"({', '.join(m.name for m in engine.models)}) -> {engine.out_dir}",
+        f"{verb} {engine.n_rows} item(s) of {data} with {protocol} ({judges}) -> "
+        f"{engine.out_dir}",
         highlight=False,
     )
     _judge(engine)
