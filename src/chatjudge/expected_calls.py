@@ -2,16 +2,15 @@
 argument is compared, and how the whole trajectory is matched (`run -p tool-trajectory`).
 
 An expected call is `{"name", "arguments"?, "compare"?, "extra_arguments"?}`:
-- `arguments`: the expected arguments, an object (or its JSON text). Left out, the call's
-  arguments are not looked at, unless `compare` names some.
+- `arguments`: the expected arguments, an object (or its JSON text); left out, none.
 - `compare`: per argument, its comparator: `"exact"` (the default: equal as JSON values,
   key order and spacing aside, 1 equal to 1.0, true never equal to 1), `"subset"` (an
   object: only the expected keys, recursively; a list: the same length, item by item),
   `"ignore"` (any value, or none), `{"tolerance": X}` (numbers within X) or
   `{"regex": "..."}` (a full match on the text: a string as it is, anything else as its
   JSON). An argument that only `compare` names (a regex, ignore) needs no expected value.
-- `extra_arguments`: whether the call may have arguments the expected call does not name;
-  false by default, true when `arguments` is left out.
+- `extra_arguments`: whether the call may have arguments the expected call does not name
+  (default false). `{"name": "f", "extra_arguments": true}` compares the name alone.
 
 `match`: `exact`, `in-order`, `any-order`, `superset` or `subset`, as LangChain's agentevals
 names them (`chatjudge.trajectories` says what each requires). Everything wrong with them is
@@ -116,8 +115,10 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(
-            json_equal(v, b[k]) for k, v in a.items()
+        return (
+            isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(json_equal(v, b[k]) for k, v in a.items())
         )
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(map(json_equal, a, b))
@@ -178,14 +179,11 @@ def read_match(value: Any, default: MatchMode = DEFAULT_MATCH) -> tuple[MatchMod
 def _read_call(entry: Any) -> tuple[ExpectedCall | None, list[str]]:
     if not isinstance(entry, dict):
         return None, [f'expected an object {{"name", "arguments"}}, got {type(entry).__name__}']
-    problems = [
-        f"unknown key {k!r} (allowed: {', '.join(_KEYS)})" for k in entry if k not in _KEYS
-    ]
+    problems = [f"unknown key {k!r} (allowed: {', '.join(_KEYS)})" for k in entry if k not in _KEYS]
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         problems.append(f"name must be a non-empty string, got {name!r}")
     arguments = entry.get("arguments")
-    given = arguments is not None
     if isinstance(arguments, str):
         try:
             arguments = jsoncodec.loads(arguments, max_depth=jsoncodec.INPUT_DEPTH)
@@ -198,7 +196,7 @@ def _read_call(entry: Any) -> tuple[ExpectedCall | None, list[str]]:
         arguments = {}
     compare, found = _read_compare(entry.get("compare"), arguments)
     problems.extend(found)
-    extra = entry.get("extra_arguments", not given)
+    extra = entry.get("extra_arguments", False)
     if not isinstance(extra, bool):
         problems.append(f"extra_arguments must be true or false, got {extra!r}")
     if problems or not isinstance(name, str):

@@ -42,6 +42,7 @@ from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY
 from chatjudge.runner.execute import execute
 from chatjudge.runner.fold import Folder, OnItem, scored_record
 from chatjudge.runner.plan import Call, JudgeLane, Planner
+from chatjudge.store import Store
 from chatjudge.summarize.run import SummaryBuilder
 from chatjudge.sync import run_sync
 
@@ -115,7 +116,7 @@ class Engine:
 
     def _score(self, on_item: OnItem | None) -> RunOutcome:
         """A deterministic protocol's run: each item scored here, in input order, through
-        the same records, summary and report as a judged run; no model, no store, cost 0."""
+        the same records, summary and report as a judged run; no model, no call, cost 0."""
         from chatjudge.trajectories import score_row
 
         config = self.config
@@ -123,6 +124,7 @@ class Engine:
         summary = SummaryBuilder(self.protocol, [judge], flip=False, samples=1)
         progress = RunProgress(self.n_rows, enabled=config.progress, label="scoring")
         write_json(self.out_dir / RUN_INFO, self.run_info())
+        Store(self.out_dir / STORE).close()  # empty: a run directory has one (`merge` reads it)
         items = share(
             iter_items(self.source, (), limit=config.run.limit, skip=self.validation.skipped_rows),
             of(config.run.shard),
