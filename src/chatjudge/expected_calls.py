@@ -33,6 +33,7 @@ MatchMode = Literal["exact", "in-order", "any-order", "superset", "subset"]
 MATCH_MODES: tuple[str, ...] = get_args(MatchMode)
 DEFAULT_MATCH: MatchMode = "exact"
 _KEYS = ("name", "arguments", "compare", "extra_arguments")
+_KEYS_SET = frozenset(_KEYS)
 _NAMED = ("exact", "subset", "ignore")
 _MISSING = object()  # an argument the actual call does not have
 
@@ -88,6 +89,9 @@ class ExpectedCall:
             arguments = {}
         if not isinstance(arguments, dict):
             return not self.arguments and not self.compare and self.extra_arguments
+        if not self.compare and not self.extra_arguments:  # the usual case: all exact
+            # Python's == is looser than JSON's (True == 1) but never stricter: a cheap no.
+            return arguments == self.arguments and json_equal(self.arguments, arguments)
         if not self.extra_arguments and any(
             k not in self.arguments and k not in self.compare for k in arguments
         ):
@@ -177,6 +181,11 @@ def read_match(value: Any, default: MatchMode = DEFAULT_MATCH) -> tuple[MatchMod
 
 
 def _read_call(entry: Any) -> tuple[ExpectedCall | None, list[str]]:
+    if type(entry) is dict and _KEYS_SET.issuperset(entry):  # the usual call, read at once
+        name, arguments = entry.get("name"), entry.get("arguments")
+        plain = "compare" not in entry and entry.get("extra_arguments", False) is False
+        if plain and type(name) is str and name and (arguments is None or type(arguments) is dict):
+            return ExpectedCall(name, arguments or {}), []
     if not isinstance(entry, dict):
         return None, [f'expected an object {{"name", "arguments"}}, got {type(entry).__name__}']
     problems = [f"unknown key {k!r} (allowed: {', '.join(_KEYS)})" for k in entry if k not in _KEYS]

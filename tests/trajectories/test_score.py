@@ -43,10 +43,10 @@ def test_a_row_with_a_missed_and_an_extra_call() -> None:
     assert scored.rationale["trajectory"].splitlines() == [
         "match in-order: the trajectory does not match (1 of 2 expected call(s) made, "
         "1 missed, 1 extra, 2 call(s) in all).",
-        'matched: get({"city": "Paris"}) at call 1',
-        'missed: book({"day": 2})',
-        'extra: call 2 search({"q": 1})',
-        'left the expected trajectory at call 2: search({"q": 1})',
+        'matched: get({"city":"Paris"}) at call 1',
+        'missed: book({"day":2})',
+        'extra: call 2 search({"q":1})',
+        'left the expected trajectory at call 2: search({"q":1})',
     ]
     assert scored.comparison["pairs"] == [[0, 0]] and scored.comparison["left_at"] == 2
     assert scored.comparison["actual"][1] == {"name": "search", "arguments": {"q": 1}}

@@ -56,6 +56,8 @@ def slim_item(item: dict[str, Any]) -> dict[str, Any]:
     calls = item.get("calls") or []
     if not calls:  # nothing else holds the judge's words
         slim.update({k: item[k] for k in ("raw", "rationale") if item.get(k)})
+    elif item.get("rationale") and not any(c.get("rationale") for c in calls):
+        slim["rationale"] = item["rationale"]  # a deterministic scorer's, written once
     slim["calls"] = [
         c if c.get("status") != "ok" else {k: v for k, v in c.items() if k != "raw"} for c in calls
     ]

@@ -112,7 +112,8 @@ def simulation_of(row: dict[str, Any]) -> dict[str, Any] | None:
 
 def scored_record(item: Item, judge: str, scored: Scored) -> dict[str, Any]:
     """The results record of an item a deterministic scorer scored (`judge`: its name): one
-    call with the scores, so that analyses read it as they read a judge's."""
+    call with the scores, so that analyses read it as they read a judge's (its rationale is
+    the item's, written once)."""
     call = {
         "judge": judge,
         "sample": 0,
@@ -120,7 +121,7 @@ def scored_record(item: Item, judge: str, scored: Scored) -> dict[str, Any]:
         "status": "ok",
         "scores": scored.scores,
         "label": None,
-        "rationale": scored.rationale,
+        "rationale": {},
         "raw": None,
         "error": None,
         "cached": False,

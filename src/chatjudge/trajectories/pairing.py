@@ -53,21 +53,24 @@ class Pairing:
 def pair_calls(
     expected: Sequence[ExpectedCall], actual: Sequence[Call], mode: MatchMode
 ) -> Pairing:
-    """The matched pairs, whether the trajectory matches by `mode`, and where it left."""
-    ok = [[e.accepts(name, arguments) for name, arguments in actual] for e in expected]
+    """The matched pairs, whether the trajectory matches by `mode`, and where it left.
+    (The ordered modes decide a match before comparing every call with every expected one,
+    which only a trajectory that does not match needs.)"""
     n_expected, n_actual = len(expected), len(actual)
     if mode == "exact":
         shared = min(n_expected, n_actual)
-        first = next((k for k in range(shared) if not ok[k][k]), None)
+        first = next((k for k in range(shared) if not expected[k].accepts(*actual[k])), None)
         if first is None and n_expected == n_actual:
             return Pairing(True, [(k, k) for k in range(shared)], None)
-        return Pairing(False, maximum_pairs(ok, n_actual), (shared if first is None else first) + 1)
+        left = (shared if first is None else first) + 1
+        return Pairing(False, maximum_pairs(_accepted(expected, actual), n_actual), left)
     if mode == "in-order":
-        prefix = _in_order_prefix(ok, n_actual)
+        prefix = _in_order_prefix(expected, actual)
         if len(prefix) == n_expected:
             return Pairing(True, prefix, None)
-        return Pairing(False, maximum_pairs(ok, n_actual), prefix[-1][1] + 2 if prefix else 1)
-    pairs = maximum_pairs(ok, n_actual)
+        left = prefix[-1][1] + 2 if prefix else 1
+        return Pairing(False, maximum_pairs(_accepted(expected, actual), n_actual), left)
+    pairs = maximum_pairs(_accepted(expected, actual), n_actual)
     paired = {j for _, j in pairs}
     extra = [j for j in range(n_actual) if j not in paired]
     missing = len(pairs) < n_expected
@@ -80,15 +83,22 @@ def pair_calls(
     return Pairing(False, pairs, extra[0] + 1 if extra else n_actual + 1)
 
 
-def _in_order_prefix(ok: list[list[bool]], n_actual: int) -> list[tuple[int, int]]:
+def _accepted(expected: Sequence[ExpectedCall], actual: Sequence[Call]) -> list[list[bool]]:
+    """`[i][j]`: whether call j is expected call i."""
+    return [[e.accepts(name, arguments) for name, arguments in actual] for e in expected]
+
+
+def _in_order_prefix(
+    expected: Sequence[ExpectedCall], actual: Sequence[Call]
+) -> list[tuple[int, int]]:
     """The longest prefix of the expected calls found in order, each at the earliest
     acceptable call after the previous one."""
     pairs: list[tuple[int, int]] = []
     j = 0
-    for i, row in enumerate(ok):
-        while j < n_actual and not row[j]:
+    for i, call in enumerate(expected):
+        while j < len(actual) and not call.accepts(*actual[j]):
             j += 1
-        if j == n_actual:
+        if j == len(actual):
             break
         pairs.append((i, j))
         j += 1

@@ -12,9 +12,10 @@ counts in the macro means of the others only); and the counts `matched_calls`,
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from chatjudge import jsoncodec
 from chatjudge.expected_calls import MatchMode, read_expected_calls, read_match
@@ -44,10 +45,9 @@ class Scored:
 
 def score_row(row: dict[str, Any], default_match: MatchMode) -> Scored:
     """Score a validated row (`chatjudge.data.validate` found nothing wrong with it)."""
-    messages = read_conversation(_messages(row.get(column_of(TRAJECTORY, row)))).messages
     expected, _ = read_expected_calls(row.get(EXPECTED_TOOL_CALLS))
     mode, _ = read_match(row.get("match"), default_match)
-    calls = actual_calls(messages)
+    calls = actual_calls(_messages(row.get(column_of(TRAJECTORY, row))))
     pairing = pair_calls(expected, calls, mode)
     matched, made, wanted = len(pairing.pairs), len(calls), len(expected)
     scores = {
@@ -73,9 +73,13 @@ def score_row(row: dict[str, Any], default_match: MatchMode) -> Scored:
     return Scored(scores, {"trajectory": text}, comparison)
 
 
-def actual_calls(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+def actual_calls(messages: list[Any]) -> list[tuple[str, Any]]:
     """The trajectory's tool calls in order: name and arguments (parsed JSON, else the text
-    as recorded)."""
+    as recorded). Messages in OpenAI's format are read as they are; others (Anthropic's
+    content blocks, Gemini's parts) are read into it first (`read_conversation`)."""
+    if not all(type(m) is dict and type(m.get("content")) is not list and "parts" not in m
+               for m in messages):  # fmt: skip
+        messages = read_conversation(messages).messages
     calls: list[tuple[str, Any]] = []
     for message in messages:
         for call in message.get("tool_calls") or ():
@@ -126,9 +130,11 @@ def _left(step: int, actual: list[dict[str, Any]]) -> str:
 
 
 def _call(call: dict[str, Any]) -> str:
+    """`name(arguments)`, the arguments compact JSON with sorted keys (as recorded where
+    they are not JSON)."""
     arguments = call["arguments"]
     if not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        arguments = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode()
     return f"{call['name']}({arguments})"
 
 
