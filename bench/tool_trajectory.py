@@ -46,8 +46,8 @@ def _row(rng: random.Random, i: int) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     for k, (name, arguments) in enumerate(calls):
         function = {"name": name, "arguments": json.dumps(arguments)}
-        messages.append({"role": "assistant", "content": "",
-                         "tool_calls": [{"id": f"c{k}", "type": "function", "function": function}]})  # fmt: skip
+        call = {"id": f"c{k}", "type": "function", "function": function}
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": "result " * 5})
     messages.append({"role": "assistant", "content": "Here is what I found."})
     return {"id": f"r{i}", "response_trajectory": messages, "expected_tool_calls": expected,
