@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 
 class FieldSpec(BaseModel):
@@ -25,6 +25,14 @@ class FieldSpec(BaseModel):
     # Whether its messages may call tools. A model under test is not offered tools yet, so
     # `generate` and `simulate` refuse a history with tool calls before anything is sent.
     tool_calls: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _slot(cls, data: Any) -> Any:
+        """The `trajectory` slot holds messages, whatever the declaration says."""
+        if isinstance(data, dict) and data.get("name") == TRAJECTORY:
+            return {**data, "conversation": True}
+        return data
 
 
 # Template slots that a protocol's field fills by a rule of its own rather than from the

@@ -35,6 +35,8 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
     problems: list[Problem] = []
     tools = read_row_tools(data, (column_of(f.name, data) for f in fields if f.conversation))
     for spec in fields:
+        if spec.name == TOOLS:  # read with the row's tool calls, or derived from them
+            continue
         name = column_of(spec.name, data)
         value = data.get(name)
         if value is None:
@@ -43,8 +45,6 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
             elif spec.required:  # one wording per case, whatever the file format
                 why = "required field is empty" if name in data else "missing required field"
                 problems.append(Problem(number, name, why))
-            continue
-        if spec.name == TOOLS:  # read with the row's tool calls
             continue
         if spec.name == EXPECTED_TOOL_CALLS:
             problems.extend(_expected_problems(number, value, data))

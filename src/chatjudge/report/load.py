@@ -33,7 +33,9 @@ class ResultStats:
         self.n_items += 1
         self.status[item.get("status", "failed")] += 1
         for name, value in (item.get("scores") or {}).items():
-            self.scores.setdefault(name, Counter())[value] += 1
+            counts = self.scores.setdefault(name, Counter())
+            if value is not None:  # null: the item has none (a precision over no call)
+                counts[value] += 1
         if item.get("consistent") is not None:
             self.consistent[bool(item["consistent"])] += 1
         if item.get("agreement") is not None:
