@@ -177,15 +177,21 @@ def protocols() -> None:
             + (" [messages]" if f.conversation else "")
             for f in p.fields
         )
-        scores = [f"{s.name} {s.min:g}-{s.max:g}" for s in p.scores]
+        scores = [
+            f"{s.name} {s.min:g}-{s.max:g}" if s.max < 1e6 else f"{s.name} (a count)"
+            for s in p.scores
+        ]
         if p.choice is not None:
             scores.append(f"{p.choice.name} {'/'.join(p.choice.options)}")
-        out.print(f"[bold]{p.name}[/] ({p.kind}): {p.description}", highlight=False)
+        judged = "no judge" if p.scorer else p.kind
+        out.print(f"[bold]{p.name}[/] ({judged}): {p.description}", highlight=False)
         out.print(f"  fields:  {fields}", highlight=False, markup=False)
-        out.print(f"  verdict: {', '.join(scores)}", highlight=False, markup=False)
+        label = "scores: " if p.scorer else "verdict:"
+        out.print(f"  {label} {', '.join(scores)}", highlight=False, markup=False)
         out.print(f"  metrics: {', '.join(m.name for m in p.metrics)}\n", highlight=False)
     out.print(
-        "Custom protocols: pass a .toml file to --protocol (see examples/chat_quality_1to5.toml)."
+        "Custom protocols: pass a .toml file to --protocol (see examples/chat_quality_1to5.toml; "
+        "examples/tool_use_judge.toml places a trajectory and its tools)."
     )
 
 
