@@ -84,8 +84,17 @@ def pair_calls(
 
 
 def _accepted(expected: Sequence[ExpectedCall], actual: Sequence[Call]) -> list[list[bool]]:
-    """`[i][j]`: whether call j is expected call i."""
-    return [[e.accepts(name, arguments) for name, arguments in actual] for e in expected]
+    """`[i][j]`: whether call j is expected call i (only calls of its name are compared)."""
+    by_name: dict[str, list[int]] = {}
+    for j, (name, _) in enumerate(actual):
+        by_name.setdefault(name, []).append(j)
+    ok = []
+    for e in expected:
+        row = [False] * len(actual)
+        for j in by_name.get(e.name, ()):
+            row[j] = e.accepts(*actual[j])
+        ok.append(row)
+    return ok
 
 
 def _in_order_prefix(
