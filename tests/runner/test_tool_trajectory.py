@@ -180,3 +180,14 @@ def test_gate_and_merge_read_its_runs(tmp_path: Path) -> None:
         json.loads((tmp_path / d / "summary.json").read_text())["metrics"] for d in ("m", "w")
     ]
     assert summaries[0] == summaries[1]
+
+
+def test_dry_run_sends_nothing_and_prompt_has_none_to_show(tmp_path: Path) -> None:
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    dry = run_cli(
+        "run", str(data), "-p", "tool-trajectory", "--dry-run", "--out", str(tmp_path / "run")
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert "$0.0000" in dry.stdout and not (tmp_path / "run").exists()
+    prompt = run_cli("prompt", str(data), "-p", "tool-trajectory")
+    assert prompt.returncode == 2 and "sends no prompt" in prompt.stderr

@@ -230,6 +230,8 @@ def prompt(
             }
         ).run.judge_view()
         proto = get_protocol(protocol)
+        if proto.scorer:
+            raise UsageError(f"{proto.name} sends no prompt: it scores without a judge")
         source = Source(data, column_map(map_))
         n = validate(source, proto.fields, limit=row).n_rows
         if row < 1 or row > n:
