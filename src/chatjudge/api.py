@@ -59,7 +59,7 @@ class EvalResult:
 def evaluate(
     data: Any,
     protocol: str | Path | Protocol = "interactivity-accuracy",
-    judge: ModelSpec | Sequence[ModelSpec] = "local",
+    judge: ModelSpec | Sequence[ModelSpec] | None = None,
     out: str | Path | None = None,
     *,
     column_map: Mapping[str, str] | None = None,
@@ -69,7 +69,8 @@ def evaluate(
     """Judge `data` with `protocol` and return the summary and per-item table.
 
     `data`: a .jsonl/.csv/.parquet path, a list of dicts or a pandas DataFrame.
-    `judge`: `local`, `openai/MODEL`, ..., a Python callable, or a list of them (a panel).
+    `judge`: `local` (the default), `openai/MODEL`, ..., a Python callable, or a list of
+    them (a panel); none for a deterministic protocol (`tool-trajectory`).
     `options`: the run options, named as in `chatjudge.options` and as the CLI's flags
     (`concurrency`, `samples`, `flip`, `limit`, `no_cache`, `temperature`, `base_url` (one
     URL or several), ...); an unknown option is an error. Re-running with the same
@@ -99,7 +100,7 @@ def evaluate(
 def estimate(
     data: Any,
     protocol: str | Path | Protocol = "interactivity-accuracy",
-    judge: ModelSpec | Sequence[ModelSpec] = "local",
+    judge: ModelSpec | Sequence[ModelSpec] | None = None,
     out: str | Path | None = None,
     *,
     column_map: Mapping[str, str] | None = None,

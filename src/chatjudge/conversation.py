@@ -21,12 +21,14 @@ same everywhere once it is added here:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from chatjudge import jsoncodec
-from chatjudge.fields import FieldSpec
+from chatjudge.expected_calls import render_expected_calls
+from chatjudge.fields import EXPECTED_TOOL_CALLS, TOOLS, TRAJECTORY, FieldSpec, column_of
 from chatjudge.messages import text_of, tool_calls_of
 from chatjudge.types import Message
 
@@ -110,16 +112,29 @@ def as_text(
 
 
 def judge_texts(
-    fields: Sequence[FieldSpec], row: Mapping[str, Any], view: JudgeView
+    fields: Sequence[FieldSpec],
+    row: Mapping[str, Any],
+    view: JudgeView,
+    tools: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, str]:
     """A row's protocol fields as the judge's prompt shows them. A field that names a
     `trajectory` column (a response and the messages that led to it) shows that trajectory
     rendered where it holds a tool call and `view.judge_sees` is "trajectory"; otherwise,
     the field's own text (a trajectory without tools adds nothing to its final text, and
-    the prompt stays the one a run without trajectories had)."""
+    the prompt stays the one a run without trajectories had). The slots (`chatjudge.fields`)
+    show their own: `trajectory` its messages, `tools` the row's definitions `tools`
+    (`render_tools`), `expected_tool_calls` one `name(arguments)` line per call."""
     texts: dict[str, str] = {}
     for spec in fields:
-        value = row.get(spec.name)
+        if spec.name == TOOLS:
+            texts[spec.name] = render_tools(tools)
+            continue
+        if spec.name == EXPECTED_TOOL_CALLS:
+            texts[spec.name] = render_expected_calls(row.get(spec.name))
+            continue
+        value = row.get(column_of(spec.name, row))
+        if spec.name == TRAJECTORY and isinstance(value, str):
+            value = _messages(value) or value
         if spec.trajectory and view.judge_sees == "trajectory":
             trajectory = _messages(row.get(spec.trajectory))
             if any(m.get("tool_calls") or m.get("role") == "tool" for m in trajectory):
@@ -128,6 +143,19 @@ def judge_texts(
             value, include_system=view.include_system, tool_result_chars=view.tool_result_chars
         )
     return texts
+
+
+def render_tools(tools: Sequence[Mapping[str, Any]]) -> str:
+    """Tool definitions (normalised, `chatjudge.tool_definitions`) as a judge reads them:
+    per tool a `name: description` line and its parameters' JSON Schema on the next."""
+    lines = []
+    for entry in tools:
+        function = entry.get("function") or {}
+        description = function.get("description") or "(no description)"
+        lines.append(f"{function.get('name')}: {description}")
+        schema = json.dumps(function.get("parameters") or {}, ensure_ascii=False, sort_keys=True)
+        lines.append(f"  parameters: {schema}")
+    return "\n".join(lines)
 
 
 def _messages(value: Any) -> list[dict[str, Any]]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
 
 
 class FieldSpec(BaseModel):
@@ -22,3 +25,29 @@ class FieldSpec(BaseModel):
     # Whether its messages may call tools: `simulate` refuses a `chat_history` with tool
     # calls before anything is sent (`generate` offers a row's tools to the model).
     tool_calls: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _slot(cls, data: Any) -> Any:
+        """The `trajectory` slot holds messages, whatever the declaration says."""
+        if isinstance(data, dict) and data.get("name") == TRAJECTORY:
+            return {**data, "conversation": True}
+        return data
+
+
+# Template slots that a protocol's field fills by a rule of its own rather than from the
+# column of its name (`docs/formats.md`, "Template slots"):
+# - `trajectory`: the assistant's messages (tool calls, results, final text) from the first
+#   of TRAJECTORY_COLUMNS the row has (`--map COLUMN=trajectory` names another);
+# - `tools`: the row's tool definitions (its `tools` column, else those its calls imply);
+# - `expected_tool_calls`: the calls the assistant should make (`chatjudge.expected_calls`).
+TRAJECTORY, TOOLS, EXPECTED_TOOL_CALLS = "trajectory", "tools", "expected_tool_calls"
+TRAJECTORY_COLUMNS = (TRAJECTORY, "response_trajectory", "chat")
+
+
+def column_of(name: str, row: Mapping[str, Any]) -> str:
+    """The column a field `name` reads in `row`: the trajectory slot's first present column,
+    any other field's own."""
+    if name == TRAJECTORY:
+        return next((c for c in TRAJECTORY_COLUMNS if row.get(c) is not None), TRAJECTORY)
+    return name

@@ -300,6 +300,8 @@ def test_protocols_lists_both_with_fields() -> None:
         "pairwise-chat-quality",
         "chat_history",
         "baseline_model_response",
+        "tool-trajectory (no judge)",
+        "expected_tool_calls",
     ):
         assert text in done.stdout
 

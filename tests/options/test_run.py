@@ -69,6 +69,7 @@ FINGERPRINTED = {  # option -> (a non-default value, its fingerprint key and val
     "shard": ("1/4", "shard", "1/4"),  # only when given: 0.1's default names stay
     "judge_sees": ("final", "judge_sees", "final"),  # these two too
     "tool_result_chars": (500, "tool_result_chars", 500),
+    "match": ("in-order", "match", "in-order"),
 }
 OPTIONS = list(option_fields())
 
@@ -327,6 +328,7 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
         "include_system": True,
         "judge_sees": "final",
         "tool_result_chars": 500,
+        "match": "exact",
         "executor": "local",
         "workers": None,
         "overwrite": True,

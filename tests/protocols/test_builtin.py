@@ -129,7 +129,11 @@ def test_output_instructions_describe_the_verdict_shape() -> None:
 
 
 def test_lookup_by_name() -> None:
-    assert [p.name for p in list_protocols()] == ["interactivity-accuracy", "pairwise-chat-quality"]
+    assert [p.name for p in list_protocols()] == [
+        "interactivity-accuracy",
+        "pairwise-chat-quality",
+        "tool-trajectory",
+    ]
     assert get_protocol("pairwise-chat-quality") is get_protocol("pairwise-chat-quality")
     p = get_protocol("interactivity-accuracy")
     assert get_protocol(p) is p

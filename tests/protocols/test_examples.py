@@ -65,3 +65,37 @@ def test_braces_in_example_data_reach_the_prompt_literally() -> None:
     prompt = p.parsed_template.render(item.text)
     assert f"### Current User Prompt\n{item.text['prompt']}\n" in prompt
     assert prompt.endswith(f"### Response B\n{item.text['response']}\n")
+
+
+def test_tool_calls_example_scores_as_worked_out_by_hand(tmp_path: Path) -> None:
+    import chatjudge
+
+    result = chatjudge.evaluate(EXAMPLES / "tool_calls.jsonl", "tool-trajectory", out=tmp_path)
+    matched = dict(zip(result.table["id"], result.table["trajectory_match"], strict=True))
+    assert matched == {
+        "weather-paris": 1,
+        "weather-wrong-city": 0,  # Paris for Lyon
+        "flight-search-then-book": 1,
+        "flight-booked-blind": 0,  # in-order: it booked without searching
+        "two-cities-any-order": 1,
+        "convert-with-tolerance": 1,  # 100.0 within 0.01 of 100, "usd" matches (?i)usd
+        "no-tool-needed": 1,
+        "cut-at-max-steps": 1,  # superset: a call cut without its result is still a call
+    }
+    assert result.report_path.is_file()
+
+
+def test_tool_use_judge_places_the_tools_and_the_trajectory() -> None:
+    protocol = get_protocol(str(EXAMPLES / "tool_use_judge.toml"))
+    source = Source(EXAMPLES / "tool_calls.jsonl")
+    assert validate(source, protocol.fields).n_rows == 8
+    items = {item.id: item for item in iter_items(source, protocol.fields)}
+    prompt = protocol.render(items["flight-search-then-book"].text)
+    tools = "# Tools it could call\nsearch_flights: Flights between two airports on a date.\n"
+    assert tools in prompt
+    assert '  parameters: {"properties": {"flight_id": {"type": "string"}}' in prompt
+    assert (
+        '# What it did\n**assistant** called search_flights({"date": "2025-03-14", '
+        '"destination": "JFK", "origin": "CDG"})\n**tool** (search_flights) returned: [{"id": '
+    ) in prompt
+    assert prompt.endswith("**assistant**: Booked AF22 for 540 EUR.")

@@ -272,3 +272,65 @@ def test_a_field_may_name_its_trajectory_column(tmp_path: Path) -> None:
         "Rate this reply to Time?:\n"
         "**assistant** called now()\n**tool** (now) returned: 9:00\n**assistant**: It is nine."
     )
+
+
+SLOTS = '''
+name = "tool-slots"
+kind = "pointwise"
+template = """Tools:
+{tools}
+Did:
+{trajectory}
+Expected:
+{expected_tool_calls}"""
+
+[[fields]]
+name = "tools"
+
+[[fields]]
+name = "trajectory"
+
+[[fields]]
+name = "expected_tool_calls"
+
+[[scores]]
+name = "ok"
+path = "ok"
+min = 0
+max = 1
+'''
+
+
+def test_template_slots_hold_the_trajectory_tools_and_expected_calls(tmp_path: Path) -> None:
+    path = tmp_path / "slots.toml"
+    path.write_text(SLOTS)
+    protocol = load_toml_protocol(path)
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}  # fmt: skip
+    chat = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "18 C"},
+        {"role": "assistant", "content": "It is 18 C."},
+    ]
+    expected = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+    rows = [
+        {"chat": chat, "expected_tool_calls": expected},  # tools derived from the calls
+        {"calls_made": chat[1:], "chat": chat[:1], "expected_tool_calls": expected,
+         "tools": [{"name": "get_weather", "description": "Weather now.",
+                    "parameters": {"type": "object"}}]},
+    ]  # fmt: skip
+    source = Source(rows, {"calls_made": "trajectory"})
+    first, second = (protocol.render(i.text) for i in iter_items(source, protocol.fields))
+    assert first == (
+        "Tools:\nget_weather: (no description)\n"
+        '  parameters: {"type": "object"}\n'
+        "Did:\n**user**: Weather in Paris?\n"
+        '**assistant** called get_weather({"city": "Paris"})\n'
+        "**tool** (get_weather) returned: 18 C\n**assistant**: It is 18 C.\n"
+        'Expected:\nget_weather({"city": "Paris"})'
+    )
+    assert second.startswith(
+        'Tools:\nget_weather: Weather now.\n  parameters: {"type": "object"}\n'
+        'Did:\n**assistant** called get_weather({"city": "Paris"})\n'  # the mapped column
+    )

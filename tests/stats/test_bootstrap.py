@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import chatjudge.stats.bootstrap as bootstrap_module
-from chatjudge.stats import Estimate, bootstrap_ci, bootstrap_metrics
+from chatjudge.stats import Estimate, bootstrap_ci, bootstrap_metrics, bootstrap_ratios
 from chatjudge.stats.bootstrap import percentile_interval
 
 
@@ -200,3 +200,21 @@ def test_percentile_interval_is_numpys_percentile_bit_for_bit(n: int) -> None:
             got = percentile_interval(stats, level)
             assert got is not None
             assert [x.hex() for x in got] == [float(x).hex() for x in expected]
+
+
+def test_ratios_weigh_items_by_their_denominator() -> None:
+    rng = np.random.default_rng(3)
+    made = rng.integers(0, 6, size=400).astype(float)
+    matched = np.floor(made * rng.uniform(0, 1, size=400))
+    found = bootstrap_ratios({"precision": (matched, made)})["precision"]
+    assert found.value == pytest.approx(matched.sum() / made.sum())
+    assert found.n == int(np.count_nonzero(made))
+    lo, hi = found.ci95
+    # about two standard errors of the ratio estimator either side (delta method)
+    ratio = matched.sum() / made.sum()
+    residual = matched - ratio * made
+    se = np.sqrt(np.sum(residual**2)) / made.sum()
+    assert lo == pytest.approx(ratio - 1.96 * se, abs=0.4 * se)
+    assert hi == pytest.approx(ratio + 1.96 * se, abs=0.4 * se)
+    nothing = bootstrap_ratios({"r": ([0.0, 0.0], [0.0, 0.0])})["r"]
+    assert (nothing.value, nothing.ci95, nothing.n) == (None, None, 0)

@@ -187,3 +187,45 @@ def test_intervals_do_not_depend_on_the_order_items_finish_in() -> None:
     shuffled = list(range(40))
     random.Random(7).shuffle(shuffled)
     assert summary(shuffled) == in_order
+
+
+def test_tool_trajectory_micro_figures_are_ratios_over_all_calls_and_macro_are_means() -> None:
+    # (matched, made, expected) per item, and its trajectory_match
+    items = [(2, 2, 2, 1), (1, 3, 2, 0), (0, 0, 1, 0), (0, 0, 0, 1)]
+    builder = SummaryBuilder(get_protocol("tool-trajectory"), ["deterministic"], flip=False,
+                             samples=1)  # fmt: skip
+    for i, (m, a, e, match) in enumerate(items):
+        scores = {
+            "trajectory_match": match,
+            "tool_call_precision": m / a if a else None,
+            "tool_call_recall": m / e if e else None,
+            "tool_call_f1": 2 * m / (a + e) if a + e else None,
+            "matched_calls": m,
+            "actual_calls": a,
+            "expected_calls": e,
+        }
+        builder.add(i, True, scores, None)
+    metrics = builder.build(USAGE, None).model_dump()["metrics"]
+    assert list(metrics) == [
+        "trajectory_match",
+        "tool_call_precision",
+        "tool_call_recall",
+        "tool_call_f1",
+        "tool_call_precision_macro",
+        "tool_call_recall_macro",
+        "tool_call_f1_macro",
+    ]
+    expected = {
+        "trajectory_match": (2 / 4, 4),
+        "tool_call_precision": (3 / 5, 2),  # items that made calls
+        "tool_call_recall": (3 / 5, 3),
+        "tool_call_f1": (6 / 10, 3),
+        "tool_call_precision_macro": ((1 + 1 / 3) / 2, 2),
+        "tool_call_recall_macro": ((1 + 1 / 2 + 0) / 3, 3),
+        "tool_call_f1_macro": ((1 + 2 / 5 + 0) / 3, 3),
+    }
+    for name, (value, n) in expected.items():
+        assert metrics[name]["value"] == pytest.approx(value), name
+        assert metrics[name]["n"] == n, name
+        lo, hi = metrics[name]["ci95"]
+        assert lo <= value <= hi, name

@@ -42,7 +42,8 @@ JudgeOpt = Annotated[
     typer.Option(
         "--judge",
         "-j",
-        help=f"{provider_list()}; repeat for a panel.",
+        help=f"{provider_list()}; repeat for a panel. Default: local; none for a "
+        "deterministic protocol (tool-trajectory), which refuses one.",
     ),
 ]
 RunOutOpt = Annotated[
@@ -80,7 +81,7 @@ def run(
         engine = build_engine(
             data,
             protocol,
-            judge or ["local"],
+            judge,
             out_dir,
             column_map=column_map(map_),
             config=config,
@@ -93,9 +94,11 @@ def run(
             estimate = engine.estimate()
         out.print(estimate_table(estimate))
         raise typer.Exit(ExitCode.OK)
+    judges = ", ".join(m.name for m in engine.models) or "no judge: deterministic"
+    verb = "scoring" if engine.protocol.scorer else "judging"
     err.print(
-        f"judging {engine.n_rows} item(s) of {data} with {protocol} "
-        f"({', '.join(m.name for m in engine.models)}) -> {engine.out_dir}",
+        f"{verb} {engine.n_rows} item(s) of {data} with {protocol} ({judges}) -> "
+        f"{engine.out_dir}",
         highlight=False,
     )
     _judge(engine)
@@ -174,15 +177,21 @@ def protocols() -> None:
             + (" [messages]" if f.conversation else "")
             for f in p.fields
         )
-        scores = [f"{s.name} {s.min:g}-{s.max:g}" for s in p.scores]
+        scores = [
+            f"{s.name} {s.min:g}-{s.max:g}" if s.max < 1e6 else f"{s.name} (a count)"
+            for s in p.scores
+        ]
         if p.choice is not None:
             scores.append(f"{p.choice.name} {'/'.join(p.choice.options)}")
-        out.print(f"[bold]{p.name}[/] ({p.kind}): {p.description}", highlight=False)
+        judged = "no judge" if p.scorer else p.kind
+        out.print(f"[bold]{p.name}[/] ({judged}): {p.description}", highlight=False)
         out.print(f"  fields:  {fields}", highlight=False, markup=False)
-        out.print(f"  verdict: {', '.join(scores)}", highlight=False, markup=False)
+        label = "scores: " if p.scorer else "verdict:"
+        out.print(f"  {label} {', '.join(scores)}", highlight=False, markup=False)
         out.print(f"  metrics: {', '.join(m.name for m in p.metrics)}\n", highlight=False)
     out.print(
-        "Custom protocols: pass a .toml file to --protocol (see examples/chat_quality_1to5.toml)."
+        "Custom protocols: pass a .toml file to --protocol (see examples/chat_quality_1to5.toml; "
+        "examples/tool_use_judge.toml places a trajectory and its tools)."
     )
 
 
@@ -221,6 +230,8 @@ def prompt(
             }
         ).run.judge_view()
         proto = get_protocol(protocol)
+        if proto.scorer:
+            raise UsageError(f"{proto.name} sends no prompt: it scores without a judge")
         source = Source(data, column_map(map_))
         n = validate(source, proto.fields, limit=row).n_rows
         if row < 1 or row > n:

@@ -11,7 +11,7 @@ from chatjudge.data.sources import Source
 from chatjudge.data.tools import read_row_tools
 from chatjudge.data.validate import RowCheck, check_row
 from chatjudge.errors import DataValidationError, Problem, UsageError
-from chatjudge.fields import FieldSpec
+from chatjudge.fields import FieldSpec, column_of
 from chatjudge.shards import Shard
 
 MAX_PROBLEMS_SHOWN = 200
@@ -138,11 +138,11 @@ def iter_items(
     for index, raw in enumerate(rows):
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
-        tools = read_row_tools(data, conversations)
+        tools = read_row_tools(data, (column_of(n, data) for n in conversations))
         if tools.columns:  # read into another shape: the caller's row is left as it was
             data = {**data, **tools.columns}
-        values = {n: data.get(n) for n in names}
-        text = judge_texts(fields, data, view)
+        values = {n: data.get(column_of(n, data)) for n in names}
+        text = judge_texts(fields, data, view, tools.tools)
         yield Item(index, raw.number, id_of(data, raw.number), values, text, data, tools.tools)
 
 

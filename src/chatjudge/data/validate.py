@@ -8,7 +8,15 @@ from typing import Any
 
 from chatjudge.data.tools import read_row_tools
 from chatjudge.errors import Problem
-from chatjudge.fields import FieldSpec
+from chatjudge.expected_calls import read_expected_calls, read_match
+from chatjudge.fields import (
+    EXPECTED_TOOL_CALLS,
+    TOOLS,
+    TRAJECTORY,
+    TRAJECTORY_COLUMNS,
+    FieldSpec,
+    column_of,
+)
 
 
 @dataclass(slots=True)
@@ -26,29 +34,37 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
     """Check one decoded row against `fields`, and its tool calls, trajectories and `tools`
     (`chatjudge.data.tools`) where it has them."""
     problems: list[Problem] = []
-    tools = read_row_tools(data, (f.name for f in fields if f.conversation))
+    tools = read_row_tools(data, (column_of(f.name, data) for f in fields if f.conversation))
     for spec in fields:
-        value = data.get(spec.name)
+        if spec.name == TOOLS:  # read with the row's tool calls, or derived from them
+            continue
+        name = column_of(spec.name, data)
+        value = data.get(name)
         if value is None:
-            if spec.required:  # one wording per case, whatever the file format
-                why = "required field is empty" if spec.name in data else "missing required field"
-                problems.append(Problem(number, spec.name, why))
+            if spec.name == TRAJECTORY and spec.required:
+                problems.append(Problem(number, spec.name, NO_TRAJECTORY))
+            elif spec.required:  # one wording per case, whatever the file format
+                why = "required field is empty" if name in data else "missing required field"
+                problems.append(Problem(number, name, why))
+            continue
+        if spec.name == EXPECTED_TOOL_CALLS:
+            problems.extend(_expected_problems(number, value, data))
             continue
         if spec.required and not spec.empty_ok and _is_empty(value):
-            problems.append(Problem(number, spec.name, "required field is empty"))
+            problems.append(Problem(number, name, "required field is empty"))
             continue
         if isinstance(value, list):
             if not spec.conversation:
-                problems.append(Problem(number, spec.name, "expected a string, got a list"))
+                problems.append(Problem(number, name, "expected a string, got a list"))
             else:
-                found = tools.problems.pop(spec.name, [])
-                problems.extend(Problem(number, spec.name, m) for m in found)
-                if not spec.tool_calls and _calls_tools(tools.columns.get(spec.name, value)):
-                    problems.append(Problem(number, spec.name, NO_TOOLS))
+                found = tools.problems.pop(name, [])
+                problems.extend(Problem(number, name, m) for m in found)
+                if not spec.tool_calls and _calls_tools(tools.columns.get(name, value)):
+                    problems.append(Problem(number, name, NO_TOOLS))
         elif not _scalar_ok(value, spec.conversation):
             expected = "a string or a list of messages" if spec.conversation else "a string"
             problems.append(
-                Problem(number, spec.name, f"expected {expected}, got {type(value).__name__}")
+                Problem(number, name, f"expected {expected}, got {type(value).__name__}")
             )
     if data.get("status") == "failed":  # written by `generate` or `simulate`: it did not finish
         why = data.get("error") or "no cause recorded"
@@ -61,11 +77,25 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
     return RowCheck(problems, tools.derived, tools.unparsed_arguments, bool(tools.tools))
 
 
+NO_TRAJECTORY = (
+    "missing: the trajectory is read from the first of the columns "
+    + ", ".join(TRAJECTORY_COLUMNS)
+    + " the row has (--map COLUMN=trajectory names another)"
+)
 NO_TOOLS = (
     "holds tool calls or tool results, which this command does not take here (simulate's "
     "earlier conversation is shown to its simulated user as what was said): remove them, "
     "or judge the recorded conversation with `chatjudge run`"
 )
+
+
+def _expected_problems(number: int, value: Any, data: dict[str, Any]) -> list[Problem]:
+    """An `expected_tool_calls` cell's problems, and its row's `match`."""
+    found = [Problem(number, EXPECTED_TOOL_CALLS, p) for p in read_expected_calls(value)[1]]
+    problem = read_match(data.get("match"))[1]
+    if problem is not None:
+        found.append(Problem(number, "match", problem))
+    return found
 
 
 def _calls_tools(messages: list[Any]) -> bool:

@@ -57,6 +57,9 @@ class ResultRecord(Versioned):
     fields: dict[str, Any]
     # From `chatjudge simulate` (turns, ended, assistant_tokens), when the row had them.
     simulation: dict[str, Any] | None = None
+    # `tool-trajectory`: the calls compared (`chatjudge.trajectories.Scored.comparison`:
+    # match, matched, expected, actual, pairs, left_at).
+    tool_calls: dict[str, Any] | None = None
 
 
 _VERSION = ResultRecord.version()
@@ -73,10 +76,12 @@ def result_row(
     calls: list[dict[str, Any]],
     fields: dict[str, Any],
     simulation: dict[str, Any] | None,
+    tool_calls: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A results line as `ResultRecord` writes it, built without validating (the hot path of
     a run: about 14 µs an item saved). `verdict`: status, scores, error, consistent,
-    agreement and, for panels, judge_scores; `simulation` is left out when None."""
+    agreement and, for panels, judge_scores; `simulation` and `tool_calls` are left out
+    when None."""
     row = {
         "format": _VERSION,
         "id": id,
@@ -92,6 +97,8 @@ def result_row(
     row.update(rationale=rationale, raw=raw, usage=usage, calls=calls, fields=fields)
     if simulation is not None:
         row["simulation"] = simulation
+    if tool_calls is not None:
+        row["tool_calls"] = tool_calls
     return row
 
 

@@ -23,8 +23,9 @@ def _names(*groups: type[OptionGroup], but: tuple[str, ...] = ()) -> tuple[str, 
 # The groups of every command that calls models (run, generate, simulate), in help order.
 _CALLS = (RunOptions, GenerationOptions, RetryOptions, RateOptions, PricingOptions, ClientOptions)
 
-# What a judge is shown of a row: options of `run` only.
-_JUDGE_VIEW = ("include_system", "judge_sees", "tool_result_chars")
+# What a judge is shown of a row, and how a deterministic protocol scores: options of `run`
+# only.
+_JUDGE_VIEW = ("include_system", "judge_sees", "tool_result_chars", "match")
 
 # Which options each command takes (its CLI flags and its Python keywords).
 COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {

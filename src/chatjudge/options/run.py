@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees, JudgeView
+from chatjudge.expected_calls import DEFAULT_MATCH, MatchMode
 from chatjudge.options.declare import BASE_URL_PROVIDERS, OptionGroup, option
 from chatjudge.options.texts import (
     JUDGE_SEES_HELP,
@@ -60,6 +61,17 @@ class RunOptions(OptionGroup):
         fingerprint=True,
         when_set=True,
         metavar="N",
+    )
+    match: MatchMode = option(
+        DEFAULT_MATCH,
+        "tool-trajectory: how a row's calls must match its expected_tool_calls where it has "
+        "no `match` column: exact (the same calls in the same order, nothing else), in-order "
+        "(the expected calls in order, others allowed between), any-order (the expected "
+        "calls, nothing else), superset (every expected call, others allowed) or subset "
+        "(only expected calls, not all needed).",
+        fingerprint=True,
+        when_set=True,
+        metavar="MODE",
     )
     executor: Literal["local", "ray"] = option(
         "local",

@@ -6,7 +6,11 @@ from functools import cache
 from pathlib import Path
 
 from chatjudge.errors import UsageError
-from chatjudge.protocols.builtin import interactivity_accuracy, pairwise_chat_quality
+from chatjudge.protocols.builtin import (
+    interactivity_accuracy,
+    pairwise_chat_quality,
+    tool_trajectory,
+)
 from chatjudge.protocols.spec import (
     BASELINE,
     CANDIDATE,
@@ -22,6 +26,7 @@ from chatjudge.protocols.template import Template
 BUILTIN = {
     "interactivity-accuracy": interactivity_accuracy,
     "pairwise-chat-quality": pairwise_chat_quality,
+    "tool-trajectory": tool_trajectory,
 }
 
 

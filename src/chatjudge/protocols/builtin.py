@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 
+from chatjudge.fields import EXPECTED_TOOL_CALLS, TRAJECTORY, TRAJECTORY_COLUMNS
 from chatjudge.protocols.spec import (
     BASELINE,
     CANDIDATE,
@@ -131,4 +132,73 @@ def pairwise_chat_quality() -> Protocol:
         ),
         swap=("baseline_model_response", "response"),
         output_instruction=PAIRWISE_INSTRUCTION,
+    )
+
+
+_CALLS = ("matched_calls", "actual_calls", "expected_calls")
+
+
+def tool_trajectory() -> Protocol:
+    """Deterministic: the trajectory's tool calls against `expected_tool_calls`, no judge
+    (`chatjudge.trajectories` scores each item)."""
+    shares = dict(min=0, max=1, integer=False)
+    counts = dict(min=0, max=1_000_000)
+    return Protocol(
+        name="tool-trajectory",
+        description="Deterministic, no judge: the tool calls made against the expected ones "
+        "(exact / in-order / any-order / superset / subset).",
+        kind="pointwise",
+        template="",
+        scorer="tool-trajectory",
+        fields=(
+            FieldSpec(
+                name=TRAJECTORY,
+                conversation=True,
+                description="the assistant's messages, from the first of "
+                + ", ".join(TRAJECTORY_COLUMNS),
+            ),
+            FieldSpec(
+                name=EXPECTED_TOOL_CALLS, description='[{"name", "arguments", "compare"?}, ...]'
+            ),
+            FieldSpec(name="match", required=False, description="the match mode (--match)"),
+        ),
+        scores=(
+            ScoreSpec(name="trajectory_match", path="trajectory_match", min=0, max=1),
+            ScoreSpec(name="tool_call_precision", path="tool_call_precision", **shares),
+            ScoreSpec(name="tool_call_recall", path="tool_call_recall", **shares),
+            ScoreSpec(name="tool_call_f1", path="tool_call_f1", **shares),
+            *(ScoreSpec(name=name, path=name, **counts) for name in _CALLS),
+        ),
+        metrics=(
+            MetricSpec(
+                name="trajectory_match",
+                source="trajectory_match",
+                description="share of trajectories that match by their mode",
+            ),
+            MetricSpec(
+                name="tool_call_precision",
+                source="matched_calls",
+                denominator=("actual_calls",),
+                description="matched calls / calls made, over all items",
+            ),
+            MetricSpec(
+                name="tool_call_recall",
+                source="matched_calls",
+                denominator=("expected_calls",),
+                description="matched calls / expected calls, over all items",
+            ),
+            MetricSpec(
+                name="tool_call_f1",
+                source="matched_calls",
+                scale=2.0,
+                denominator=("actual_calls", "expected_calls"),
+                description="2 matched / (made + expected), over all items",
+            ),
+            *(
+                MetricSpec(
+                    name=f"{name}_macro", source=name, description=f"mean of each item's {name}"
+                )
+                for name in ("tool_call_precision", "tool_call_recall", "tool_call_f1")
+            ),
+        ),
     )

@@ -66,6 +66,9 @@ class MetricSpec(_Strict):
     offset: float = 0.0
     scale: float = 1.0
     description: str = ""
+    # A ratio over all items (micro): the sum of `(source + offset) * scale` over the sum of
+    # the `denominator` scores, with its interval from the same bootstrap over items.
+    denominator: tuple[str, ...] = ()
 
 
 class Protocol(_Strict):
@@ -81,12 +84,15 @@ class Protocol(_Strict):
     metrics: tuple[MetricSpec, ...] = ()
     swap: tuple[str, str] | None = None  # pairwise: the two fields exchanged to flip the order
     output_instruction: str = ""
+    # A deterministic protocol: no template and no judge; its scorer gives each item's
+    # scores (`chatjudge.runner.engine`).
+    scorer: Literal["", "tool-trajectory"] = ""
 
     @model_validator(mode="after")
     def _consistent(self) -> Protocol:
         placeholders = set(Template(self.template).fields)
         declared = {f.name for f in self.fields}
-        if placeholders != declared:
+        if placeholders != declared and not self.scorer:
             raise ValueError(
                 f"protocol '{self.name}': template placeholders {sorted(placeholders)} "
                 f"differ from declared fields {sorted(declared)}"
@@ -100,8 +106,9 @@ class Protocol(_Strict):
             raise ValueError(f"protocol '{self.name}' defines neither scores nor a choice")
         sources = {s.name for s in self.scores} | ({self.choice.name} if self.choice else set())
         for m in self.metrics:
-            if m.source not in sources:
-                raise ValueError(f"metric '{m.name}' reads unknown score '{m.source}'")
+            for source in (m.source, *m.denominator):
+                if source not in sources:
+                    raise ValueError(f"metric '{m.name}' reads unknown score '{source}'")
         return self
 
     @cached_property

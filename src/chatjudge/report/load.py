@@ -33,7 +33,9 @@ class ResultStats:
         self.n_items += 1
         self.status[item.get("status", "failed")] += 1
         for name, value in (item.get("scores") or {}).items():
-            self.scores.setdefault(name, Counter())[value] += 1
+            counts = self.scores.setdefault(name, Counter())
+            if value is not None:  # null: the item has none (a precision over no call)
+                counts[value] += 1
         if item.get("consistent") is not None:
             self.consistent[bool(item["consistent"])] += 1
         if item.get("agreement") is not None:
@@ -56,6 +58,8 @@ def slim_item(item: dict[str, Any]) -> dict[str, Any]:
     calls = item.get("calls") or []
     if not calls:  # nothing else holds the judge's words
         slim.update({k: item[k] for k in ("raw", "rationale") if item.get(k)})
+    elif item.get("rationale") and not any(c.get("rationale") for c in calls):
+        slim["rationale"] = item["rationale"]  # a deterministic scorer's, written once
     slim["calls"] = [
         c if c.get("status") != "ok" else {k: v for k, v in c.items() if k != "raw"} for c in calls
     ]

@@ -28,7 +28,7 @@ from chatjudge.setup import Setup
 def build_engine(
     data: Any,
     protocol: str | Path | Protocol,
-    judge: ModelSpec | Sequence[ModelSpec],
+    judge: ModelSpec | Sequence[ModelSpec] | None,
     out: str | Path | None,
     *,
     column_map: Mapping[str, str] | None,
@@ -36,10 +36,16 @@ def build_engine(
     dry_run: bool = False,
 ) -> Engine:
     """Validate everything (data first) and assemble an engine; nothing is sent yet.
+    `judge`: None is `local`, except for a deterministic protocol, which takes none.
     `dry_run`: for `Engine.estimate` only: nothing is created and no Ray worker starts."""
     proto = get_protocol(protocol)
+    if proto.scorer:
+        _check_scorer(proto, judge, config)
+        judge = []
+    elif judge is None:
+        judge = "local"
     specs: list[ModelSpec] = list(judge) if isinstance(judge, list | tuple) else [judge]  # type: ignore[list-item]
-    if not specs:
+    if not specs and not proto.scorer:
         raise UsageError("at least one judge is needed")
     setup = Setup("run", data, column_map, proto.fields, config, dry_run=dry_run)
     models = [setup.model(s) for s in specs]
@@ -50,8 +56,23 @@ def build_engine(
     out_dir = setup.output_path(out, proto.name, models)
     engine = Engine(setup.source, proto, models, setup.config, out_dir, validation=setup.validation)
     _check_out_dir(engine, setup)
-    engine.models = setup.distribute(models)
+    engine.models = setup.distribute(models) if models else []
     return engine
+
+
+def _check_scorer(
+    protocol: Protocol, judge: ModelSpec | Sequence[ModelSpec] | None, config: RunConfig
+) -> None:
+    """A deterministic protocol calls no judge, and its score is the same every time."""
+    if judge is not None and judge != []:
+        raise UsageError(
+            f"{protocol.name} is deterministic and calls no judge: leave out --judge"
+        )
+    if config.run.samples > 1:
+        raise UsageError(
+            f"{protocol.name} is deterministic: --samples {config.run.samples} would score "
+            "the same calls again (tries of an agent are rows: simulate or generate --samples)"
+        )
 
 
 def _check_out_dir(engine: Engine, setup: Setup) -> None:

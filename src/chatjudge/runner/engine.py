@@ -24,7 +24,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from chatjudge.__about__ import __version__
+from chatjudge.calls import RunProgress
+from chatjudge.calls.estimate import finish
+from chatjudge.calls.prices import command_cost
 from chatjudge.calls.session import Budget, CostEstimate, Seat, Session, Stopped
+from chatjudge.calls.usage import Usage
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import fingerprint, of, share
 from chatjudge.errors import FatalModelError, ModelError
@@ -36,10 +40,13 @@ from chatjudge.options import RunConfig
 from chatjudge.protocols.spec import Protocol
 from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY
 from chatjudge.runner.execute import execute
-from chatjudge.runner.fold import Folder, OnItem
+from chatjudge.runner.fold import Folder, OnItem, scored_record
 from chatjudge.runner.plan import Call, JudgeLane, Planner
+from chatjudge.store import Store
 from chatjudge.summarize.run import SummaryBuilder
 from chatjudge.sync import run_sync
+
+SCORER_JUDGE = "deterministic"  # what a deterministic protocol's summary names as its judge
 
 
 @dataclass
@@ -78,6 +85,8 @@ class Engine:
         """Judge every item; `on_item` sees each results record as it is written.
         `budget`: one shared with other runs (the sequential gate's batches) instead of
         `--max-cost-usd`'s own."""
+        if self.protocol.scorer:
+            return self._score(on_item)
         session = self._session(dry_run=False, budget=budget)
         async with session:
             write_json(self.out_dir / RUN_INFO, self.run_info())
@@ -101,7 +110,41 @@ class Engine:
     def estimate(self) -> CostEstimate:
         """`--dry-run`: the calls this run would send (after what the store holds) and what
         they could cost; nothing is sent and nothing is written."""
+        if self.protocol.scorer:  # nothing to send
+            return finish("run", self.n_rows, [], {})
         return run_sync(self._estimate())
+
+    def _score(self, on_item: OnItem | None) -> RunOutcome:
+        """A deterministic protocol's run: each item scored here, in input order, through
+        the same records, summary and report as a judged run; no model, no call, cost 0."""
+        from chatjudge.trajectories import score_row
+
+        config = self.config
+        judge = SCORER_JUDGE
+        summary = SummaryBuilder(self.protocol, [judge], flip=False, samples=1)
+        progress = RunProgress(self.n_rows, enabled=config.progress, label="scoring")
+        write_json(self.out_dir / RUN_INFO, self.run_info())
+        Store(self.out_dir / STORE).close()  # empty: a run directory has one (`merge` reads it)
+        items = share(
+            iter_items(self.source, (), limit=config.run.limit, skip=self.validation.skipped_rows),
+            of(config.run.shard),
+        )
+        match = config.run.match
+        with (self.out_dir / RESULTS).open("wb") as out, progress:
+            folder = Folder(self.protocol, [judge], summary, progress, out, on_item)
+            for item in items:
+                folder.write(scored_record(item, judge, score_row(item.data, match)))
+        cost = command_cost({})
+        built = summary.build(
+            Usage().as_dict(),
+            cost,
+            len(self.validation.skipped_rows),
+            self.validation.skipped(),
+            derived_tool_definitions=self.validation.derived_tool_definitions,
+            unparsed_tool_arguments=self.validation.unparsed_tool_arguments,
+        )
+        written = write_json(self.out_dir / SUMMARY, built, only_set=True)
+        return RunOutcome(self.out_dir, written, cost)
 
     async def _estimate(self) -> CostEstimate:
         session = self._session(dry_run=True)

@@ -14,11 +14,13 @@ from typing import IO, Any
 
 from chatjudge import jsoncodec
 from chatjudge.calls import RunProgress
+from chatjudge.data import Item
 from chatjudge.formats.results import result_row
 from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.aggregate import reduce_calls
 from chatjudge.runner.plan import ItemState
 from chatjudge.summarize.run import SummaryBuilder, count
+from chatjudge.trajectories import Scored
 
 OnItem = Callable[[dict[str, Any]], None]
 
@@ -42,7 +44,10 @@ class Folder:
         self.finished = 0
 
     def finish(self, state: ItemState) -> None:
-        record = self.record(state)
+        self.write(self.record(state))
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Write, hand over and count one item's record."""
         # Buffered: the store is the durable record, results.jsonl is rebuilt by a re-run.
         self.out.write(jsoncodec.dumps(record) + b"\n")
         if self.on_item is not None:
@@ -103,3 +108,37 @@ def simulation_of(row: dict[str, Any]) -> dict[str, Any] | None:
     assistant = usage.get("assistant") if isinstance(usage, dict) else None
     tokens = assistant.get("output_tokens") if isinstance(assistant, dict) else None
     return {"turns": row["turns"], "ended": row["ended"], "assistant_tokens": tokens}
+
+
+def scored_record(item: Item, judge: str, scored: Scored) -> dict[str, Any]:
+    """The results record of an item a deterministic scorer scored (`judge`: its name): one
+    call with the scores, so that analyses read it as they read a judge's (its rationale is
+    the item's, written once)."""
+    call = {
+        "judge": judge,
+        "sample": 0,
+        "flipped": False,
+        "status": "ok",
+        "scores": scored.scores,
+        "label": None,
+        "rationale": {},
+        "raw": None,
+        "error": None,
+        "cached": False,
+        "input_tokens": None,
+        "output_tokens": None,
+        "latency": None,
+    }
+    verdict = dict(status="ok", scores=scored.scores, error=None, consistent=None, agreement=None)
+    return result_row(
+        id=item.id,
+        index=item.index,
+        verdict=verdict,
+        rationale=scored.rationale,
+        raw=None,
+        usage={"input_tokens": 0, "output_tokens": 0},
+        calls=[call],
+        fields={**item.fields, **item.data},
+        simulation=simulation_of(item.data),
+        tool_calls=scored.comparison,
+    )

@@ -16,7 +16,12 @@ from chatjudge.stats.correlation import Correlation, correlation
 
 if TYPE_CHECKING:
     from chatjudge.stats.betting import betting_interval
-    from chatjudge.stats.bootstrap import Estimate, bootstrap_ci, bootstrap_metrics
+    from chatjudge.stats.bootstrap import (
+        Estimate,
+        bootstrap_ci,
+        bootstrap_metrics,
+        bootstrap_ratios,
+    )
     from chatjudge.stats.noise import NoiseSplit, noise_split
     from chatjudge.stats.paired import (
         Difference,
@@ -54,6 +59,7 @@ _HOME: dict[str, str] = {
     "betting_interval": "betting",
     "bootstrap_ci": "bootstrap",
     "bootstrap_metrics": "bootstrap",
+    "bootstrap_ratios": "bootstrap",
     "bradley_terry": "ratings",
     "confidence_sequence": "sequential",
     "confidence_sequence_path": "sequential",
@@ -104,6 +110,7 @@ __all__ = [
     "betting_interval",
     "bootstrap_ci",
     "bootstrap_metrics",
+    "bootstrap_ratios",
     "bradley_terry",
     "confidence_sequence",
     "confidence_sequence_path",

@@ -113,6 +113,44 @@ def bootstrap_metrics(
     return result
 
 
+def bootstrap_ratios(
+    parts: Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]],
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, Estimate]:
+    """Ratio estimators (micro figures: matched calls over calls made, summed over items)
+    with 95% intervals from one shared item resampling: each resample's ratio is its
+    numerators' sum over its denominators' sum, so an item weighs by its denominator.
+
+    `parts[name]` holds one numerator and one denominator per item; an item whose
+    numerator is NaN does not count. `n` counts the items with a denominator other than
+    0 (the others add nothing to either sum); `value` is None when the denominators sum
+    to 0.
+    """
+    names = list(parts)
+    if not names:
+        return {}
+    columns = []
+    for name in names:
+        top, bottom = (np.asarray(p, dtype=float) for p in parts[name])
+        counted = ~np.isnan(top)
+        columns += [np.where(counted, top, 0.0), np.where(counted, bottom, 0.0)]
+    matrix = np.column_stack(columns)
+    totals = matrix.sum(axis=0)
+    sums = resampled_sums(matrix, n_resamples, seed) if len(matrix) >= 2 else None
+    result = {}
+    for k, name in enumerate(names):
+        n = int(np.count_nonzero(matrix[:, 2 * k + 1]))
+        value = float(totals[2 * k] / totals[2 * k + 1]) if totals[2 * k + 1] else None
+        ci = None
+        if sums is not None and n >= 2:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ci = percentile_interval(sums[:, 2 * k] / sums[:, 2 * k + 1], 0.95)
+        result[name] = Estimate(value=value, ci95=ci, n=n)
+    return result
+
+
 def percentile_interval(stats: np.ndarray, level: float) -> tuple[float, float] | None:
     """The central `level` percentile interval of resampled statistics, NaN left out."""
     if not 0 < level < 1:

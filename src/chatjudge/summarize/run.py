@@ -5,6 +5,7 @@ from its shards' records)."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 from array import array
 from collections import defaultdict
 from typing import Any
@@ -15,7 +16,7 @@ from chatjudge.__about__ import __version__
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.summary import PassKRecord, Summary
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec, Protocol
-from chatjudge.stats import bootstrap_metrics
+from chatjudge.stats import bootstrap_metrics, bootstrap_ratios
 from chatjudge.stats.passk import count_tries, pass_k, succeeded
 from chatjudge.stats.style import StyleControl, response_text, style_control, style_counts
 from chatjudge.summarize.tries import PASS_AT, PASS_HAT, passk_name, task_of, zero_one_metrics
@@ -25,11 +26,23 @@ _OUTCOME = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}  # the candidate's side; a 
 
 
 def metric_value(spec: MetricSpec, scores: dict[str, Any]) -> float:
-    """One item's contribution to a metric."""
+    """One item's contribution to a metric (a ratio metric: the item's own ratio); NaN
+    where the item has none (a null score, a ratio over 0)."""
+    top, bottom = metric_parts(spec, scores)
+    if not spec.denominator:
+        return top
+    return top / bottom if bottom else math.nan
+
+
+def metric_parts(spec: MetricSpec, scores: dict[str, Any]) -> tuple[float, float]:
+    """An item's numerator and denominator of a metric (the denominator of a mean is 1)."""
     value = scores[spec.source]
     if spec.equals is not None:
-        return 1.0 if value == spec.equals else 0.0
-    return (float(value) + spec.offset) * spec.scale
+        return (1.0 if value == spec.equals else 0.0), 1.0
+    if value is None:
+        return math.nan, 1.0
+    top = (float(value) + spec.offset) * spec.scale
+    return top, sum(float(scores[n]) for n in spec.denominator) if spec.denominator else 1.0
 
 
 class SummaryBuilder:
@@ -42,10 +55,10 @@ class SummaryBuilder:
         self.samples = samples
         self.n_items = 0
         self.n_failed = 0
-        self._values: dict[str, array[float]] = {m.name: array("d") for m in protocol.metrics}
+        self._values: dict[str, array[float]] = _columns(protocol)
         self._consistency: array[float] = array("d")
         self._per_judge: dict[str, dict[str, array[float]]] = defaultdict(
-            lambda: {m.name: array("d") for m in protocol.metrics}
+            lambda: _columns(protocol)
         )
         self._panel: dict[str, list[Any]] = defaultdict(list)  # judge -> per-item verdicts
         self._simulation: dict[str, array[float]] = {}  # simulated conversations' figures
@@ -76,14 +89,12 @@ class SummaryBuilder:
         self._order.append(index)
         if task is not None:
             self._tasks[index] = task
-        for spec in self.protocol.metrics:
-            self._values[spec.name].append(metric_value(spec, scores))
+        _add(self.protocol, self._values, scores)
         if self.flip:
             self._consistency.append(float("nan") if consistent is None else float(consistent))
         if judge_scores:
             for judge, js in judge_scores.items():
-                for spec in self.protocol.metrics:
-                    self._per_judge[judge][spec.name].append(metric_value(spec, js))
+                _add(self.protocol, self._per_judge[judge], js)
                 self._panel[judge].append(_label(self.protocol, js))
 
     def add_simulation(self, index: int, simulated: dict[str, Any]) -> None:
@@ -130,14 +141,14 @@ class SummaryBuilder:
         columns = dict(self._values)
         if self.flip:
             columns["position_consistency"] = self._consistency
-        metrics = _metrics(columns, self._order)
+        metrics = _metrics(self.protocol, columns, self._order)
         optional: dict[str, Any] = {}  # sections written only when they apply
         tried = self._pass_k()
         if tried is not None:
             metrics.update(tried[0])
             optional["pass_k"] = tried[1]
         if self._simulation:
-            optional["simulation"] = _metrics(self._simulation, self._simulation_order)
+            optional["simulation"] = _metrics(None, self._simulation, self._simulation_order)
         if len(self._style_order):
             control = self._style_control()
             metrics["length_controlled_preference"] = control.length.to_dict()
@@ -211,7 +222,7 @@ class SummaryBuilder:
         if len(self.judges) < 2:
             return {}
         out: dict[str, Any] = {
-            judge: {"metrics": _metrics(self._per_judge[judge], self._order)}
+            judge: {"metrics": _metrics(self.protocol, self._per_judge[judge], self._order)}
             for judge in self.judges
         }
         pairs = []
@@ -234,14 +245,45 @@ def _label(protocol: Protocol, scores: dict[str, Any]) -> Any:
     return tuple(scores[n] for n in protocol.score_names)
 
 
-def _metrics(columns: dict[str, array[float]], order: array[int]) -> dict[str, Any]:
-    """Each metric's value and 95% bootstrap interval, all from one shared resampling of
-    the items, taken in input order (`order`: each value's item index)."""
+_DENOMINATOR = "/"  # suffix of a ratio metric's column of denominators
+
+
+def _columns(protocol: Protocol) -> dict[str, array[float]]:
+    """One column of values per metric, and one of denominators per ratio metric."""
+    columns = {m.name: array("d") for m in protocol.metrics}
+    columns.update({m.name + _DENOMINATOR: array("d") for m in protocol.metrics if m.denominator})
+    return columns
+
+
+def _add(protocol: Protocol, columns: dict[str, array[float]], scores: dict[str, Any]) -> None:
+    for spec in protocol.metrics:
+        top, bottom = metric_parts(spec, scores)
+        columns[spec.name].append(top)
+        if spec.denominator:
+            columns[spec.name + _DENOMINATOR].append(bottom)
+
+
+def _metrics(
+    protocol: Protocol | None, columns: dict[str, array[float]], order: array[int]
+) -> dict[str, Any]:
+    """Each metric's value and 95% bootstrap interval, the means from one shared resampling
+    of the items and the ratios (`MetricSpec.denominator`) from another, taken in input
+    order (`order`: each value's item index); in the order of `columns`."""
     by_index = np.argsort(np.frombuffer(order, dtype=np.int64), kind="stable")
     ordered = {
         name: np.frombuffer(col, dtype=np.float64)[by_index] for name, col in columns.items()
     }
-    return {name: est.to_dict() for name, est in bootstrap_metrics(ordered).items()}
+    ratios = {m.name for m in protocol.metrics if m.denominator} if protocol else set()
+    means = {
+        name: col
+        for name, col in ordered.items()
+        if name not in ratios and not name.endswith(_DENOMINATOR)
+    }
+    found = bootstrap_metrics(means)
+    if ratios:
+        parts = {name: (ordered[name], ordered[name + _DENOMINATOR]) for name in ratios}
+        found.update(bootstrap_ratios(parts))
+    return {name: found[name].to_dict() for name in columns if name in found}
 
 
 def count(summary: SummaryBuilder, record: dict[str, Any]) -> bool:
@@ -250,9 +292,7 @@ def count(summary: SummaryBuilder, record: dict[str, Any]) -> bool:
     ok: bool = record["status"] == "ok"
     index = record["index"]
     task = task_of(record["id"], record["fields"])
-    summary.add(
-        index, ok, record["scores"], record["consistent"], record.get("judge_scores"), task
-    )
+    summary.add(index, ok, record["scores"], record["consistent"], record.get("judge_scores"), task)
     if "simulation" in record:
         summary.add_simulation(index, record["simulation"])
     if ok:

@@ -362,14 +362,55 @@
     body.appendChild(grid);
   }
 
+  // tool-trajectory: the expected calls beside the calls made, one row per matched pair,
+  // then the expected calls missed and the calls made beyond them; `cmp` is the record's
+  // `tool_calls` (match, matched, expected, actual, pairs, left_at).
+  function callText(call) { return String(call.name) + "(" + argumentsText(call.arguments) + ")"; }
+  function renderToolCalls(body, cmp) {
+    if (!cmp || !Array.isArray(cmp.expected) || !Array.isArray(cmp.actual)) return;
+    body.appendChild(el("h3", null, "Tool calls"));
+    var verdict = el("div", "facts");
+    verdict.appendChild(el("span", "badge " + (cmp.matched ? "win" : "loss"), cmp.matched ? "matches" : "does not match"));
+    verdict.appendChild(el("span", null, "match mode " + String(cmp.match)));
+    if (cmp.left_at != null) verdict.appendChild(el("span", null, "left the expected trajectory at call " + cmp.left_at));
+    body.appendChild(verdict);
+    var table = el("table", "tool-calls");
+    var head = el("tr");
+    ["", "Expected", "Made"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    table.appendChild(append(el("thead"), [head]));
+    var rows = el("tbody");
+    var pairedExpected = {}, pairedActual = {};
+    (cmp.pairs || []).forEach(function (p) { pairedExpected[p[0]] = p[1]; pairedActual[p[1]] = true; });
+    function row(kind, expected, step) {
+      var tr = el("tr", kind);
+      tr.appendChild(append(el("td"), [el("span", "badge " + ({ matched: "ok", missed: "failed", extra: "tie" })[kind], kind)]));
+      var exp = el("td", "call-text");
+      if (expected) {
+        exp.appendChild(el("code", null, callText(expected)));
+        if (expected.compare) exp.appendChild(el("div", "muted", "compared " + JSON.stringify(expected.compare)));
+      }
+      var made = el("td", "call-text");
+      if (step !== null) {
+        made.appendChild(el("span", "muted", "call " + (step + 1) + " "));
+        made.appendChild(el("code", null, callText(cmp.actual[step])));
+        if (cmp.left_at === step + 1) { tr.classList.add("left"); made.appendChild(el("div", "muted", "left the expected trajectory here")); }
+      }
+      rows.appendChild(append(tr, [exp, made]));
+    }
+    cmp.expected.forEach(function (e, i) { row(i in pairedExpected ? "matched" : "missed", e, i in pairedExpected ? pairedExpected[i] : null); });
+    cmp.actual.forEach(function (a, j) { if (!pairedActual[j]) row("extra", null, j); });
+    table.appendChild(rows);
+    body.appendChild(table);
+  }
+
   // An item's data as the judge saw it: the conversation, the responses, every other field.
-  function renderFields(body, fields, pairwise, blind) {
+  function renderFields(body, fields, pairwise, blind, scored) {
     var used = {};
     renderConversation(body, fields, used);
     if (pairwise) renderResponses(body, fields, used, blind);
     var rest = Object.keys(fields).filter(function (k) { return !used[k] && !isEmpty(fields[k]); });
     if (rest.length) {
-      body.appendChild(el("h3", null, pairwise ? "Other fields" : "Question and ground truth"));
+      body.appendChild(el("h3", null, pairwise ? "Other fields" : scored ? "Fields" : "Question and ground truth"));
       rest.forEach(function (k) { body.appendChild(textField(FIELD_LABELS[k] || k, fields[k])); });
     }
   }
@@ -469,12 +510,14 @@
       body.appendChild(errorBox(item.error, hasCalls ? undefined : (item.raw === undefined ? null : item.raw)));
     }
 
-    renderFields(body, item.fields || {}, pairwise, false);
+    renderToolCalls(body, item.tool_calls);
+    renderFields(body, item.fields || {}, pairwise, false, !!item.tool_calls);
 
     var calls = sortedCalls(item);
     body.appendChild(el("h3", null, "Judge calls (" + calls.length + ")"));
     calls.forEach(function (c) { body.appendChild(renderCall(c, pairwise)); });
-    if (!calls.length && item.rationale) {
+    var judged = calls.some(function (c) { return c.rationale && Object.keys(c.rationale).length; });
+    if (!judged && item.rationale) {
       Object.keys(item.rationale).forEach(function (k) { body.appendChild(textField(k, item.rationale[k])); });
     }
     var rows = document.querySelectorAll("#item-rows tr");

@@ -1,0 +1,141 @@
+"""Pairing a trajectory's calls with the expected calls, and whether it matches by a mode.
+
+Which calls count as matched (precision, recall, F1) is decided the same way in every mode:
+by a maximum bipartite matching between expected and actual calls, an edge wherever a call
+is an expected one (`ExpectedCall.accepts`). Never greedily: with expected calls
+`search(q: ignore)` and `search(q="paris")` and calls `search(q="paris")`,
+`search(q="london")`, taking the first acceptable call for each expected call in turn pairs
+the lenient expected call with the only call the strict one accepts, and finds one pair
+where two exist. The matching is scipy's `linear_sum_assignment` (an exact assignment) on
+weights 1 + a bonus below 1 in all, larger for nearer positions: the most pairs first, and
+among matchings of that size the one that pairs calls at nearby steps (the one a reader
+expects to see). Where no call has a choice (each expected call accepts at most one call
+and each call is accepted by at most one expected call) the pairs are forced, and read off.
+
+The mode decides `trajectory_match` (E expected calls, A actual ones, M matched):
+- `exact`: A = E and call k is expected call k for every k;
+- `in-order`: the expected calls appear in order, other calls allowed between. This is a
+  subsequence test, for which taking each expected call at the earliest acceptable call
+  after the previous one is exact (where any order-preserving embedding exists, the
+  earliest one does: each of its positions is at most the other's, by induction); it is
+  also what tells the longest prefix of the expected calls the trajectory followed. A
+  check of order on the bipartite pairs would be wrong: a maximum matching may cross
+  pairs that an order-preserving pairing of the same size keeps straight;
+- `any-order`: M = E = A; `superset`: M = E (other calls allowed); `subset`: M = A (not
+  every expected call needed).
+Where the trajectory matches in an ordered mode, its pairs are the order-preserving ones.
+
+`left_at`: the first step (1-based among the trajectory's calls) where the trajectory left
+the expected one; A + 1 when it stopped before an expected call; None when it matches.
+Exact: the first position whose call is not the expected one (or where one list ends);
+in-order: the step after the last call of the longest expected prefix found in order;
+unordered modes: the first extra call where extra calls fail the mode, else A + 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from chatjudge.expected_calls import ExpectedCall, MatchMode
+
+Call = tuple[str, Any]  # an actual call: its name and its arguments (parsed where JSON)
+
+
+@dataclass(frozen=True, slots=True)
+class Pairing:
+    match: bool
+    pairs: list[tuple[int, int]]  # (expected index, actual index), by expected index
+    left_at: int | None
+
+
+def pair_calls(
+    expected: Sequence[ExpectedCall], actual: Sequence[Call], mode: MatchMode
+) -> Pairing:
+    """The matched pairs, whether the trajectory matches by `mode`, and where it left.
+    (The ordered modes decide a match before comparing every call with every expected one,
+    which only a trajectory that does not match needs.)"""
+    n_expected, n_actual = len(expected), len(actual)
+    if mode == "exact":
+        shared = min(n_expected, n_actual)
+        first = next((k for k in range(shared) if not expected[k].accepts(*actual[k])), None)
+        if first is None and n_expected == n_actual:
+            return Pairing(True, [(k, k) for k in range(shared)], None)
+        left = (shared if first is None else first) + 1
+        return Pairing(False, maximum_pairs(_accepted(expected, actual), n_actual), left)
+    if mode == "in-order":
+        prefix = _in_order_prefix(expected, actual)
+        if len(prefix) == n_expected:
+            return Pairing(True, prefix, None)
+        left = prefix[-1][1] + 2 if prefix else 1
+        return Pairing(False, maximum_pairs(_accepted(expected, actual), n_actual), left)
+    pairs = maximum_pairs(_accepted(expected, actual), n_actual)
+    paired = {j for _, j in pairs}
+    extra = [j for j in range(n_actual) if j not in paired]
+    missing = len(pairs) < n_expected
+    if mode == "superset":
+        extra = []
+    elif mode == "subset":
+        missing = False
+    if not extra and not missing:
+        return Pairing(True, pairs, None)
+    return Pairing(False, pairs, extra[0] + 1 if extra else n_actual + 1)
+
+
+def _accepted(expected: Sequence[ExpectedCall], actual: Sequence[Call]) -> list[list[bool]]:
+    """`[i][j]`: whether call j is expected call i (only calls of its name are compared)."""
+    by_name: dict[str, list[int]] = {}
+    for j, (name, _) in enumerate(actual):
+        by_name.setdefault(name, []).append(j)
+    ok = []
+    for e in expected:
+        row = [False] * len(actual)
+        for j in by_name.get(e.name, ()):
+            row[j] = e.accepts(*actual[j])
+        ok.append(row)
+    return ok
+
+
+def _in_order_prefix(
+    expected: Sequence[ExpectedCall], actual: Sequence[Call]
+) -> list[tuple[int, int]]:
+    """The longest prefix of the expected calls found in order, each at the earliest
+    acceptable call after the previous one."""
+    pairs: list[tuple[int, int]] = []
+    j = 0
+    for i, call in enumerate(expected):
+        while j < len(actual) and not call.accepts(*actual[j]):
+            j += 1
+        if j == len(actual):
+            break
+        pairs.append((i, j))
+        j += 1
+    return pairs
+
+
+def maximum_pairs(ok: list[list[bool]], n_actual: int) -> list[tuple[int, int]]:
+    """A maximum matching of expected to actual calls (`ok[i][j]`: call j is expected call
+    i), among those of its size one pairing near positions."""
+    if not ok or not n_actual:
+        return []
+    by_actual = [0] * n_actual
+    forced = True
+    for row in ok:
+        if sum(row) > 1:
+            forced = False
+            break
+        for j, one in enumerate(row):
+            by_actual[j] += one
+    if forced and max(by_actual) <= 1:
+        return [(i, row.index(True)) for i, row in enumerate(ok) if True in row]
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    accepted = np.array(ok, dtype=bool)
+    rows, columns = np.indices(accepted.shape)
+    size = len(ok) + n_actual
+    nearness = (1 - np.abs(rows - columns) / size) / (min(accepted.shape) + 1)
+    weights = np.where(accepted, 1 + nearness, 0.0)
+    chosen = linear_sum_assignment(weights, maximize=True)
+    return [(int(i), int(j)) for i, j in zip(*chosen, strict=True) if accepted[i, j]]

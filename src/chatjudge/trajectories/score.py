@@ -1,0 +1,152 @@
+"""One row of `run -p tool-trajectory` scored: its trajectory's calls against its expected
+calls, by its match mode, into per-item scores, a rationale and the comparison the report
+shows side by side.
+
+Per item: `trajectory_match` (0/1); `tool_call_precision` (matched calls / calls made),
+`tool_call_recall` (matched / expected) and `tool_call_f1` (2 matched / (made + expected)),
+each null where its denominator is 0 (an item that made no call has no precision: it
+counts in the macro means of the others only); and the counts `matched_calls`,
+`actual_calls`, `expected_calls`, from which the summary's micro figures are summed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from chatjudge import jsoncodec
+from chatjudge.expected_calls import MatchMode, read_expected_calls, read_match
+from chatjudge.fields import EXPECTED_TOOL_CALLS, TRAJECTORY, column_of
+from chatjudge.row_messages import read_conversation
+from chatjudge.trajectories.pairing import Pairing, pair_calls
+
+SCORES = (
+    "trajectory_match",
+    "tool_call_precision",
+    "tool_call_recall",
+    "tool_call_f1",
+    "matched_calls",
+    "actual_calls",
+    "expected_calls",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    scores: dict[str, Any]
+    rationale: dict[str, str]
+    # What the report shows: `match` (the mode), `matched` (bool), `expected` and `actual`
+    # calls ({"name", "arguments"}), `pairs` ([expected index, actual index]), `left_at`.
+    comparison: dict[str, Any]
+
+
+def score_row(row: dict[str, Any], default_match: MatchMode) -> Scored:
+    """Score a validated row (`chatjudge.data.validate` found nothing wrong with it)."""
+    expected, _ = read_expected_calls(row.get(EXPECTED_TOOL_CALLS))
+    mode, _ = read_match(row.get("match"), default_match)
+    calls = actual_calls(_messages(row.get(column_of(TRAJECTORY, row))))
+    pairing = pair_calls(expected, calls, mode)
+    matched, made, wanted = len(pairing.pairs), len(calls), len(expected)
+    scores = {
+        "trajectory_match": int(pairing.match),
+        "tool_call_precision": _ratio(matched, made),
+        "tool_call_recall": _ratio(matched, wanted),
+        "tool_call_f1": _ratio(2 * matched, made + wanted),
+        "matched_calls": matched,
+        "actual_calls": made,
+        "expected_calls": wanted,
+    }
+    shown_expected = [e.to_dict() for e in expected]
+    shown_actual = [{"name": name, "arguments": arguments} for name, arguments in calls]
+    comparison = {
+        "match": mode,
+        "matched": pairing.match,
+        "expected": shown_expected,
+        "actual": shown_actual,
+        "pairs": [list(p) for p in pairing.pairs],
+        "left_at": pairing.left_at,
+    }
+    text = rationale(mode, pairing, shown_expected, shown_actual)
+    return Scored(scores, {"trajectory": text}, comparison)
+
+
+def actual_calls(messages: list[Any]) -> list[tuple[str, Any]]:
+    """The trajectory's tool calls in order: name and arguments (parsed JSON, else the text
+    as recorded). Messages in OpenAI's format are read as they are; others (Anthropic's
+    content blocks, Gemini's parts) are read into it first (`read_conversation`)."""
+    if not all(type(m) is dict and type(m.get("content")) is not list and "parts" not in m
+               for m in messages):  # fmt: skip
+        messages = read_conversation(messages).messages
+    calls: list[tuple[str, Any]] = []
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            function = call["function"]
+            arguments = function.get("arguments")
+            if isinstance(arguments, str) and arguments:
+                with contextlib.suppress(ValueError):  # not JSON: kept as recorded
+                    arguments = jsoncodec.loads(arguments)
+            calls.append((function["name"], arguments))
+    return calls
+
+
+def rationale(
+    mode: str, pairing: Pairing, expected: list[dict[str, Any]], actual: list[dict[str, Any]]
+) -> str:
+    """The item's rationale: the verdict, then the matched, missed and extra calls, and the
+    step where the trajectory left the expected one."""
+    paired_actual = {j for _, j in pairing.pairs}
+    paired_expected = {i for i, _ in pairing.pairs}
+    missed = [e for i, e in enumerate(expected) if i not in paired_expected]
+    extra = [(j, a) for j, a in enumerate(actual) if j not in paired_actual]
+    verdict = "matches" if pairing.match else "does not match"
+    lines = [
+        f"match {mode}: the trajectory {verdict} ({len(pairing.pairs)} of {len(expected)} "
+        f"expected call(s) made, {len(missed)} missed, {len(extra)} extra, "
+        f"{len(actual)} call(s) in all)."
+    ]
+    if pairing.pairs:
+        lines.append(
+            "matched: "
+            + "; ".join(f"{_call(expected[i])} at call {j + 1}" for i, j in pairing.pairs)
+        )
+    if missed:
+        lines.append("missed: " + "; ".join(_call(e) for e in missed))
+    if extra:
+        lines.append("extra: " + "; ".join(f"call {j + 1} {_call(a)}" for j, a in extra))
+    if pairing.left_at is not None:
+        lines.append(_left(pairing.left_at, actual))
+    return "\n".join(lines)
+
+
+def _left(step: int, actual: list[dict[str, Any]]) -> str:
+    if step <= len(actual):
+        return f"left the expected trajectory at call {step}: {_call(actual[step - 1])}"
+    if not actual:
+        return "left the expected trajectory at call 1: it made no call"
+    return f"left the expected trajectory at call {step}: it stopped after call {step - 1}"
+
+
+def _call(call: dict[str, Any]) -> str:
+    """`name(arguments)`, the arguments compact JSON with sorted keys (as recorded where
+    they are not JSON)."""
+    arguments = call["arguments"]
+    if not isinstance(arguments, str):
+        arguments = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode()
+    return f"{call['name']}({arguments})"
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def _messages(value: Any) -> list[Any]:
+    """A trajectory cell's messages: a list, or its JSON text (CSV and Parquet cells)."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH)
+        except ValueError:
+            return []
+    return value if isinstance(value, list) else []

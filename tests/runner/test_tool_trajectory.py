@@ -1,0 +1,193 @@
+"""`chatjudge run -p tool-trajectory` end to end, as a user runs it: no judge, the usual
+run directory (results, summary, report) that `gate` and `merge` read, bad rows refused."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from chatjudge.rundir import STORE
+from tests.support.cli import run_cli
+
+METRICS = [
+    "trajectory_match",
+    "tool_call_precision",
+    "tool_call_recall",
+    "tool_call_f1",
+    "tool_call_precision_macro",
+    "tool_call_recall_macro",
+    "tool_call_f1_macro",
+]
+
+
+def trajectory(*calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for k, (name, arguments) in enumerate(calls):
+        function = {"name": name, "arguments": json.dumps(arguments)}
+        call = {"id": f"c{k}", "type": "function", "function": function}
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": "ok"})
+    return [*messages, {"role": "assistant", "content": "Done."}]
+
+
+EXPECTED = [
+    {"name": "get", "arguments": {"city": "Paris"}},
+    {"name": "book", "arguments": {"day": 2}},
+]
+GET, BOOK, SEARCH = ("get", {"city": "Paris"}), ("book", {"day": 2}), ("search", {"q": "x"})
+ROWS = [
+    {"id": "same", "response_trajectory": trajectory(GET, BOOK)},
+    {"id": "swapped", "response_trajectory": trajectory(BOOK, GET)},
+    {"id": "extra", "response_trajectory": trajectory(GET, SEARCH, BOOK), "match": "in-order"},
+    {"id": "short", "response_trajectory": trajectory(GET)},
+]
+
+
+def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text(
+        "".join(json.dumps({"expected_tool_calls": EXPECTED, **r}) + "\n" for r in rows)
+    )
+    return path
+
+
+def test_run_scores_without_a_judge_and_writes_the_usual_files(tmp_path: Path) -> None:
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--out", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    assert "no judge: deterministic" in done.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (summary["protocol"], summary["judge"], summary["n_ok"]) == (
+        "tool-trajectory",
+        "deterministic",
+        4,
+    )
+    assert list(summary["metrics"]) == METRICS
+    assert summary["cost"]["total_usd"] == 0 and summary["usage"]["calls"] == 0
+    # by hand: matches same (exact) and extra (in-order): 2 of 4; calls made 2+2+3+1 = 8,
+    # matched 2+2+2+1 = 7, expected 8
+    m = summary["metrics"]
+    assert m["trajectory_match"]["value"] == 0.5
+    assert (m["tool_call_precision"]["value"], m["tool_call_recall"]["value"]) == (7 / 8, 7 / 8)
+    assert m["tool_call_precision_macro"]["value"] == (1 + 1 + 2 / 3 + 1) / 4
+    assert m["tool_call_recall_macro"]["value"] == (1 + 1 + 1 + 1 / 2) / 4
+    records = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").open()]
+    by_id = {r["id"]: r for r in records}
+    assert by_id["swapped"]["scores"]["trajectory_match"] == 0
+    assert by_id["swapped"]["tool_calls"]["left_at"] == 1
+    assert "left the expected trajectory at call 1" in by_id["swapped"]["rationale"]["trajectory"]
+    assert by_id["extra"]["tool_calls"]["pairs"] == [[0, 0], [1, 2]]
+    with sqlite3.connect(tmp_path / "run" / STORE) as store:  # empty: no call was made
+        assert store.execute("select count(*) from calls").fetchone() == (0,)
+    assert (tmp_path / "run" / "report.html").is_file()
+
+
+def test_match_sets_the_mode_of_rows_without_one(tmp_path: Path) -> None:
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--match", "any-order",
+                   "--out", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = {
+        json.loads(line)["id"]: json.loads(line)
+        for line in (tmp_path / "run" / "results.jsonl").open()
+    }
+    assert {k: r["scores"]["trajectory_match"] for k, r in records.items()} == {
+        "same": 1, "swapped": 1, "extra": 1, "short": 0,  # `extra` keeps its own in-order
+    }  # fmt: skip
+
+
+def test_map_names_the_trajectory_column(tmp_path: Path) -> None:
+    rows = [{"id": "a", "calls": trajectory(GET, BOOK), "chat": trajectory(GET)}]
+    data = write_rows(tmp_path / "rows.jsonl", rows)
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--map", "calls=trajectory",
+                   "--out", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = json.loads((tmp_path / "run" / "results.jsonl").read_text())
+    assert record["scores"]["trajectory_match"] == 1  # not `chat`, which stops after get
+
+
+def test_bad_expected_calls_exit_2_naming_row_and_field_before_anything(tmp_path: Path) -> None:
+    rows = [
+        {"id": "ok", "response_trajectory": trajectory(GET)},
+        {"id": "b1", "response_trajectory": trajectory(GET), "match": "sideways"},
+        {"id": "b2", "response_trajectory": trajectory(GET),
+         "expected_tool_calls": [{"name": "get", "arguments": {"q": 1},
+                                  "compare": {"q": "fuzzy"}}]},
+        {"id": "b3", "response_trajectory": trajectory(GET),
+         "expected_tool_calls": [{"name": "get", "compare": {"q": {"regex": "(("}}}]},
+        {"id": "b4", "response_trajectory": trajectory(GET), "expected_tool_calls": [{"name": 7}]},
+        {"id": "b5", "expected_tool_calls": EXPECTED},
+    ]  # fmt: skip
+    data = write_rows(tmp_path / "rows.jsonl", rows)
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--out", str(tmp_path / "run"))
+    assert done.returncode == 2
+    err = " ".join(done.stderr.split())
+    assert "row 2, field 'match': unknown match mode 'sideways'" in err
+    assert (
+        "row 3, field 'expected_tool_calls': call 1: compare['q']: unknown comparator 'fuzzy'"
+        in err
+    )
+    assert (
+        "row 4, field 'expected_tool_calls': call 1: compare['q']: regex '((' does not compile"
+        in err
+    )
+    assert (
+        "row 5, field 'expected_tool_calls': call 1: name must be a non-empty string, got 7" in err
+    )
+    assert "row 6, field 'trajectory': missing" in err
+    assert "row 1" not in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_judge_or_samples_are_refused(tmp_path: Path) -> None:
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    judged = run_cli("run", str(data), "-p", "tool-trajectory", "--judge", "local",
+                     "--out", str(tmp_path / "run"))  # fmt: skip
+    assert judged.returncode == 2 and "calls no judge" in judged.stderr
+    sampled = run_cli("run", str(data), "-p", "tool-trajectory", "--samples", "3",
+                      "--out", str(tmp_path / "run"))  # fmt: skip
+    assert sampled.returncode == 2 and "deterministic" in sampled.stderr
+
+
+def test_gate_and_merge_read_its_runs(tmp_path: Path) -> None:
+    base = write_rows(tmp_path / "base.jsonl", ROWS)
+    better = [{**r, "response_trajectory": trajectory(GET, BOOK)} for r in ROWS]
+    cand = write_rows(tmp_path / "cand.jsonl", better)
+    for name, data in (("b", base), ("c", cand)):
+        done = run_cli("run", str(data), "-p", "tool-trajectory", "--out", str(tmp_path / name))
+        assert done.returncode == 0, done.stderr
+    gated = run_cli("gate", "--baseline", str(tmp_path / "b"), "--candidate", str(tmp_path / "c"),
+                    "--metric", "trajectory_match", "--allow-mismatch",
+                    "--out", str(tmp_path / "gate.json"))  # fmt: skip
+    assert gated.returncode in (0, 1, 3), gated.stderr
+    decision = json.loads((tmp_path / "gate.json").read_text())
+    assert decision["metric"] == "trajectory_match" and decision["n_pairs"] == 4
+    assert decision["difference"]["value"] == 0.5  # 4 of 4 match against 2 of 4
+    shards = []
+    for k in range(2):
+        out = tmp_path / f"s{k}"
+        done = run_cli(
+            "run", str(base), "-p", "tool-trajectory", "--shard", f"{k}/2", "--out", str(out)
+        )
+        assert done.returncode == 0, done.stderr
+        shards.append(str(out))
+    merged = run_cli("merge", *shards, "--out", str(tmp_path / "m"))
+    assert merged.returncode == 0, merged.stderr
+    whole = run_cli("run", str(base), "-p", "tool-trajectory", "--out", str(tmp_path / "w"))
+    assert whole.returncode == 0, whole.stderr
+    summaries = [
+        json.loads((tmp_path / d / "summary.json").read_text())["metrics"] for d in ("m", "w")
+    ]
+    assert summaries[0] == summaries[1]
+
+
+def test_dry_run_sends_nothing_and_prompt_has_none_to_show(tmp_path: Path) -> None:
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    dry = run_cli(
+        "run", str(data), "-p", "tool-trajectory", "--dry-run", "--out", str(tmp_path / "run")
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert "$0.0000" in dry.stdout and not (tmp_path / "run").exists()
+    prompt = run_cli("prompt", str(data), "-p", "tool-trajectory")
+    assert prompt.returncode == 2 and "sends no prompt" in prompt.stderr

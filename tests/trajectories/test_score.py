@@ -1,0 +1,106 @@
+"""A row scored: per-item figures and the rationale, worked out by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatjudge.trajectories import score_row
+
+
+def call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_a_row_with_a_missed_and_an_extra_call() -> None:
+    row = {
+        "response_trajectory": [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("1", "get", '{"city":"Paris"}')],
+            },
+            {"role": "tool", "tool_call_id": "1", "content": "18 C"},
+            {"role": "assistant", "content": "", "tool_calls": [call("2", "search", '{"q": 1}')]},
+            {"role": "tool", "tool_call_id": "2", "content": "..."},
+            {"role": "assistant", "content": "Done."},
+        ],
+        "expected_tool_calls": [
+            {"name": "get", "arguments": {"city": "Paris"}},
+            {"name": "book", "arguments": {"day": 2}},
+        ],
+        "match": "in-order",
+    }
+    scored = score_row(row, "exact")
+    assert scored.scores == {
+        "trajectory_match": 0,
+        "tool_call_precision": 0.5,  # 1 of 2 calls made
+        "tool_call_recall": 0.5,  # 1 of 2 expected
+        "tool_call_f1": 0.5,  # 2 * 1 / (2 + 2)
+        "matched_calls": 1,
+        "actual_calls": 2,
+        "expected_calls": 2,
+    }
+    assert scored.rationale["trajectory"].splitlines() == [
+        "match in-order: the trajectory does not match (1 of 2 expected call(s) made, "
+        "1 missed, 1 extra, 2 call(s) in all).",
+        'matched: get({"city":"Paris"}) at call 1',
+        'missed: book({"day":2})',
+        'extra: call 2 search({"q":1})',
+        'left the expected trajectory at call 2: search({"q":1})',
+    ]
+    assert scored.comparison["pairs"] == [[0, 0]] and scored.comparison["left_at"] == 2
+    assert scored.comparison["actual"][1] == {"name": "search", "arguments": {"q": 1}}
+
+
+def test_the_default_mode_applies_where_the_row_has_none_and_no_call_has_no_precision() -> None:
+    chat = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    row: dict[str, Any] = {"chat": chat, "expected_tool_calls": []}
+    assert score_row(row, "subset").scores == {
+        "trajectory_match": 1,
+        "tool_call_precision": None,
+        "tool_call_recall": None,
+        "tool_call_f1": None,
+        "matched_calls": 0,
+        "actual_calls": 0,
+        "expected_calls": 0,
+    }
+    row["expected_tool_calls"] = [{"name": "get", "extra_arguments": True}]
+    scored = score_row(row, "subset")
+    assert scored.scores["trajectory_match"] == 1  # subset: no call is an allowed subset
+    assert (scored.scores["tool_call_precision"], scored.scores["tool_call_recall"]) == (None, 0.0)
+    assert (
+        score_row(row, "exact")
+        .rationale["trajectory"]
+        .endswith("left the expected trajectory at call 1: it made no call")
+    )
+
+
+def test_anthropic_blocks_and_a_trajectory_cut_on_calls_are_read() -> None:
+    row = {
+        "trajectory": [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Looking."},
+                    {"type": "tool_use", "id": "t1", "name": "get", "input": {"city": "Paris"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "18"}],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "t2", "name": "get", "input": {"city": "Rome"}}
+                ],
+            },
+        ],  # fmt: skip
+        "response_trajectory": [],  # `trajectory` comes first
+        "expected_tool_calls": [{"name": "get", "arguments": {"city": "Paris"}}],
+    }
+    scored = score_row(row, "superset")
+    assert scored.scores["trajectory_match"] == 1
+    assert scored.scores["actual_calls"] == 2 and scored.scores["tool_call_precision"] == 0.5
+    row["expected_tool_calls"] = '[{"name": "get", "arguments": "{\\"city\\": \\"Rome\\"}"}]'
+    assert score_row(row, "superset").comparison["pairs"] == [[0, 1]]
