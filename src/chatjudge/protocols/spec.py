@@ -81,6 +81,10 @@ class Protocol(_Strict):
     metrics: tuple[MetricSpec, ...] = ()
     swap: tuple[str, str] | None = None  # pairwise: the two fields exchanged to flip the order
     output_instruction: str = ""
+    # Where an aligned protocol came from (`chatjudge align`: the source protocol and its
+    # hash, the labels' hash, the seed, the judge, the held-out figures); its runs record
+    # it in run.json and their reports show it.
+    provenance: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Protocol:
