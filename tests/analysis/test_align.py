@@ -83,6 +83,12 @@ def test_a_real_gain_is_recommended_and_the_aligned_protocol_runs(
     assert rerun.returncode == 0, rerun.stderr
     info = json.loads((tmp_path / "again" / "run.json").read_text(encoding="utf-8"))
     assert info["protocol"] == "pairwise-chat-quality-aligned"
+    # Its summary and report carry the provenance.
+    summary = json.loads((tmp_path / "again" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["protocol_provenance"]["labels_sha256"] == a.labels_sha256
+    page = (tmp_path / "again" / "report.html").read_text(encoding="utf-8")
+    assert 'id="protocol-provenance"' in page and "recommended" in page
+    assert f"{a.held_out.after.agreement:.3f}" in page
 
 
 def test_no_held_out_row_reaches_an_optimiser_prompt_or_a_candidate(

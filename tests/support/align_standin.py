@@ -2,13 +2,13 @@
 stand-in optimiser, for `chatjudge align`'s tests and `bench/align_calibration.py`.
 
 Rows are pairwise (`pairwise-chat-quality`, judged without flipping), each about one of 20
-cases (`case-C` in its prompt). The humans' policy: cases 0-15 have a fixed label (B for
-even cases, A for odd), cases 16-19 a coin flip per row. The judge, unguided, gives the
-policy's label on cases 0-9 and the other one on 10-15, and A on 16-19: it agrees with the
-humans on about 60% of rows. Guided, it follows a rule (`... case-C ... choose X`) or a
-labelled example of its case where its prompt's guidance has one: with rules for every case
-it agrees on about 90% (the coin flips stay at one half). The optimiser writes one rule per
-case from the disagreements it is shown, with the majority human label.
+cases (`case-C` in its prompt). The humans' policy gives each case a label (B for even cases,
+A for odd). The judge, unguided, gives the policy's label on cases 0-11 and the other one on
+12-19: it agrees with the humans on about 60% of rows. Guided, it follows a rule
+(`... case-C ... choose X`) or a labelled example of its case where its prompt's guidance has
+one, except on cases 18 and 19, which no guidance changes: with rules for every case it agrees
+on about 90%, and a rule only fixes verdicts. The optimiser writes one rule per case from the
+disagreements it is shown, with the majority human label.
 """
 
 from __future__ import annotations
@@ -54,10 +54,7 @@ def rows(n: int, prefix: str = "r") -> list[dict[str, Any]]:
 
 def policy(row_id: str) -> str:
     """The humans' label of a row (A: baseline, B: candidate)."""
-    case = case_of(row_id)
-    if case < 16:
-        return "B" if case % 2 == 0 else "A"
-    return "AB"[_hash(f"coin {row_id}") % 2]
+    return "B" if case_of(row_id) % 2 == 0 else "A"
 
 
 def noise(row_id: str, seed: int = 0) -> str:
@@ -65,16 +62,18 @@ def noise(row_id: str, seed: int = 0) -> str:
     return "AB"[_hash(f"noise {seed} {row_id}") % 2]
 
 
+UNTEACHABLE = (18, 19)
+
+
 def default_verdict(case: int) -> str:
-    if case < 10:
-        return "B" if case % 2 == 0 else "A"
-    if case < 16:
-        return "A" if case % 2 == 0 else "B"
-    return "A"
+    right = "B" if case % 2 == 0 else "A"
+    return right if case < 12 else {"A": "B", "B": "A"}[right]
 
 
 def guided_verdict(case: int, guidance: str) -> str:
     """The verdict on a row of `case` given its prompt's guidance text."""
+    if case in UNTEACHABLE:
+        return default_verdict(case)
     taught = {int(c): label for c, label in _EXAMPLE.findall(guidance)}
     taught.update({int(c): label for c, label in _RULE.findall(guidance)})
     return taught.get(case, default_verdict(case))

@@ -92,7 +92,11 @@ class AlignOptions(OptionGroup):
     def _a_path(cls, value: Any) -> Any:
         return str(value) if isinstance(value, PurePath) else value
 
-    human: Path | None = option(None, HUMAN_HELP + " Required.")
+    human: Path | None = option(
+        None,
+        "JSONL/CSV of human labels (id, label or score; the `agree` format), a random sample "
+        "of the run's rows. Required.",
+    )
     optimizer: str | None = option(
         None, "The model that writes rules from the disagreements (PROVIDER/MODEL). Required."
     )
