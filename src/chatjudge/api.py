@@ -1,5 +1,6 @@
 """The Python API's edge: `chatjudge.evaluate()` and `estimate()` over the async run
-engine, and `chatjudge.gate()`; the report is written here (and by the CLI), not below."""
+engine, `chatjudge.gate()` and `chatjudge.align()`; the report is written here (and by the
+CLI), not below."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from chatjudge.rundir import REPORT, iter_results
 from chatjudge.runner import Engine, build_engine
 
 if TYPE_CHECKING:
+    from chatjudge.formats.alignment import Alignment
     from chatjudge.formats.analyses import Gate
 
 
@@ -154,3 +156,48 @@ def gate(
 def run_sync(engine: Engine, on_item: Callable[[dict[str, Any]], None] | None = None) -> Any:
     """Run the engine to completion from sync code, even where an event loop is running."""
     return sync.run_sync(engine.run(on_item))
+
+
+def align(
+    run: str | Path,
+    *,
+    human: str | Path,
+    optimizer: ModelSpec,
+    out: str | Path,
+    judge: ModelSpec | None = None,
+    **options: Any,
+) -> Alignment | CostEstimate:
+    """Align `run`'s judge to the human labels in `human` (`agree`'s format): write
+    `out`/protocol.toml (the protocol with guidance learnt from the labels, a custom
+    protocol with its provenance) and `out`/alignment.json, and return the `Alignment`
+    (`recommended`: the held-out interval lies above 0). `judge` defaults to the run's by
+    name; a Python function must be passed again. `optimizer`: a model name, or a Python
+    function called as a judge is (`fn(prompt)` or `fn(prompt, schema)`). `options`:
+    `held_out`, `seed`, `protocol`, `column`, `score`, `dry_run` (returns the estimate,
+    sends nothing) and the run options of its calls (`concurrency`, `base_url`,
+    `max_cost_usd`, prices, ...). Raises `TooFewHeldOut` when fewer than 30 rows would be
+    held out, `BudgetReachedError` at `max_cost_usd` (the same call resumes).
+    """
+    from chatjudge.analysis.align import align_run
+    from chatjudge.options import AlignOptions, describe
+
+    own = {k: options.pop(k) for k in list(options) if k in AlignOptions.model_fields}
+    try:
+        chosen = AlignOptions(**own)
+    except ValidationError as exc:
+        raise UsageError(describe(exc)) from None
+    config = RunConfig.from_options(options, command="align", progress=False)
+    return align_run(
+        run,
+        human,
+        optimizer,
+        out,
+        judge=judge,
+        protocol=chosen.protocol,
+        held_out=chosen.held_out,
+        seed=chosen.seed,
+        column=chosen.column,
+        score=chosen.score,
+        dry_run=chosen.dry_run,
+        config=config,
+    )

@@ -36,6 +36,7 @@ import random
 import signal
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -114,14 +115,18 @@ class StubServer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        replies: Callable[[str, dict[str, Any] | None], str] | None = None,
         **options: Any,
     ) -> None:
+        """`replies`: what to answer a prompt with, given the request's schema, instead of
+        `expected_reply` (a stand-in model with a behaviour of its own)."""
         if config is not None and options:
             raise TypeError("pass either a StubConfig or options, not both")
         self.config = config if config is not None else StubConfig(**options)
         self.stats = StubStats()
         self.host = host
         self.port = port
+        self.replies = replies
         self._serial = 0
         self._runner: web.AppRunner | None = None
         self._closing: asyncio.Event | None = None
@@ -326,7 +331,10 @@ class StubServer:
         schema = schema_of(body)
         seed = body.get("seed")
         seeded = mix(key, seed) if config.seeded and isinstance(seed, int) else key
-        content = expected_reply(prompt, schema, key=seeded)
+        if self.replies is not None:
+            content = self.replies(prompt, schema)
+        else:
+            content = expected_reply(prompt, schema, key=seeded)
         if "response" in (schema or {}).get("properties", {}):
             content = with_goal(content, messages)
         if config.user_ends_after is not None and "response" in (schema or {}).get(

@@ -54,15 +54,7 @@ def calibrate_run(
     "n_labelled", "n_labelled_not_judged", "labelled_not_judged", "warnings"}`."""
     summary = read_summary(run_dir)
     records = list(iter_results(run_dir))
-    frame = read_label_frame(human_path)
-    if summary.kind == "pairwise":
-        rating = _rating_column(frame, column, human_path)
-        columns = {rating: PREFERENCE}
-    else:
-        columns = _score_columns(frame, column, score, summary.protocol, records, human_path)
-    known = {r.id for r in records}
-    ratings = _ratings(frame, columns, known, human_path, run_dir, summary.kind)
-
+    columns, ratings = read_ratings(run_dir, human_path, records, column=column, score=score)
     judged = {r.id: r for r in records if r.status == "ok"}
     order = [r.id for r in records if r.status == "ok"]
     labelled = set().union(*(set(by_id) for by_id in ratings.values()))
@@ -90,6 +82,29 @@ def calibrate_run(
     if gap is not None:
         out["warnings"].append(gap)
     return out
+
+
+def read_ratings(
+    run_dir: Path,
+    human_path: Path,
+    records: list[ResultRecord],
+    *,
+    column: str | None = None,
+    score: str | None = None,
+) -> tuple[dict[str, str], dict[str, dict[str, list[Any]]]]:
+    """`(columns, ratings)`: which score each file column rates (pairwise: the
+    preference), and per rated score each labelled id's ratings (pairwise labels as
+    CANDIDATE/BASELINE/TIE, scores as floats); a bad file is a usage error naming the row
+    and field. `records`: the run's results."""
+    summary = read_summary(run_dir)
+    frame = read_label_frame(human_path)
+    if summary.kind == "pairwise":
+        rating = _rating_column(frame, column, human_path)
+        columns = {rating: PREFERENCE}
+    else:
+        columns = _score_columns(frame, column, score, summary.protocol, records, human_path)
+    known = {r.id for r in records}
+    return columns, _ratings(frame, columns, known, human_path, run_dir, summary.kind)
 
 
 def read_label_frame(path: Path) -> Any:

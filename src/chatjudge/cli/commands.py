@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "compare": "analyse:compare",
     "gate": "gate:gate",
     "agree": "analyse:agree",
+    "align": "align:align",
     "import": "traces:import_traces",
 }
 

@@ -57,3 +57,5 @@ class Summary(Versioned):
     derived_tool_definitions: int = 0  # rows whose tool definitions were derived from calls
     unparsed_tool_arguments: int = 0  # tool calls whose arguments are not JSON, kept as written
     pass_k: PassKRecord | None = None  # tasks of several tries: what pass^k was taken over
+    # An aligned protocol's provenance (`chatjudge align`): source, labels, seed, held-out.
+    protocol_provenance: dict[str, Any] | None = None

@@ -9,7 +9,7 @@ in its group, plus the code that uses it.
 from chatjudge.options.commands import COMMAND_OPTIONS
 from chatjudge.options.config import OPTION_GROUPS, RunConfig, describe, option_fields
 from chatjudge.options.declare import flags_of, help_of, metavar_of
-from chatjudge.options.own import GateOptions, GateSettings, ImportOptions
+from chatjudge.options.own import AlignOptions, GateOptions, GateSettings, ImportOptions
 from chatjudge.options.run import (
     ClientOptions,
     GenerationOptions,
@@ -26,6 +26,7 @@ __all__ = [
     "OPTION_GROUPS",
     "OVERWRITE_HELP",
     "ClientOptions",
+    "AlignOptions",
     "GateOptions",
     "GateSettings",
     "GenerationOptions",

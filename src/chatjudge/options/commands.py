@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chatjudge.options.declare import OptionGroup
-from chatjudge.options.own import GateOptions, GateSettings, ImportOptions
+from chatjudge.options.own import AlignOptions, GateOptions, GateSettings, ImportOptions
 from chatjudge.options.run import (
     ClientOptions,
     GenerationOptions,
@@ -64,7 +64,23 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
         "score",
         "overwrite",
     ),
+    # Its own options, then the run options its judge's and optimiser's calls take.
+    "align": (
+        *_names(AlignOptions),
+        "concurrency",
+        "base_url",
+        "max_retries",
+        "timeout",
+        "max_cost_usd",
+        "price_in",
+        "price_out",
+        "prices",
+    ),
 }
 
 # The commands with a group of their own, whose names win over the run's (`gate --seed`).
-OWN_OPTIONS: dict[str, type[OptionGroup]] = {"gate": GateOptions, "import": ImportOptions}
+OWN_OPTIONS: dict[str, type[OptionGroup]] = {
+    "gate": GateOptions,
+    "align": AlignOptions,
+    "import": ImportOptions,
+}

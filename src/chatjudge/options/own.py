@@ -1,4 +1,5 @@
-"""The option groups of the commands with options of their own: `gate` and `import`."""
+"""The option groups of the commands with options of their own: `gate`, `align` and
+`import`."""
 
 from __future__ import annotations
 
@@ -80,6 +81,49 @@ class GateOptions(GateSettings):
         None, "--sequential, pointwise: the baseline's rows (same ids)."
     )
     batch: int = option(50, "--sequential: units (rows, or clusters) per batch.", ge=1)
+
+
+class AlignOptions(OptionGroup):
+    """`chatjudge align` (and `chatjudge.align(...)`'s keywords); the run options it passes
+    on to its calls are the run's (`COMMAND_OPTIONS`)."""
+
+    @field_validator("protocol", mode="before")
+    @classmethod
+    def _a_path(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, PurePath) else value
+
+    human: Path | None = option(
+        None,
+        "JSONL/CSV of human labels (id, label or score; the `agree` format), a random sample "
+        "of the run's rows. Required.",
+    )
+    optimizer: str | None = option(
+        None, "The model that writes rules from the disagreements (PROVIDER/MODEL). Required."
+    )
+    out: Path | None = option(
+        None,
+        "Where protocol.toml, alignment.json, the optimiser's store and the judgings go. "
+        "Required.",
+        flags=("--out", "-o"),
+    )
+    judge: str | None = option(
+        None, "The judge to align (default: the run's).", flags=("--judge", "-j")
+    )
+    protocol: str | None = option(
+        None, "The run's protocol, where it is a custom one: its .toml file.",
+        flags=("--protocol", "-p"),
+    )
+    held_out: float = option(
+        0.4, "Share of the labelled rows held out for the final measurement.", gt=0, lt=1
+    )
+    seed: int = option(0, "The seed of the split, the folds and the examples.")
+    column: str | None = option(None, COLUMN_HELP)
+    score: str | None = option(None, "Pointwise: the score the rating column rates.")
+    dry_run: bool = option(
+        False,
+        "Send nothing: print the calls align would send (after what its stores hold) and "
+        "their cost as a range; exit 0.",
+    )
 
 
 class ImportOptions(OptionGroup):

@@ -87,6 +87,10 @@ class Protocol(_Strict):
     # A deterministic protocol: no template and no judge; its scorer gives each item's
     # scores (`chatjudge.runner.engine`).
     scorer: Literal["", "tool-trajectory"] = ""
+    # Where an aligned protocol came from (`chatjudge align`: the source protocol and its
+    # hash, the labels' hash, the seed, the judge, the held-out figures); its runs record
+    # it in run.json and their reports show it.
+    provenance: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Protocol:

@@ -3,7 +3,8 @@
 The top-level keys are `Protocol`'s fields, with one addition: the template is given
 either inline (`template`) or as `template_file`, a path relative to the TOML file.
 `[[fields]]`, `[[scores]]`, `[choice]` (with its `[choice.options]` table) and
-`[[metrics]]` take the keys of `FieldSpec`, `ScoreSpec`, `ChoiceSpec` and `MetricSpec`.
+`[[metrics]]` take the keys of `FieldSpec`, `ScoreSpec`, `ChoiceSpec` and `MetricSpec`;
+`[provenance]`, written by `chatjudge align`, says where an aligned protocol came from.
 
 Left out, `metrics` defaults to the mean of each score and, for a choice, the
 candidate / baseline / tie win rates; `output_instruction` defaults to a description
@@ -13,6 +14,7 @@ of the verdict's JSON shape. Every problem is a `UsageError` naming the file and
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -135,3 +137,63 @@ def _shape(node: dict[str, Any]) -> str:
     if node.get("type") == "string":
         return '"..."'
     return f"<{node['type']} from {node['minimum']:g} to {node['maximum']:g}>"
+
+
+def protocol_toml(protocol: Protocol, header: str = "") -> str:
+    """A protocol as the TOML file `load_toml_protocol` reads back into an equal protocol:
+    the template inline (a multi-line literal string where it can be, so it reads as it is
+    sent), `header` as comment lines first, the provenance table last."""
+    data = protocol.model_dump(mode="json", exclude_none=True)
+    provenance = data.pop("provenance", None)
+    template = data.pop("template")
+    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    for key, value in data.items():
+        if value in ((), [], "") and key != "output_instruction":
+            continue
+        if key == "output_instruction":
+            value = value.strip("\n")  # read back as two newlines and the text
+        lines.append(f"{key} = {_toml(value)}")
+    lines.append(f"template = {_toml_text(template)}")
+    if provenance:
+        lines += ["", "[provenance]"]
+        lines += [f"{_key(k)} = {_toml(v)}" for k, v in provenance.items()]
+    return "\n".join(lines) + "\n"
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\r]")
+_LITERAL = "'''"
+
+
+def _toml_text(text: str) -> str:
+    """A multi-line literal string where TOML allows one (no three quotes in a row, no
+    control character but tab and newline), else a basic string."""
+    if _LITERAL not in text and not _CONTROL.search(text) and not text.endswith("'"):
+        return _LITERAL + "\n" + text + _LITERAL
+    return _toml(text)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):  # JSON's escapes are TOML's, but for DEL
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        return "[\n" + "".join(f"  {_inline(v)},\n" for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_inline(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"no TOML for {type(value).__name__}")
+
+
+def _inline(value: Any) -> str:
+    """A value inside an inline table or an array, which TOML keeps on one line."""
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_inline(v) for v in value) + "]"
+    return _toml(value)
+
+
+def _key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)

@@ -160,6 +160,8 @@ class SummaryBuilder:
             optional["derived_tool_definitions"] = derived_tool_definitions
         if unparsed_tool_arguments:
             optional["unparsed_tool_arguments"] = unparsed_tool_arguments
+        if self.protocol.provenance:
+            optional["protocol_provenance"] = self.protocol.provenance
         return Summary(
             protocol=self.protocol.name,
             kind=self.protocol.kind,
