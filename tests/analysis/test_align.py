@@ -245,3 +245,19 @@ def test_the_held_out_interval_needs_the_exact_sign_test(improved: int, passes: 
     boot = np.random.default_rng(0).choice(np.r_[np.ones(improved), np.zeros(40 - improved)],
                                            size=(2000, 40)).mean(axis=1)  # fmt: skip
     assert np.percentile(boot, 2.5) > 0  # what a percentile bootstrap would claim
+
+
+def test_a_run_scored_without_a_judge_has_nothing_to_align(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    run_dir = tmp_path / "scored"
+    done = run_cli("run", str(examples / "tool_calls.jsonl"), "-p", "tool-trajectory",
+                   "--out", str(run_dir), "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ids = [json.loads(line)["id"] for line in (run_dir / "results.jsonl").open()]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"id": i, "trajectory_match": 1}) + "\n" for i in ids))
+    done = run_cli("align", str(run_dir), "--human", str(labels), "--optimizer", "local",
+                   "--out", str(tmp_path / "aligned"))  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "calls no judge: there is no judge prompt to align" in done.stderr
+    assert not (tmp_path / "aligned").exists()

@@ -59,6 +59,11 @@ def align_run(
     config = config or RunConfig.from_options({}, progress=False)
     info = read_run_info(run_dir)
     source = resolve_protocol(info, protocol)
+    if source.scorer:
+        raise UsageError(
+            f"{run_dir} was scored by {source.name}, which calls no judge: there is no judge "
+            "prompt to align (align a run of an LLM-judged protocol)"
+        )
     data = _labelled(run_dir, human_path, source, column, score)
     select, held = split(data.ids, held_out, seed)
     judge_spec = judge if judge is not None else _run_judge(info.judges)
