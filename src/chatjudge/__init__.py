@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 from chatjudge.__about__ import __version__
 
 if TYPE_CHECKING:
-    from chatjudge.api import EvalResult, estimate, evaluate, gate
+    from chatjudge.api import EvalResult, estimate, evaluate, export, gate
     from chatjudge.produce import generate, simulate
 
 
 def __getattr__(name: str) -> Any:
     # Imported on first use, so `chatjudge --help` and light imports stay fast.
-    if name in ("evaluate", "estimate", "gate", "EvalResult"):
+    if name in ("evaluate", "estimate", "gate", "export", "EvalResult"):
         from chatjudge import api
 
         return getattr(api, name)
@@ -24,4 +24,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'chatjudge' has no attribute {name!r}")
 
 
-__all__ = ["EvalResult", "__version__", "estimate", "evaluate", "gate", "generate", "simulate"]
+__all__ = [
+    "EvalResult",
+    "__version__",
+    "estimate",
+    "evaluate",
+    "export",
+    "gate",
+    "generate",
+    "simulate",
+]

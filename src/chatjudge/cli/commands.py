@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "gate": "gate:gate",
     "agree": "analyse:agree",
     "import": "traces:import_traces",
+    "export": "traces:export",
 }
 
 

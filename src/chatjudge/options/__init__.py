@@ -9,7 +9,7 @@ in its group, plus the code that uses it.
 from chatjudge.options.commands import COMMAND_OPTIONS
 from chatjudge.options.config import OPTION_GROUPS, RunConfig, describe, option_fields
 from chatjudge.options.declare import flags_of, help_of, metavar_of
-from chatjudge.options.own import GateOptions, GateSettings, ImportOptions
+from chatjudge.options.own import ExportOptions, GateOptions, GateSettings, ImportOptions
 from chatjudge.options.run import (
     ClientOptions,
     GenerationOptions,
@@ -29,6 +29,7 @@ __all__ = [
     "GateOptions",
     "GateSettings",
     "GenerationOptions",
+    "ExportOptions",
     "ImportOptions",
     "PricingOptions",
     "RunConfig",

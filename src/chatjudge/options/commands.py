@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chatjudge.options.declare import OptionGroup
-from chatjudge.options.own import GateOptions, GateSettings, ImportOptions
+from chatjudge.options.own import ExportOptions, GateOptions, GateSettings, ImportOptions
 from chatjudge.options.run import (
     ClientOptions,
     GenerationOptions,
@@ -38,6 +38,7 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
         but=("flip", *_JUDGE_VIEW, "parse_retries", "base_url", "tool_replay"),
     ),
     "import": _names(ImportOptions),
+    "export": _names(ExportOptions),
     # In the order of `gate --help`: which runs, how it decides, what --sequential judges
     # and the run options it passes on, the corrections, --overwrite.
     "gate": (
@@ -66,4 +67,8 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 # The commands with a group of their own, whose names win over the run's (`gate --seed`).
-OWN_OPTIONS: dict[str, type[OptionGroup]] = {"gate": GateOptions, "import": ImportOptions}
+OWN_OPTIONS: dict[str, type[OptionGroup]] = {
+    "gate": GateOptions,
+    "import": ImportOptions,
+    "export": ExportOptions,
+}
