@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from chatjudge.otel.records import EVENT, Evaluation
+from chatjudge.otel.records import EVENT, IDENTITY, Evaluation
 
 BATCH = 512  # records a line: the SDK's batch processor's `max_export_batch_size`
 
@@ -65,6 +65,7 @@ class Encoder:
         self._resource = {"attributes": key_values(resource)} if resource else {}
         name, version = scope
         self._scope = {"name": name, "version": version}
+        self._same: dict[tuple[str, Any], dict[str, Any]] = {}  # identity pairs, encoded once
         self._times = {
             "timeUnixNano": str(time_unix_nano),
             "observedTimeUnixNano": str(observed_unix_nano),
@@ -74,7 +75,7 @@ class Encoder:
         record: dict[str, Any] = {
             **self._times,
             "body": {},  # the SDK's encoding of no body
-            "attributes": key_values(evaluation.attributes),
+            "attributes": self._attributes(evaluation.attributes),
         }
         if evaluation.trace_id and evaluation.span_id:
             record["flags"] = 1  # sampled, as the span it joins was
@@ -82,6 +83,18 @@ class Encoder:
             record["spanId"] = evaluation.span_id
         record["eventName"] = EVENT
         return record
+
+    def _attributes(self, attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out = []
+        for key, value in attributes.items():
+            if key in IDENTITY:
+                pair = self._same.get((key, value))
+                if pair is None:
+                    pair = self._same[(key, value)] = {"key": key, "value": any_value(value)}
+                out.append(pair)
+            else:
+                out.append({"key": key, "value": any_value(value)})
+        return out
 
     def line(self, batch: Sequence[Evaluation]) -> bytes:
         """One `ExportLogsServiceRequest` holding the batch, and its newline."""

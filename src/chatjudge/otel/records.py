@@ -30,6 +30,14 @@ from chatjudge.traces.redact import Redactor
 from chatjudge.traces.rows import otel_id
 
 EVENT = "gen_ai.evaluation.result"
+# The evaluator's identity: the same on every record of a run.
+IDENTITY = (
+    "chatjudge.protocol",
+    "chatjudge.protocol.sha256",
+    "chatjudge.judge",
+    "chatjudge.version",
+    "chatjudge.run_id",
+)
 # The candidate's side of a choice, as a score: a win, a loss, half of each.
 CHOICE_VALUES = {CANDIDATE: 1.0, BASELINE: 0.0, TIE: 0.5}
 # An error's class, as the run writes it first: `ServerError: ...`, `no valid verdict: ...`.
