@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 from chatjudge.__about__ import __version__
 
 if TYPE_CHECKING:
-    from chatjudge.api import EvalResult, align, estimate, evaluate, gate
+    from chatjudge.api import EvalResult, align, estimate, evaluate, export, gate
     from chatjudge.produce import generate, simulate
 
 
 def __getattr__(name: str) -> Any:
     # Imported on first use, so `chatjudge --help` and light imports stay fast.
-    if name in ("evaluate", "estimate", "gate", "align", "EvalResult"):
+    if name in ("evaluate", "estimate", "gate", "align", "export", "EvalResult"):
         from chatjudge import api
 
         return getattr(api, name)
@@ -30,6 +30,7 @@ __all__ = [
     "align",
     "estimate",
     "evaluate",
+    "export",
     "gate",
     "generate",
     "simulate",

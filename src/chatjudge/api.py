@@ -1,6 +1,6 @@
 """The Python API's edge: `chatjudge.evaluate()` and `estimate()` over the async run
-engine, `chatjudge.gate()` and `chatjudge.align()`; the report is written here (and by the
-CLI), not below."""
+engine, `chatjudge.gate()`, `chatjudge.align()` and `chatjudge.export()`; the report is
+written here (and by the CLI), not below."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from chatjudge.runner import Engine, build_engine
 if TYPE_CHECKING:
     from chatjudge.formats.alignment import Alignment
     from chatjudge.formats.analyses import Gate
+    from chatjudge.otel import Exported
 
 
 @dataclass
@@ -201,3 +202,24 @@ def align(
         dry_run=chosen.dry_run,
         config=config,
     )
+
+
+def export(
+    run: str | Path,
+    otlp: str | Path | None = None,
+    endpoint: str | None = None,
+    *,
+    redact: Sequence[str] = (),
+    protocol: str | Path | None = None,
+    overwrite: bool = False,
+) -> Exported:
+    """Export the verdicts of the run directory `run` as OpenTelemetry
+    `gen_ai.evaluation.result` log records, as `chatjudge export` does: to the OTLP/JSON
+    file `otlp` and/or over OTLP/HTTP to the collector at `endpoint` (its base URL; the
+    `OTEL_EXPORTER_OTLP_*` variables apply). `redact`: regular expressions masked in every
+    record; `protocol`: a custom protocol's .toml. Raises `chatjudge.otel.SendError`
+    (`sent`: records the collector took) when the collector refuses or cannot be reached.
+    """
+    from chatjudge.otel import export_run
+
+    return export_run(run, otlp, endpoint, redact=redact, protocol=protocol, overwrite=overwrite)

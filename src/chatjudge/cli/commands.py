@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "agree": "analyse:agree",
     "align": "align:align",
     "import": "traces:import_traces",
+    "export": "traces:export",
 }
 
 

@@ -93,3 +93,47 @@ def _tell(done: Imported, out: Path) -> None:
         )
     for problem in done.skipped:
         err.print(f"[bold yellow]skipped:[/] {escape(problem)}", highlight=False, soft_wrap=True)
+
+
+RunArg = Annotated[
+    Path,
+    typer.Argument(metavar="RUN", help="The run directory of `chatjudge run`.", show_default=False),
+]
+
+
+@with_options("export")
+def export(run: RunArg, **options: Any) -> None:
+    """Send a run's verdicts back where its traces came from: one OpenTelemetry
+    `gen_ai.evaluation.result` log record per judged item and metric (score value and
+    label, the judge's rationale as explanation; CANDIDATE 1, BASELINE 0, TIE 0.5 for a
+    pairwise choice), parented to the span each row was imported from (its trace_id and
+    span_id), or carrying chatjudge.row_id; the evaluator under chatjudge.protocol,
+    .protocol.sha256, .judge, .version and .run_id. A failed item is exported as an error
+    (error.type), never a score; no key is ever exported.
+
+    A collector that refuses the records or cannot be reached: exit 2, saying how many
+    were sent.
+    """
+    from chatjudge.options import ExportOptions
+    from chatjudge.otel import SendError, export_run
+
+    chosen = ExportOptions(**option_values(options, "export"))
+    try:
+        done = export_run(
+            run,
+            chosen.otlp,
+            chosen.otlp_endpoint,
+            redact=chosen.redact,
+            protocol=chosen.protocol,
+            overwrite=chosen.overwrite,
+        )
+    except SendError as exc:
+        raise fail(str(exc)) from None
+    except ChatJudgeError as exc:
+        raise fail(str(exc)) from None
+    where = " and ".join(str(w) for w in (done.otlp, done.endpoint) if w is not None)
+    err.print(
+        f"exported {done.records} record(s), {done.parented} parented to their span -> {where}",
+        highlight=False,
+        soft_wrap=True,
+    )

@@ -9,7 +9,13 @@ in its group, plus the code that uses it.
 from chatjudge.options.commands import COMMAND_OPTIONS
 from chatjudge.options.config import OPTION_GROUPS, RunConfig, describe, option_fields
 from chatjudge.options.declare import flags_of, help_of, metavar_of
-from chatjudge.options.own import AlignOptions, GateOptions, GateSettings, ImportOptions
+from chatjudge.options.own import (
+    AlignOptions,
+    ExportOptions,
+    GateOptions,
+    GateSettings,
+    ImportOptions,
+)
 from chatjudge.options.run import (
     ClientOptions,
     GenerationOptions,
@@ -30,6 +36,7 @@ __all__ = [
     "GateOptions",
     "GateSettings",
     "GenerationOptions",
+    "ExportOptions",
     "ImportOptions",
     "PricingOptions",
     "RunConfig",

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from chatjudge.options.declare import OptionGroup
-from chatjudge.options.own import AlignOptions, GateOptions, GateSettings, ImportOptions
+from chatjudge.options.own import (
+    AlignOptions,
+    ExportOptions,
+    GateOptions,
+    GateSettings,
+    ImportOptions,
+)
 from chatjudge.options.run import (
     ClientOptions,
     GenerationOptions,
@@ -39,6 +45,7 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
         but=("flip", *_JUDGE_VIEW, "parse_retries", "base_url", "tool_replay"),
     ),
     "import": _names(ImportOptions),
+    "export": _names(ExportOptions),
     # In the order of `gate --help`: which runs, how it decides, what --sequential judges
     # and the run options it passes on, the corrections, --overwrite.
     "gate": (
@@ -83,4 +90,5 @@ OWN_OPTIONS: dict[str, type[OptionGroup]] = {
     "gate": GateOptions,
     "align": AlignOptions,
     "import": ImportOptions,
+    "export": ExportOptions,
 }

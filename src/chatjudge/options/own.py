@@ -44,9 +44,7 @@ class GateSettings(OptionGroup):
         "A custom protocol's .toml (with --sequential: any protocol).",
         flags=("--protocol", "-p"),
     )
-    allow_mismatch: bool = option(
-        False, "Gate runs judged differently (recorded in gate.json)."
-    )
+    allow_mismatch: bool = option(False, "Gate runs judged differently (recorded in gate.json).")
     out: Path | None = option(
         None,
         "gate.json's path (default: in the candidate run directory); with --sequential, the "
@@ -102,15 +100,15 @@ class AlignOptions(OptionGroup):
     )
     out: Path | None = option(
         None,
-        "Where protocol.toml, alignment.json, the optimiser's store and the judgings go. "
-        "Required.",
+        "Where protocol.toml, alignment.json, the optimiser's store and the judgings go. Required.",
         flags=("--out", "-o"),
     )
     judge: str | None = option(
         None, "The judge to align (default: the run's).", flags=("--judge", "-j")
     )
     protocol: str | None = option(
-        None, "The run's protocol, where it is a custom one: its .toml file.",
+        None,
+        "The run's protocol, where it is a custom one: its .toml file.",
         flags=("--protocol", "-p"),
     )
     held_out: float = option(
@@ -132,8 +130,7 @@ class ImportOptions(OptionGroup):
 
     turns: str = option(
         "last",
-        "last: one row per conversation, its last assistant turn; all: one row per "
-        "assistant turn.",
+        "last: one row per conversation, its last assistant turn; all: one row per assistant turn.",
     )
     sample: int | None = option(
         None, "Keep N conversations, drawn at random with --seed.", metavar="N"
@@ -157,3 +154,34 @@ class ImportOptions(OptionGroup):
         "stderr, exit 1; without it, invalid input stops everything (exit 2).",
     )
     overwrite: bool = option(False, OVERWRITE_HELP)
+
+
+class ExportOptions(OptionGroup):
+    """`chatjudge export` (docs/traces.md): where the records go, and what they mask."""
+
+    otlp: Path | None = option(
+        None,
+        "Write the records to this OTLP/JSON file: one ExportLogsServiceRequest a line, as "
+        "the OpenTelemetry SDK's OTLP JSON file exporter writes them.",
+        metavar="FILE.jsonl",
+    )
+    otlp_endpoint: str | None = option(
+        None,
+        "Send the records over OTLP/HTTP (protobuf) to this collector's base URL (/v1/logs "
+        "is appended, as to OTEL_EXPORTER_OTLP_ENDPOINT), with the SDK's exporter: "
+        "OTEL_EXPORTER_OTLP_HEADERS and _TIMEOUT apply, batches of 512, retried as the SDK "
+        "does. Needs the otel extra.",
+        metavar="URL",
+    )
+    redact: tuple[str, ...] = option(
+        (),
+        "Replace matches with [REDACTED] in every record (repeatable), on top of the key "
+        "masking every record gets.",
+        metavar="REGEX",
+    )
+    protocol: str | None = option(
+        None,
+        "A custom protocol's .toml (the run's built-in one is found by name).",
+        flags=("--protocol", "-p"),
+    )
+    overwrite: bool = option(False, "Replace an existing --otlp file.")

@@ -160,7 +160,7 @@ class PricingOptions(OptionGroup):
     )
     prices: Path | None = option(
         None,
-        "Prices per model, a TOML file whose table models.\"openai/my-model\" holds input "
+        'Prices per model, a TOML file whose table models."openai/my-model" holds input '
         "and output in USD per million tokens; wins over --price-in/--price-out and the "
         "bundled price table.",
         help_for={"gate": "--sequential: prices per model, a TOML file."},
@@ -246,9 +246,7 @@ class ToolOptions(OptionGroup):
     """`generate` and `simulate`: how the tool calls of the model under test are answered,
     and how many model calls one turn may take (`chatjudge.produce.tool_loop`)."""
 
-    tool_replay: bool = option(
-        False, TOOL_REPLAY_HELP, fingerprint=True, when_set=True
-    )
+    tool_replay: bool = option(False, TOOL_REPLAY_HELP, fingerprint=True, when_set=True)
     tools: str | None = option(
         None, TOOLS_HELP, fingerprint=True, when_set=True, metavar="MODULE:OBJECT"
     )

@@ -73,6 +73,7 @@ class Call:
     conversation: str | None = None  # the recorded conversation or session id, if any
     kept: dict[str, Any] = field(default_factory=dict)  # attributes named by --keep
     tools: str | None = None  # the tool definitions offered, as JSON text (`tool_definitions`)
+    response_id: str | None = None  # the provider's id of the reply (`gen_ai.response.id`)
 
 
 def replied(where: Where, reply: Msg) -> Msg:

@@ -76,4 +76,5 @@ def call_of_record(record: Any, where: Where, *, keep: tuple[str, ...], intern: 
         conversation,
         keep_from([f for f in fields if isinstance(f, dict)], keep),
         intern.text(offered),
+        str(response["id"]) if response.get("id") else None,
     )

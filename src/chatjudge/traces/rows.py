@@ -80,6 +80,11 @@ class ImportedRow(BaseModel):
     end_time: str | None  # its last call ended
     tool_calls: int  # tool calls the assistant made in this turn
     source: str  # file:line [span id] of the call that gave the final reply
+    # The span of that call, lowercase hex (null where the input has no valid OpenTelemetry
+    # ids: logs, tables without them): `chatjudge export` parents its verdicts to it.
+    trace_id: str | None
+    span_id: str | None
+    response_id: str | None  # the reply's `gen_ai.response.id` (a log's response `id`)
 
     @model_serializer(mode="wrap")
     def _optional_columns(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -99,6 +104,17 @@ def _iso(nanoseconds: int) -> str | None:
         return None
     moment = dt.datetime.fromtimestamp(nanoseconds / 1e9, tz=dt.UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def otel_id(value: Any, digits: int) -> str | None:
+    """An OpenTelemetry trace (32 digits) or span (16) id as lowercase hex; None for
+    anything else (an all-zero id is OpenTelemetry's "invalid")."""
+    if not isinstance(value, str) or len(value) != digits:
+        return None
+    text = value.lower()
+    if text.strip("0123456789abcdef") or not text.strip("0"):
+        return None
+    return text
 
 
 def row_of_turn(
@@ -146,6 +162,9 @@ def row_of_turn(
         "end_time": _iso(final.end),
         "tool_calls": sum(len(m.tool_calls) for m in seen[at + 1 :]),
         "source": str(final.where),
+        "trace_id": otel_id(final.trace_id, 32),
+        "span_id": otel_id(final.where.span_id, 16),
+        "response_id": final.response_id,
         **redactor.value(kept),
     }
     _check(data, final)

@@ -14,6 +14,7 @@ from chatjudge.traces.tools import definitions_text
 
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+RESPONSE_ID = "gen_ai.response.id"
 NO_MESSAGES = (
     "span without messages: a chat span that records no message content (message-content "
     "capture is off by default in the instrumentations: docs/traces.md says how to switch it "
@@ -84,4 +85,5 @@ def call_of_span(
         conversation,
         keep_from([attrs, info.resource], keep),
         intern.text(offered),
+        str(attrs[RESPONSE_ID]) if attrs.get(RESPONSE_ID) else None,
     )

@@ -1,0 +1,163 @@
+"""A run's verdicts as OpenTelemetry `gen_ai.evaluation.result` events: one per judged
+item and metric, in results order, each parented to the span its row was imported from.
+
+The record is the GenAI conventions' (`gen_ai.evaluation.name`, `.score.value`,
+`.score.label`, `.explanation`, `gen_ai.response.id`; `error.type` for an item that
+failed, which never gets a score), and the evaluator's identity is under `chatjudge.*`.
+An item's record holds its verdict as the run reduced it (over samples, both presentation
+orders and a panel's judges): the one the summary counts and `gate` decides on. Every text
+goes through the run's key masking and `--redact`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chatjudge import secrets
+from chatjudge.__about__ import __version__
+from chatjudge.errors import UsageError
+from chatjudge.formats.results import ResultRecord
+from chatjudge.formats.run_info import RunInfo
+from chatjudge.protocols import BASELINE, BUILTIN, CANDIDATE, TIE, Protocol, get_protocol
+from chatjudge.rundir import iter_results, read_run_info, read_summary
+from chatjudge.traces.redact import Redactor
+from chatjudge.traces.rows import otel_id
+
+EVENT = "gen_ai.evaluation.result"
+# The evaluator's identity: the same on every record of a run.
+IDENTITY = (
+    "chatjudge.protocol",
+    "chatjudge.protocol.sha256",
+    "chatjudge.judge",
+    "chatjudge.version",
+    "chatjudge.run_id",
+)
+# The candidate's side of a choice, as a score: a win, a loss, half of each.
+CHOICE_VALUES = {CANDIDATE: 1.0, BASELINE: 0.0, TIE: 0.5}
+# An error's class, as the run writes it first: `ServerError: ...`, `no valid verdict: ...`.
+_ERROR_CLASS = re.compile(r"([A-Za-z][A-Za-z _]{0,39}):")
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """One log record: its attributes, and the span it belongs to (lowercase hex ids, or
+    None for a row that came from no span)."""
+
+    attributes: dict[str, Any]
+    trace_id: str | None
+    span_id: str | None
+
+
+@dataclass(frozen=True)
+class Source:
+    """What every record of one run shares: when the verdicts were made, who made them."""
+
+    time_unix_nano: int
+    identity: dict[str, str]
+
+
+def open_run(run: Path, protocol: str | Path | None = None) -> tuple[Source, Protocol]:
+    """The run's identity and protocol; a custom protocol's file must be given (its name
+    is all that run.json holds), and must be the one the run was judged with by name."""
+    info = read_run_info(run)
+    summary = read_summary(run)
+    proto = _protocol(info, protocol)
+    created = dt.datetime.fromisoformat(summary.created)
+    identity = {
+        "chatjudge.protocol": proto.name,
+        "chatjudge.protocol.sha256": hashlib.sha256(proto.template.encode()).hexdigest(),
+        "chatjudge.judge": summary.judge,
+        "chatjudge.version": info.chatjudge_version or __version__,
+        "chatjudge.run_id": run.resolve().name,
+    }
+    seconds = int(created.timestamp())
+    return Source(seconds * 1_000_000_000 + created.microsecond * 1000, identity), proto
+
+
+def _protocol(info: RunInfo, given: str | Path | None) -> Protocol:
+    if given is None:
+        if info.protocol not in BUILTIN:
+            raise UsageError(
+                f"the run was judged with the custom protocol {info.protocol!r}: give its file "
+                "with --protocol FILE.toml"
+            )
+        return get_protocol(info.protocol)
+    proto = get_protocol(given)
+    if proto.name != info.protocol:
+        raise UsageError(f"--protocol is {proto.name!r}, the run was judged with {info.protocol!r}")
+    return proto
+
+
+def evaluations(
+    run: Path, source: Source, protocol: Protocol, redactor: Redactor
+) -> Iterator[Evaluation]:
+    """Every record of the run, item by item (an item's metrics in the protocol's order)."""
+    identity = {k: _clean(v, redactor) for k, v in source.identity.items()}
+    for result in iter_results(run):
+        yield from _of_item(result, protocol, identity, redactor)
+
+
+def _of_item(
+    result: ResultRecord, protocol: Protocol, identity: dict[str, str], redactor: Redactor
+) -> Iterator[Evaluation]:
+    fields = result.fields
+    trace_id, span_id = otel_id(fields.get("trace_id"), 32), otel_id(fields.get("span_id"), 16)
+    if trace_id is None or span_id is None:
+        trace_id = span_id = None
+    shared: dict[str, Any] = {"chatjudge.row_id": _clean(result.id, redactor)}
+    response_id = fields.get("response_id")
+    if isinstance(response_id, str) and response_id:
+        shared["gen_ai.response.id"] = _clean(response_id, redactor)
+    shown = _candidate_shown_as(result)
+    for name in protocol.score_names:
+        attributes: dict[str, Any] = {"gen_ai.evaluation.name": name}
+        if result.status == "failed":
+            error = _clean(result.error or "the item failed", redactor)
+            attributes["error.type"] = _error_type(error)
+            attributes["chatjudge.error"] = error
+        else:
+            value = result.scores.get(name)
+            if value is None:
+                continue  # a score this item has none of (an optional one)
+            if isinstance(value, str):
+                attributes["gen_ai.evaluation.score.value"] = CHOICE_VALUES[value]
+                attributes["gen_ai.evaluation.score.label"] = value
+            else:
+                attributes["gen_ai.evaluation.score.value"] = float(value)
+            explanation = result.rationale.get(name)
+            if explanation:
+                attributes["gen_ai.evaluation.explanation"] = _clean(explanation, redactor)
+                if protocol.kind == "pairwise" and shown:
+                    attributes["chatjudge.explanation.candidate_shown_as"] = shown
+            if result.consistent is not None:
+                attributes["chatjudge.consistent"] = result.consistent
+            if result.agreement is not None:
+                attributes["chatjudge.agreement"] = float(result.agreement)
+        yield Evaluation({**attributes, **shared, **identity}, trace_id, span_id)
+
+
+def _candidate_shown_as(result: ResultRecord) -> str | None:
+    """Which response the rationale's "Response A/B" is the candidate: the rationale is
+    the first successful call's, and a flipped call showed the candidate as A."""
+    first = next((c for c in result.calls if c.status == "ok"), None)
+    if first is None:
+        return None
+    return "A" if first.flipped else "B"
+
+
+def _error_type(message: str) -> str:
+    """The error's class, low in cardinality as `error.type` must be (`ServerError`,
+    `no_valid_verdict`), or the conventions' `_OTHER`."""
+    found = _ERROR_CLASS.match(message)
+    return found.group(1).strip().replace(" ", "_") if found else "_OTHER"
+
+
+def _clean(text: str, redactor: Redactor) -> str:
+    """No key (the keys the run masked, and any this process knows), no --redact match."""
+    return redactor.text(secrets.mask(text))
