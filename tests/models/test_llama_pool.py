@@ -107,9 +107,7 @@ async def test_a_free_worker_takes_the_request_sharing_its_cached_prefix() -> No
     p = pool(workers=2)
     try:
         await asyncio.gather(*(p.call(user(t + " First."), None, short) for t in (x, y)))
-        replies = await asyncio.gather(
-            *(p.call(user(t + " Second."), None, short) for t in (y, x))
-        )
+        replies = await asyncio.gather(*(p.call(user(t + " Second."), None, short) for t in (y, x)))
         for reply in replies:  # each went to the worker holding its topic in the KV cache
             assert reply["timings"]["prompt_evaluated"] < reply["input_tokens"] / 4
     finally:
