@@ -80,8 +80,7 @@ demo-agent: $(VENV)/.demo-installed
 # The import layers first (pyproject's [tool.importlinter]): a broken one fails the build.
 test: $(VENV)/.test-installed /usr/bin/chromium
 	$(BIN)/lint-imports --no-cache --no-logo
-	$(BIN)/python -m pytest -m "not alone"
-	$(BIN)/python -m pytest -m alone -n 0
+	$(BIN)/python -m pytest
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check src tests bench

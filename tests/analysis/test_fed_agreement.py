@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FED = ROOT.parent / "shared" / "data" / "fed" / "fed_data.json"
-N_DIALOGUES = 12
+N_DIALOGUES = 6  # each costs the local judge ~5 s of CPU; 6 make a correlation
 
 
 def fed_items(n: int) -> tuple[list[dict], list[dict]]:
@@ -58,6 +58,8 @@ def test_local_judge_against_fed_human_overall(tmp_path: Path) -> None:
             str(out),
             "--max-tokens",
             "300",
+            "--local-workers",  # one llama.cpp process reads the template's ~700 tokens once
+            "1",
             "--quiet",
         ],
         capture_output=True,

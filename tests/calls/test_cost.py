@@ -249,13 +249,14 @@ def test_a_dry_run_counts_the_local_judges_input_tokens_exactly(tmp_path: Path) 
     the ones llama.cpp reports for the same calls."""
     examples = Path(__file__).resolve().parents[2] / "examples" / "pairwise_chat_quality.jsonl"
     estimate = chatjudge.estimate(examples, "pairwise-chat-quality", "local", tmp_path / "r",
-                                  limit=2, max_tokens=64)  # fmt: skip
+                                  limit=1, max_tokens=64)  # fmt: skip
     (judge_account,) = estimate.roles
     assert judge_account.exact and judge_account.tokenizer.startswith("llama.cpp vocabulary")
-    assert judge_account.calls == (4, 4)  # 2 rows, both orders
+    assert judge_account.calls == (2, 2)  # 1 row, both orders
     assert estimate.total_usd == (0.0, 0.0)  # local: free
+    # one llama.cpp process: the second order reuses the first's cached prompt prefix
     done = chatjudge.evaluate(examples, "pairwise-chat-quality", "local", tmp_path / "r",
-                              limit=2, max_tokens=64, report=False)  # fmt: skip
+                              limit=1, max_tokens=64, report=False, local_workers=1)  # fmt: skip
     assert judge_account.input_tokens[0] == done.summary["usage"]["input_tokens"]
 
 

@@ -374,6 +374,23 @@ def test_prompt_row_0_says_rows_count_from_1() -> None:
     assert "rows are numbered from 1" in done.stderr
 
 
+# The local judge's cheapest verdict: a short prompt and one number to reply.
+POLITE = """name = "polite"
+kind = "pointwise"
+template = "Is this reply polite? {response}"
+
+[[fields]]
+name = "response"
+
+[[scores]]
+name = "polite"
+path = "polite"
+min = 1
+max = 3
+"""
+N = 32  # ~500 bytes of results each: about 16 fill the first block written
+
+
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -385,10 +402,15 @@ def test_a_local_worker_killed_by_sigsegv_stops_the_run_cleanly_and_it_resumes(
     tmp_path: Path,
 ) -> None:
     """A native crash in llama.cpp is an error naming the signal, the model and the fix; what
-    finished stays in results.jsonl and the store; exit 1; the same command then resumes."""
-    data = Path(__file__).parents[2] / "examples" / "pairwise_chat_quality.jsonl"
+    finished stays in results.jsonl and the store; exit 1; the same command then resumes.
+    Calls of ~50 prompt tokens and a one-number verdict (~0.2 s of CPU each, where a
+    built-in template's ~1,000 tokens cost 10 s): enough of them to fill the first 8 KB."""
+    protocol = tmp_path / "polite.toml"
+    protocol.write_text(POLITE, encoding="utf-8")
+    rows = [{"id": f"r{i:02d}", "response": f"Thanks for asking: it is {i}."} for i in range(N)]
+    data = write_jsonl(tmp_path / "replies.jsonl", rows)
     out = tmp_path / "run"
-    args = ["run", str(data), "-p", "pairwise-chat-quality", "--no-flip", "--limit", "10"]
+    args = ["run", str(data), "-p", str(protocol), "--judge", "local"]
     args += ["--local-workers", "2", "--out", str(out), "--quiet"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "chatjudge.cli", *args],
@@ -408,7 +430,7 @@ def test_a_local_worker_killed_by_sigsegv_stops_the_run_cleanly_and_it_resumes(
     assert "killed by SIGSEGV (a segmentation fault)" in stderr
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in stderr and "CMAKE_ARGS=" in stderr
     finished = [json.loads(line) for line in results.read_text().splitlines()]
-    assert 1 <= len(finished) < 10 and all(r["status"] == "ok" for r in finished)
+    assert 1 <= len(finished) < N and all(r["status"] == "ok" for r in finished)
     assert f"{len(finished)} finished item(s) are kept" in stderr
     with contextlib.closing(sqlite3.connect(out / "calls.sqlite")) as db:
         assert db.execute("SELECT count(*) FROM calls").fetchone()[0] >= len(finished)
@@ -416,7 +438,7 @@ def test_a_local_worker_killed_by_sigsegv_stops_the_run_cleanly_and_it_resumes(
     done = run_cli(*args, timeout=240)
     assert done.returncode == 0, done.stderr
     again = read_results(out)
-    assert len(again) == 10
+    assert len(again) == N
     assert all(again[r["id"]]["calls"][0]["cached"] for r in finished)
     assert all(again[r["id"]]["scores"] == r["scores"] for r in finished)
 

@@ -27,6 +27,7 @@ from chatjudge.models.local import default_model_path
 SETTINGS = {"temperature": 0.0, "max_tokens": 24, "seed": 0}
 AMX_WORKER = (sys.executable, str(Path(__file__).parents[1] / "support" / "amx_worker.py"))
 LONG = "Describe, one sentence at a time, how a lighthouse keeper spends a winter night. " * 40
+MEDIUM = LONG[: len(LONG) // 5]
 
 
 def pool(workers: int = 1, **kwargs: object) -> LlamaPool:
@@ -68,8 +69,10 @@ async def test_queued_calls_fail_with_the_crash_while_the_other_worker_finishes(
     p = pool(workers=2)
     try:
         await p.call(user("Warm up."), None, SETTINGS)  # both workers loaded
-        first = asyncio.create_task(p.call(user(LONG), None, {**SETTINGS, "max_tokens": 200}))
-        second = asyncio.create_task(p.call(user(LONG + "!"), None, SETTINGS))
+        # One of the two is killed at once; the other runs to its end: short enough to
+        # cost little (~150 prompt tokens), long enough to be running at the kill.
+        first = asyncio.create_task(p.call(user(MEDIUM), None, SETTINGS))
+        second = asyncio.create_task(p.call(user(MEDIUM + "!"), None, SETTINGS))
         queued = asyncio.create_task(p.call(user("Queued."), None, SETTINGS))
         while len(p.busy_pids) < 2:
             await asyncio.sleep(0.01)
@@ -98,14 +101,13 @@ async def test_an_amx_build_is_reported_at_load_and_named_in_a_crash() -> None:
 
 
 async def test_a_free_worker_takes_the_request_sharing_its_cached_prefix() -> None:
-    x = "Topic X: the history of tea clippers and the ports they sailed between. " * 20
-    y = "Topic Y: how glaciers carve valleys, cirques and moraines over millennia. " * 20
+    x = "Topic X: the history of tea clippers and the ports they sailed between. " * 10
+    y = "Topic Y: how glaciers carve valleys, cirques and moraines over millennia. " * 10
+    short = {**SETTINGS, "max_tokens": 2}  # what is evaluated is the point, not the reply
     p = pool(workers=2)
     try:
-        await asyncio.gather(*(p.call(user(t + " First."), None, SETTINGS) for t in (x, y)))
-        replies = await asyncio.gather(
-            *(p.call(user(t + " Second."), None, SETTINGS) for t in (y, x))
-        )
+        await asyncio.gather(*(p.call(user(t + " First."), None, short) for t in (x, y)))
+        replies = await asyncio.gather(*(p.call(user(t + " Second."), None, short) for t in (y, x)))
         for reply in replies:  # each went to the worker holding its topic in the KV cache
             assert reply["timings"]["prompt_evaluated"] < reply["input_tokens"] / 4
     finally:

@@ -134,8 +134,11 @@ async def test_call_after_a_timed_out_call_waits_for_the_model() -> None:
     try:
         short = request_for(protocol, "Response A: 'Paris'. Response B: 'Lyon'. Which is right?")
         expected = (await judge.generate(short)).text
+        # ~150 prompt tokens: over a second of llama.cpp, far past the timeout (not the
+        # whole template, whose ~1,000 tokens would cost 10 s of CPU for nothing)
+        slow = request_for(protocol, "Which reply is kinder, A or B? " * 20)
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(judge.generate(request_for(protocol)), timeout=0.2)
+            await asyncio.wait_for(judge.generate(slow), timeout=0.2)
         assert judge.pool.busy_pids  # the worker is still judging the cancelled request
         assert (await judge.generate(short)).text == expected
     finally:

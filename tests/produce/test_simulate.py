@@ -345,11 +345,12 @@ def test_both_roles_through_llama_cpp_s_real_server(
     llama_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The small model's conversations are poor; this checks the machinery over the real
-    OpenAI-compatible wire format: turns alternate, the cap holds, every field is there."""
+    OpenAI-compatible wire format: turns alternate, the cap holds, every field is there.
+    One conversation, with a history: the server spends ~10 ms of CPU a prompt token."""
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     out = tmp_path / "conv.jsonl"
     chatjudge.simulate(
-        ROWS[:2],
+        ROWS[1:2],
         f"openai/{llama_server.model}",
         None,  # the same model plays the user
         out,
@@ -359,10 +360,9 @@ def test_both_roles_through_llama_cpp_s_real_server(
         user_max_tokens=160,
         user_temperature=0.0,
         seed=0,
-        concurrency=2,
     )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [r["id"] for r in rows] == ["tank", "rent"]
+    assert [r["id"] for r in rows] == ["rent"]
     for row in rows:
         assert row["status"] == "ok", row["error"]
         assert row["ended"] in ("user", "max_turns") and 1 <= row["turns"] <= 2
@@ -372,7 +372,7 @@ def test_both_roles_through_llama_cpp_s_real_server(
         assert row["usage"]["assistant"]["output_tokens"] > 0
         assert row["usage"]["simulated_user"]["input_tokens"] > 0
     summary = summary_of(out)
-    assert summary["n_ok"] == 2 and summary["user"] == summary["assistant"]
+    assert summary["n_ok"] == 1 and summary["user"] == summary["assistant"]
 
 
 def test_a_user_prompt_file_replaces_the_instructions(servers, tmp_path: Path) -> None:

@@ -75,6 +75,9 @@ def run_llama_server(
             "--model_alias", MODEL_ALIAS,
             "--host", "127.0.0.1", "--port", str(port),
             "--n_ctx", str(n_ctx),
+            # one thread, as the local judge's workers: a second one mostly spins waiting
+            # (CPU spent for nothing when the tests beside it keep the cores busy)
+            "--n_threads", "1", "--n_threads_batch", "1",
             "--seed", "0",
             "--logits_all", "false",  # only needed for logprobs; costs time on every prompt
             "--use_mlock", "false",  # mlock needs a raised RLIMIT_MEMLOCK in containers
