@@ -47,13 +47,15 @@ demo-simulate: $(VENV)/.demo-installed
 		--out $(DEMO_OUT)/simulated-judged
 
 # From production traces to a verdict, offline: import the bundled OpenTelemetry export, let
-# the embedded model answer each conversation's last user turn as the candidate, judge it
-# against production's reply, and gate (1 fail and 3 inconclusive are verdicts, not errors).
+# the embedded model answer each conversation's last user turn as the candidate (it cannot
+# call tools: --no-tools shows it production's tool calls as text, and the summary counts the
+# rows it answered so), judge it against production's reply, and gate (1 fail and 3
+# inconclusive are verdicts, not errors).
 demo-traces: $(VENV)/.demo-installed
 	$(BIN)/chatjudge import examples/traces/otel-genai.jsonl --keep user.tier \
 		--out $(DEMO_OUT)/traces/rows.jsonl
 	$(BIN)/chatjudge generate $(DEMO_OUT)/traces/rows.jsonl --field response --model local \
-		--max-tokens 128 --out $(DEMO_OUT)/traces/replayed.jsonl
+		--no-tools --max-tokens 128 --out $(DEMO_OUT)/traces/replayed.jsonl
 	$(BIN)/chatjudge run $(DEMO_OUT)/traces/replayed.jsonl -p pairwise-chat-quality \
 		--out $(DEMO_OUT)/traces/judged
 	$(BIN)/chatjudge gate $(DEMO_OUT)/traces/judged --by user.tier || { s=$$?; [ $$s = 1 ] || [ $$s = 3 ]; }

@@ -191,6 +191,29 @@ def as_messages(value: Any, *, label: str) -> list[Message]:
     return [{"role": "system", "content": f"{label}:\n{value}"}]
 
 
+def without_tools(messages: list[Message]) -> list[Message]:
+    """`messages` for a model that is offered no tools (`generate --no-tools`): each run of
+    an assistant's tool calls, their results and its reply becomes one assistant message
+    holding them as the judge reads them (`**assistant** called name(arguments)`, `**tool**
+    (name) returned: ...`), so that roles stay system, user and assistant."""
+    out: list[Message] = []
+    lines: list[str] = []
+    names: dict[str, str] = {}
+    for message in messages:
+        if message["role"] == "tool" or (
+            message["role"] == "assistant" and (lines or message.get("tool_calls"))
+        ):
+            lines.extend(_judge_lines(message, names, TOOL_RESULT_CHARS))
+            continue
+        if lines:
+            out.append({"role": "assistant", "content": "\n".join(lines)})
+            lines = []
+        out.append(message)
+    if lines:
+        out.append({"role": "assistant", "content": "\n".join(lines)})
+    return out
+
+
 def _chat_message(message: Mapping[str, Any]) -> Message:
     """A read message (OpenAI's format) as a model is sent it: role and content, and its
     tool calls or the call a tool result answers where it has them."""

@@ -411,6 +411,8 @@ def test_every_bad_tool_setting_is_exit_2_before_anything_is_sent(
         ("--tools", module): "expected MODULE:OBJECT",
         ("--tool-replay", "--max-tool-steps", "0"): "max_tool_steps (--max-tool-steps)",
         ("--tool-replay", "--tool-timeout", "0"): "tool_timeout (--tool-timeout)",
+        ("--no-tools", "--tool-replay"): "--no-tools offers the model no tools",
+        ("--no-tools", "--tools", f"{module}:TOOLS"): "--no-tools offers the model no tools",
     }
     for extra, message in cases.items():
         out = tmp_path / "out.jsonl"
@@ -444,3 +446,34 @@ def test_every_bad_tool_setting_is_exit_2_before_anything_is_sent(
         PYTHONPATH=with_path(tmp_path),
     )
     assert done.returncode == 2 and stub.stats.requests == 0
+
+
+def test_no_tools_answers_a_tool_row_reading_its_calls_as_text_and_says_so(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """`--no-tools`, for a model that cannot call tools: offered none, it reads the row's
+    tool calls and results as the judge does, in assistant messages; the rows are counted."""
+    stub.configure(record=True)
+    out = chatjudge.generate([recorded_row(0), plain_row(1)], "openai/stub", "response",
+                             tmp_path / "out.jsonl", base_url=stub.base_url,
+                             no_tools=True)  # fmt: skip
+    tool_row, plain = read_jsonl(out)
+    sent = {json.dumps(r["body"]["messages"]): r["body"] for r in stub.stats.recorded}
+    assert len(sent) == 2 and not any("tools" in body for body in sent.values())
+    asked = next(b["messages"] for b in sent.values() if "Hello" in json.dumps(b))
+    assert [m["role"] for m in asked] == ["user", "assistant", "user"]
+    assert asked[1]["content"] == (
+        '**assistant** called search({"query": "Hello", "step": 1})\n'
+        "**tool** (search) returned: EARLIER\n"
+        "**assistant**: Hi!"
+    )
+    assert tool_row["response"].startswith("Stub reply")  # a text answer, no tool loop
+    assert "response_trajectory" not in tool_row and "response_ended" not in tool_row
+    assert plain["response"].startswith("Stub reply")
+    summary = summary_of(out)
+    assert summary["rows_without_tools"] == 1 and summary["tool_steps"] == 0
+    console = Console(record=True, width=160, color_system=None)
+    console.print(produced_table(summary))
+    rows = [[c.strip() for c in line.strip("│").split("│")]
+            for line in console.export_text().splitlines()]  # fmt: skip
+    assert ["rows without their tools", "1", "--no-tools: not like for like", ""] in rows

@@ -187,9 +187,7 @@ def _ratings(
             )
         present = [c for c in columns if not _missing(row.get(c))]
         if not present:
-            raise UsageError(
-                f"{path}: row {number}, field '{next(iter(columns))}': missing label"
-            )
+            raise UsageError(f"{path}: row {number}, field '{next(iter(columns))}': missing label")
         for c in present:
             out[columns[c]][item_id].append(_checked(row[c], kind, path, number, c))
     return {target: dict(by_id) for target, by_id in out.items()}

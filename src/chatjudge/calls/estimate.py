@@ -132,9 +132,7 @@ def finish(
             round(sum(r.cost_usd[0] for r in roles if r.cost_usd), 6),
             round(sum(r.cost_usd[1] for r in roles if r.cost_usd), 6),
         )
-    notes = [
-        f"{r.model}: input tokens by {r.tokenizer}" for r in roles if not r.exact
-    ]
+    notes = [f"{r.model}: input tokens by {r.tokenizer}" for r in roles if not r.exact]
     notes.extend(
         f"{r.role}: a turn offered tools takes 1 to {r.max_tool_steps} model calls (what the "
         "tools return is not counted)"

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from chatjudge.options import PricingOptions
 
 
-
 @dataclass(frozen=True, slots=True)
 class Price:
     """USD per million input and output tokens (None: unknown) and where they came from;
@@ -81,9 +80,7 @@ def load_prices(path: Path) -> dict[str, Price]:
     out: dict[str, Price] = {}
     for name, entry in models.items():
         if not isinstance(entry, dict) or set(entry) != {"input", "output"}:
-            raise UsageError(
-                f"--prices {path}: model {name!r} needs exactly `input` and `output`"
-            )
+            raise UsageError(f"--prices {path}: model {name!r} needs exactly `input` and `output`")
         for field in ("input", "output"):
             value = entry[field]
             if (
@@ -140,9 +137,7 @@ def role_cost(prices: Mapping[str, Price], usage: Mapping[str, Usage]) -> RoleCo
     )
 
 
-def command_cost(
-    roles: Mapping[str, RoleCostRecord], budget: BudgetRecord | None = None
-) -> Cost:
+def command_cost(roles: Mapping[str, RoleCostRecord], budget: BudgetRecord | None = None) -> Cost:
     """The whole command's cost: unknown when any role's is, naming those roles; with
     `--max-cost-usd`, its `budget` and how far the command got."""
     unpriced = [name for name, role in roles.items() if role.usd is None]

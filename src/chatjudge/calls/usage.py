@@ -47,4 +47,3 @@ class Usage:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
         }
-

@@ -54,7 +54,10 @@ def compare(
         if control not in (None, "length", "style"):
             raise UsageError(f"--control takes length or style, not {control!r}")
         result = compare_runs(
-            named, baseline=baseline_name, score=score, control=control  # type: ignore[arg-type]
+            named,
+            baseline=baseline_name,
+            score=score,
+            control=control,  # type: ignore[arg-type]
         )
         calibrations = {
             name: calibrate_run(named[name], path, score=score)

@@ -102,9 +102,7 @@ def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
 def interrupted(kept: str) -> typer.Exit:
     """Ctrl-C: say what is `kept` and that the same command resumes; exit 130, as a
     shell reports a process that SIGINT stopped."""
-    return fail(
-        f"interrupted: {kept}; run the same command again to resume.", ExitCode.INTERRUPTED
-    )
+    return fail(f"interrupted: {kept}; run the same command again to resume.", ExitCode.INTERRUPTED)
 
 
 def column_map(pairs: list[str] | None) -> dict[str, str]:

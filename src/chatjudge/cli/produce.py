@@ -70,9 +70,7 @@ def generate(
     ],
     model: Annotated[
         str,
-        typer.Option(
-            "--model", "-m", help=f"The model under test: {provider_list()}."
-        ),
+        typer.Option("--model", "-m", help=f"The model under test: {provider_list()}."),
     ],
     field: Annotated[
         str,
@@ -122,9 +120,7 @@ def simulate(
     ],
     assistant: Annotated[
         str,
-        typer.Option(
-            "--assistant", "-a", help=f"The assistant under test: {provider_list()}."
-        ),
+        typer.Option("--assistant", "-a", help=f"The assistant under test: {provider_list()}."),
     ],
     user: Annotated[
         str | None,

@@ -97,8 +97,7 @@ def run(
     judges = ", ".join(m.name for m in engine.models) or "no judge: deterministic"
     verb = "scoring" if engine.protocol.scorer else "judging"
     err.print(
-        f"{verb} {engine.n_rows} item(s) of {data} with {protocol} ({judges}) -> "
-        f"{engine.out_dir}",
+        f"{verb} {engine.n_rows} item(s) of {data} with {protocol} ({judges}) -> {engine.out_dir}",
         highlight=False,
     )
     _judge(engine)
@@ -154,9 +153,7 @@ def report(
 
     try:
         summary = read_summary(run_dir)
-        calibration = (
-            calibrate_run(run_dir, human, column=column, score=score) if human else None
-        )
+        calibration = calibrate_run(run_dir, human, column=column, score=score) if human else None
         page = write_report(run_dir, calibrated=calibration and calibration["calibrated"])
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None

@@ -42,6 +42,8 @@ class GenerationSummary(Versioned):
     tool_steps: int = 0
     unmatched_tool_calls: int = 0
     tool_errors: int = 0
+    # Rows with tools answered without them (--no-tools): not like for like.
+    rows_without_tools: int = 0
     n_skipped: int = 0
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     shard: ShardRecord | None = None  # with --shard

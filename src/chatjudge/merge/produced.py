@@ -35,7 +35,7 @@ from chatjudge.merge.parts import (
 )
 from chatjudge.outputs import check_not_a_run_file
 from chatjudge.rundir import Produced, option_differences
-from chatjudge.summarize.generation import generated_tokens, generation_summary
+from chatjudge.summarize.generation import TOOL_TOTALS, generated_tokens, generation_summary
 from chatjudge.summarize.simulation import Conversation, conversation_of, simulation_summary
 
 ProducedSummary = GenerationSummary | SimulationSummary
@@ -205,8 +205,7 @@ def _generation(
         options={**first.options, "shard": None},
         extras=_skipped(first),
         tools={  # not in the rows: the shards' totals add up
-            name: sum(getattr(s, name) for s in summaries)
-            for name in ("tool_steps", "unmatched_tool_calls", "tool_errors")
+            name: sum(getattr(s, name) for s in summaries) for name in TOOL_TOTALS
         },
         chatjudge_version=first.chatjudge_version,
     )

@@ -42,7 +42,7 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
         *_CALLS,
         SimulationOptions,
         ToolOptions,
-        but=("flip", *_JUDGE_VIEW, "parse_retries", "base_url", "tool_replay"),
+        but=("flip", *_JUDGE_VIEW, "parse_retries", "base_url", "tool_replay", "no_tools"),
     ),
     "import": _names(ImportOptions),
     "export": _names(ExportOptions),

@@ -13,6 +13,7 @@ from chatjudge.expected_calls import DEFAULT_MATCH, MatchMode
 from chatjudge.options.declare import BASE_URL_PROVIDERS, OptionGroup, option
 from chatjudge.options.texts import (
     JUDGE_SEES_HELP,
+    NO_TOOLS_HELP,
     OVERWRITE_HELP,
     TOOL_REPLAY_HELP,
     TOOL_RESULT_CHARS_HELP,
@@ -250,6 +251,7 @@ class ToolOptions(OptionGroup):
     tools: str | None = option(
         None, TOOLS_HELP, fingerprint=True, when_set=True, metavar="MODULE:OBJECT"
     )
+    no_tools: bool = option(False, NO_TOOLS_HELP, fingerprint=True, when_set=True)
     tool_timeout: float = option(
         30.0, "Seconds each call of a --tools function may take; then its error text.", gt=0
     )

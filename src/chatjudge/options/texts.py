@@ -37,6 +37,12 @@ TOOL_REPLAY_HELP = (
     "in the row's history, prompt or trajectories (baseline_trajectory); a call with none "
     "gets a tool message saying so, counted as unmatched_tool_calls."
 )
+NO_TOOLS_HELP = (
+    "Answer rows with tools without offering them, for a model that cannot call tools "
+    "(local, for one): it reads the row's tool calls and results as the judge does, as text "
+    "in the assistant's messages, and answers from what it knows. Not like for like with a "
+    "production reply that used tools: counted as rows_without_tools, and said."
+)
 TOOLS_HELP = (
     "Answer the tool calls with your Python functions: OBJECT of MODULE (importable from "
     "the current directory) is a dict of tool name to function, sync or async, called "

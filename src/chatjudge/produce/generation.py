@@ -26,7 +26,7 @@ from typing import IO, Any
 
 from chatjudge.calls import Usage
 from chatjudge.calls.session import CostEstimate, Seat, Session
-from chatjudge.conversation import as_messages
+from chatjudge.conversation import as_messages, without_tools
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
 from chatjudge.errors import BudgetReached, ModelError, UsageError
@@ -41,7 +41,7 @@ from chatjudge.produce.roles import Role
 from chatjudge.produce.tool_answers import ToolAnswering
 from chatjudge.produce.tool_loop import tool_turn
 from chatjudge.rundir import Produced
-from chatjudge.summarize.generation import generation_summary
+from chatjudge.summarize.generation import TOOL_TOTALS, generation_summary
 from chatjudge.types import Message
 
 FIELDS = (
@@ -137,6 +137,7 @@ class Generation:
         answered = _Answered(OrderedWriter(out))
         written = (self.field, TRAJECTORY[self.field], f"{self.field}_ended")
         with_tools = _ToolRows(role, self, session, seat) if self.tools is not None else None
+        no_tools = self.config.tools.no_tools
         samples = self.config.run.samples
 
         async def answer(job: tuple[Item, int]) -> tuple[dict[str, Any], bool]:
@@ -149,6 +150,13 @@ class Generation:
             try:
                 if with_tools is not None and item.tools:
                     text, used, more = await with_tools.turn(item, sample, order, answered.tools)
+                elif no_tools and item.tools:  # their calls and results read as text
+                    answered.tools["rows_without_tools"] += 1
+                    reply = await role.call(without_tools(request_messages(item)), sample,
+                                            order=order)  # fmt: skip
+                    text = visible(reply.text)
+                    used, more = Usage(), {}
+                    used.add(reply)
                 else:
                     reply = await role.call(request_messages(item), sample, order=order)
                     text = visible(reply.text)  # what it says, not the reasoning before it
@@ -221,11 +229,7 @@ class _Answered:
     """What answering the rows leaves for the summary."""
 
     writer: OrderedWriter
-    tools: dict[str, int] = field(
-        default_factory=lambda: dict.fromkeys(
-            ("tool_steps", "unmatched_tool_calls", "tool_errors"), 0
-        )  # fmt: skip
-    )
+    tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_TOTALS, 0))
     tokens: dict[int, float] = field(default_factory=dict)  # output tokens, by row (and sample)
     failures: dict[str, int] = field(default_factory=dict)  # by kind
     indexes: list[int] = field(default_factory=list)  # each written row's index among all

@@ -246,6 +246,13 @@ def tool_answering(
     functions = None
     if options.tool_replay and options.tools:
         raise UsageError("--tool-replay and --tools both answer tool calls: give one of them")
+    if options.no_tools and (options.tool_replay or options.tools):
+        raise UsageError(
+            "--no-tools offers the model no tools, so none of its calls is answered: give it "
+            "without --tool-replay and --tools"
+        )
+    if options.no_tools:
+        return None
     if options.tools:
         functions = Functions(load_functions(options.tools), options.tool_timeout)
     if not tool_rows:
@@ -300,7 +307,6 @@ def definitions_of(functions: Mapping[str, Callable[..., Any]]) -> list[dict[str
         doc = (inspect.getdoc(fn) or "").split("\n\n")[0].replace("\n", " ")
         defined.append(tool(name, doc, schema))
     return defined
-
 
 
 def assistant_tools(options: ToolOptions, model: Model) -> ToolAnswering | None:

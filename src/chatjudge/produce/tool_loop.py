@@ -76,8 +76,11 @@ async def tool_turn(
             return turn
         calls = reply.tool_calls
         turn.trajectory.append(
-            {"role": "assistant", "content": turn.text,
-             "tool_calls": [c.as_openai() for c in calls]}  # fmt: skip
+            {
+                "role": "assistant",
+                "content": turn.text,
+                "tool_calls": [c.as_openai() for c in calls],
+            }  # fmt: skip
         )
         if step == max_steps:
             break

@@ -280,22 +280,30 @@ def curve_chart(series: Sequence[Series], *, x_title: str, key: str = "") -> Mar
             Markup(
                 '<line class="grid" x1="{l}" y1="{y:.1f}" x2="{r:.1f}" y2="{y:.1f}"/>'
                 '<text class="tick" x="{tx}" y="{ty:.1f}" text-anchor="end">{label}</text>'
-            ).format(l=left, r=left + plot_w, y=sy(tick), tx=left - 6, ty=sy(tick) + 4,
-                     label=f"{tick * 100:.0f}%")  # fmt: skip
+            ).format(
+                l=left,
+                r=left + plot_w,
+                y=sy(tick),
+                tx=left - 6,
+                ty=sy(tick) + 4,
+                label=f"{tick * 100:.0f}%",
+            )  # fmt: skip
         )
     for i in range(ks):
         label = series[0].points[i].label if i < len(series[0].points) else str(i + 1)
         parts.append(
-            Markup('<text class="tick" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{k}</text>')
-            .format(x=sx(i), y=top + plot_h + 16, k=label)
+            Markup(
+                '<text class="tick" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{k}</text>'
+            ).format(x=sx(i), y=top + plot_h + 16, k=label)
         )
     for s in series:
         shown = [(i, p) for i, p in enumerate(s.points) if p.value is not None]
         path = " ".join(f"{'M' if n == 0 else 'L'}{sx(i):.1f} {sy(p.value or 0):.1f}"
                         for n, (i, p) in enumerate(shown))  # fmt: skip
         parts.append(
-            Markup('<g class="series" data-key="{key}"><path class="curve curve-{tone}" d="{d}"/>')
-            .format(key=s.key, tone=s.tone, d=path)
+            Markup(
+                '<g class="series" data-key="{key}"><path class="curve curve-{tone}" d="{d}"/>'
+            ).format(key=s.key, tone=s.tone, d=path)
         )
         for i, p in shown:
             if p.ci95:
@@ -312,9 +320,14 @@ def curve_chart(series: Sequence[Series], *, x_title: str, key: str = "") -> Mar
                     'data-key="{key}" data-value="{v}" data-lo="{lo}" data-hi="{hi}">'
                     "<title>{t}</title></circle>"
                 ).format(
-                    tone=s.tone, x=sx(i), y=sy(p.value or 0), key=p.key, v=_attr(p.value),
+                    tone=s.tone,
+                    x=sx(i),
+                    y=sy(p.value or 0),
+                    key=p.key,
+                    v=_attr(p.value),
                     lo=_attr(p.ci95[0] if p.ci95 else None),
-                    hi=_attr(p.ci95[1] if p.ci95 else None), t=p.note,
+                    hi=_attr(p.ci95[1] if p.ci95 else None),
+                    t=p.note,
                 )  # fmt: skip
             )
         if shown:

@@ -52,6 +52,9 @@ def produced_table(summary: dict[str, Any]) -> Table:
             if summary.get(key):
                 table.add_row(key.replace("_", " "), format_count(summary[key]), note, "",
                               style="yellow")  # fmt: skip
+    if summary.get("rows_without_tools"):
+        table.add_row("rows without their tools", format_count(summary["rows_without_tools"]),
+                      "--no-tools: not like for like", "", style="yellow")  # fmt: skip
     _add_cost(table, summary)
     return table
 

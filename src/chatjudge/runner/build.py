@@ -65,9 +65,7 @@ def _check_scorer(
 ) -> None:
     """A deterministic protocol calls no judge, and its score is the same every time."""
     if judge is not None and judge != []:
-        raise UsageError(
-            f"{protocol.name} is deterministic and calls no judge: leave out --judge"
-        )
+        raise UsageError(f"{protocol.name} is deterministic and calls no judge: leave out --judge")
     if config.run.samples > 1:
         raise UsageError(
             f"{protocol.name} is deterministic: --samples {config.run.samples} would score "

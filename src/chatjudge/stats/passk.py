@@ -83,9 +83,7 @@ class PassK:
         return max(self.pass_hat, default=0)
 
 
-def pass_k(
-    n: np.ndarray, c: np.ndarray, *, n_resamples: int = 2000, seed: int = 0
-) -> PassK | None:
+def pass_k(n: np.ndarray, c: np.ndarray, *, n_resamples: int = 2000, seed: int = 0) -> PassK | None:
     """pass^k and pass@k over the tasks of `n` tries and `c` successes (in a fixed order:
     the interval depends on it through the seed), each with a 95% bootstrap interval over
     tasks; None when no task has 2 tries."""
@@ -117,9 +115,7 @@ def guarded(values: np.ndarray, estimate: Estimate) -> Estimate:
     """`estimate`'s interval widened to hold the betting interval of a mean in [0, 1] when
     the tasks are too few away from an end, or too few distinct, for the bootstrap."""
     inner = min(int(np.count_nonzero(values > 0)), int(np.count_nonzero(values < 1)))
-    if estimate.ci95 is None or (
-        inner >= SMALL_UNITS and len(np.unique(values)) >= SMALL_DISTINCT
-    ):
+    if estimate.ci95 is None or (inner >= SMALL_UNITS and len(np.unique(values)) >= SMALL_DISTINCT):
         return estimate
     bet = betting_interval(values, 0.0, 1.0)
     lo, hi = min(estimate.ci95[0], bet[0]), max(estimate.ci95[1], bet[1])

@@ -12,6 +12,11 @@ from chatjudge.formats.cost import Cost
 from chatjudge.formats.produced import GenerationSummary
 from chatjudge.stats import bootstrap_metrics
 
+# The totals of the rows with tools: their model calls, their calls no recorded result
+# matched (--tool-replay), their calls that got an error (--tools), and the rows answered
+# without their tools (--no-tools).
+TOOL_TOTALS = ("tool_steps", "unmatched_tool_calls", "tool_errors", "rows_without_tools")
+
 
 def generation_summary(
     tokens: Mapping[int, float],
@@ -30,8 +35,7 @@ def generation_summary(
 ) -> GenerationSummary:
     """`tokens`: each answered row's output tokens, by row index; `failures`: failed rows by
     cause; `extras`: the optional sections that apply (`n_skipped`/`skipped`, `shard`);
-    `tools`: the totals of the rows with tools (`tool_steps`, `unmatched_tool_calls`,
-    `tool_errors`), 0 where none is given."""
+    `tools`: the totals of the rows with tools (`TOOL_TOTALS`), 0 where none is given."""
     return GenerationSummary(
         kind="generation",
         model=model,
