@@ -175,9 +175,9 @@ class Simulation:
 
     def _items(self) -> Iterator[Item]:
         """The rows to simulate (with `--shard`, this shard's, keeping their indexes)."""
-        items = iter_items(
-            self.source, FIELDS, limit=self.config.run.limit, skip=self.validation.skipped_rows
-        )
+        valid = self.validation
+        items = iter_items(self.source, FIELDS, limit=self.config.run.limit,
+                           skip=valid.skipped_rows, as_written=valid.read_as_written)  # fmt: skip
         return share(items, of(self.config.run.shard))
 
 
