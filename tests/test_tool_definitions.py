@@ -3,6 +3,10 @@ meta-schema, and definitions derived from calls."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 from chatjudge.tool_definitions import derived_tools, read_tools
@@ -72,3 +76,62 @@ def test_a_schema_checked_once_is_judged_the_same_for_every_row() -> None:
         assert read_tools([good])[1] == []
     reordered = {"name": "f", "parameters": {"properties": {"a": {"type": 3}}, "type": "object"}}
     assert "parameters is not a JSON Schema" in read_tools([reordered])[1][0]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        PARAMETERS,
+        {"type": ["string", "null"], "description": "d", "title": "t", "default": None},
+        {
+            "type": "object",
+            "properties": {"a": True, "b": {"type": "array", "items": False}},
+            "additionalProperties": {"enum": [1, "x", None, {"k": []}]},
+            "required": [],
+        },
+        {"type": []},
+        {"type": ["string", "string"]},
+        {"type": "str"},
+        {"type": None},
+        {"required": ["a", "a"]},
+        {"required": [1]},
+        {"items": 3},
+        {"items": [{"type": "string"}]},  # draft 2020-12: items is one schema
+        {"additionalProperties": "no"},
+        {"description": 3},
+        {"title": None},
+        {"enum": "a"},
+        {"properties": {"a": 3}},
+        {"properties": []},
+        {"minimum": 1, "type": "integer"},  # keywords beyond the plain ones: jsonschema says
+        {"minimum": "1"},
+        {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}]},
+    ],
+)
+def test_a_schema_is_judged_as_the_meta_schema_judges_it(schema: dict) -> None:
+    """Plain schemas are passed without importing jsonschema: every verdict is still the
+    one jsonschema's own meta-schema check gives."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    try:
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+        valid = True
+    except SchemaError:
+        valid = False
+    problems = read_tools([{"name": "f", "parameters": schema}])[1]
+    assert (problems == []) is valid, problems
+
+
+def test_plain_schemas_are_checked_without_importing_jsonschema() -> None:
+    """Its import costs a tenth of a second of CPU, as much as a few hundred model calls."""
+    code = textwrap.dedent(f"""
+        import sys
+        from chatjudge.tool_definitions import read_tools
+        assert read_tools([{{"name": "f", "parameters": {PARAMETERS!r}}}])[1] == []
+        assert "jsonschema" not in sys.modules
+        assert read_tools([{{"name": "g", "parameters": {{"minimum": "x"}}}}])[1]
+        assert "jsonschema" in sys.modules
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

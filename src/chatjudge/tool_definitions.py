@@ -92,12 +92,57 @@ def _schema_problem(schema: Any) -> str | None:
     if key not in _CHECKED:
         if len(_CHECKED) >= _MAX_CHECKED:
             _CHECKED.clear()
-        _CHECKED[key] = _checked_problem(schema)
+        _CHECKED[key] = None if _plainly_valid(schema) else _checked_problem(schema)
     return _CHECKED[key]
 
 
+_SIMPLE_TYPES = frozenset(("array", "boolean", "integer", "null", "number", "object", "string"))
+_TEXTS = frozenset(("description", "title"))
+_SUBSCHEMAS = frozenset(("items", "additionalProperties"))
+
+
+def _plainly_valid(schema: Any) -> bool:
+    """Whether `schema` (an object, or a boolean below the top) is made only of the keywords
+    most tool definitions are written with, each with a value draft 2020-12's meta-schema
+    accepts: such a schema is valid without asking `jsonschema`, whose import costs a tenth
+    of a second of CPU. Anything else (another keyword, a `$schema`, a value of another
+    kind) is for `jsonschema` to judge: this answers True only where it would."""
+    if type(schema) is bool:
+        return True
+    if type(schema) is not dict:
+        return False
+    for key, value in schema.items():
+        if key == "type":
+            names = [value] if type(value) is str else value
+            ok = (
+                type(names) is list
+                and bool(names)
+                and all(type(n) is str and n in _SIMPLE_TYPES for n in names)
+                and len(set(names)) == len(names)
+            )
+        elif key == "properties":
+            ok = type(value) is dict and all(_plainly_valid(v) for v in value.values())
+        elif key == "required":
+            ok = (
+                type(value) is list
+                and all(type(n) is str for n in value)
+                and len(set(value)) == len(value)
+            )
+        elif key in _SUBSCHEMAS:
+            ok = _plainly_valid(value)
+        elif key in _TEXTS:
+            ok = type(value) is str
+        elif key == "enum":
+            ok = type(value) is list
+        else:
+            ok = key == "default"  # any value
+        if not ok:
+            return False
+    return True
+
+
 def _checked_problem(schema: dict[str, Any]) -> str | None:
-    from jsonschema.exceptions import SchemaError  # only rows with tools pay for the import
+    from jsonschema.exceptions import SchemaError  # only rows with such schemas pay the import
     from jsonschema.validators import Draft202012Validator, validator_for
 
     try:

@@ -294,6 +294,42 @@ def test_generate_shards_with_tools_merge_with_their_tool_totals(
     assert read_jsonl(merged) == read_jsonl(whole)
 
 
+SIM_TOOLS = '''
+def search(query: str, step: int) -> str:
+    """Look something up."""
+    if step == 2 and len(query) % 2:  # by the arguments: the same in every process
+        raise ValueError("no such page")
+    return f"found {step}"
+
+TOOLS = {"search": search}
+'''
+
+
+def test_simulate_shards_with_tools_merge_with_their_tool_totals(
+    server: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """simulate's tool totals are not in the rows either: the merged summary adds the
+    shards' up, and equals the unsharded one."""
+    (tmp_path / "sim_shard_tools.py").write_text(SIM_TOOLS, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # where --tools finds the module, as `python -m` would
+    extra = ("--tools", "sim_shard_tools:TOOLS", "--max-turns", "2")
+    shards = [tmp_path / f"shard{i}.jsonl" for i in range(2)]
+    for i, out in enumerate(shards):
+        cli(*produce_args(server, "simulate", QUESTIONS, out, *extra, "--shard", f"{i}/2"))
+    whole = tmp_path / "whole.jsonl"
+    cli(*produce_args(server, "simulate", QUESTIONS, whole, *extra))
+    merged = tmp_path / "merged.jsonl"
+    done = run_cli("merge", *map(str, shards), "--out", str(merged))
+    assert done.returncode == 0, done.stderr
+    summary = summary_of(tmp_path / "merged.summary.json")
+    assert summary == summary_of(tmp_path / "whole.summary.json")
+    assert summary["tool_steps"] == summary["usage"]["assistant"]["calls"] > 0
+    errors = sum(m["content"].startswith("error: ValueError") for r in read_jsonl(whole)
+                 for m in r["chat"] if m["role"] == "tool")  # fmt: skip
+    assert summary["tool_errors"] == errors > 0
+    assert read_jsonl(merged) == read_jsonl(whole)
+
+
 def test_produced_figures_do_not_depend_on_the_order_rows_finish() -> None:
     """The stand-in's replies are all of one length, so the tests above cannot see this:
     the bootstrap resamples rows in input order, whichever finished first (and however the

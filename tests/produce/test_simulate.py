@@ -483,6 +483,55 @@ def test_with_tools_the_user_never_sees_a_call_or_a_result_and_the_judge_sees_th
                for p in prompts)  # fmt: skip
 
 
+FLAKY_TOOLS = '''
+calls = []
+
+def search(query: str, step: int) -> str:
+    """Look something up."""
+    calls.append(step)
+    if len(calls) == 1:
+        raise RuntimeError("the index is rebuilding")
+    return f"found {step}"
+
+TOOLS = {"search": search}
+'''
+
+
+def test_the_summary_counts_tool_steps_and_errors_only_with_tools(
+    servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's function raises on its first call: that call's error goes back to the
+    assistant and is counted (`tool_errors`), every model call of its turns is a step
+    (`tool_steps`), and the terminal summary shows both; without --tools neither is
+    written."""
+    from rich.console import Console
+
+    from chatjudge.report.terminal import produced_table
+
+    servers[1].configure(user_ends_after=2)
+    name = f"flaky_tools_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(FLAKY_TOOLS, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "conv.jsonl"
+    rows = simulate(servers, out, rows=[ROWS[0], ROWS[2]], max_turns=4, tools=f"{name}:TOOLS")
+    errors = [m["content"] for r in rows for m in r["chat"] if m["role"] == "tool"
+              and m["content"].startswith("error: ")]  # fmt: skip
+    assert errors == ["error: RuntimeError: the index is rebuilding"]
+    summary = summary_of(out)
+    assert summary["tool_errors"] == 1
+    # 2 conversations x 2 turns x 3 steps: each a call sent for the assistant
+    assert summary["tool_steps"] == summary["usage"]["assistant"]["calls"] == 12
+    console = Console(record=True, width=160, color_system=None)
+    console.print(produced_table(summary))
+    lines = [[c.strip() for c in line.strip("│").split("│")]
+             for line in console.export_text().splitlines()]  # fmt: skip
+    assert ["tool steps", "12", "model calls", ""] in lines
+    assert ["tool errors", "1", "raised, timed out or unknown", ""] in lines
+    simulate(servers, tmp_path / "plain.jsonl", rows=[ROWS[0], ROWS[2]], max_turns=4)
+    plain = summary_of(tmp_path / "plain.jsonl")
+    assert "tool_steps" not in plain and "tool_errors" not in plain
+
+
 def test_simulate_tools_are_checked_before_anything_is_sent(
     servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

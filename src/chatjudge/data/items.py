@@ -44,6 +44,9 @@ class Validation:
     derived_tool_definitions: int = 0  # rows to judge whose tools were derived from calls
     unparsed_tool_arguments: int = 0  # their tool calls whose arguments are not JSON
     tool_rows: int = 0  # rows to judge with tool definitions, given or derived
+    # Every row's message lists read as they are written (OpenAI's format): the items take
+    # them as they are instead of reading them again (`iter_items`).
+    read_as_written: bool = False
 
     def skipped(self) -> list[dict[str, Any]]:
         """The problems as plain records (for summary.json and the report)."""
@@ -72,6 +75,7 @@ def validate(
     invalid: set[int] = set()
     outside = 0  # valid rows of other shards
     derived = unparsed = with_tools = 0
+    reshaped = False
     for raw in _limited(source, limit):
         count += 1
         check = (
@@ -80,6 +84,7 @@ def validate(
             else check_row(raw.number, raw.data, fields)
         )
         found = check.problems
+        reshaped = reshaped or check.reshaped
         if raw.data is not None and raw.data.get("id") is not None:
             key = str(raw.data["id"])
             if key in seen:
@@ -117,6 +122,7 @@ def validate(
         derived,
         unparsed,
         with_tools,
+        not reshaped,
     )
 
 
@@ -127,9 +133,12 @@ def iter_items(
     limit: int | None = None,
     view: JudgeView = DEFAULT_VIEW,
     skip: frozenset[int] = frozenset(),
+    as_written: bool = False,
 ) -> Iterator[Item]:
     """Yield items of an already validated source, rendering their fields once as `view`
-    shows them to a judge; `skip`: the row numbers validation left out."""
+    shows them to a judge; `skip`: the row numbers validation left out; `as_written`:
+    validation found that every row's message lists read as they are written
+    (`Validation.read_as_written`), so they are not read again."""
     names = [f.name for f in fields]
     conversations = [f.name for f in fields if f.conversation]
     rows = _limited(source, limit)
@@ -138,7 +147,8 @@ def iter_items(
     for index, raw in enumerate(rows):
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
-        tools = read_row_tools(data, (column_of(n, data) for n in conversations))
+        columns = (column_of(n, data) for n in conversations)
+        tools = read_row_tools(data, columns, as_written=as_written)
         if tools.columns:  # read into another shape: the caller's row is left as it was
             data = {**data, **tools.columns}
         values = {n: data.get(column_of(n, data)) for n in names}

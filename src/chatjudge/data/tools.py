@@ -1,5 +1,7 @@
 """A row's tool calls: its conversations, its trajectories and its `tools` column read into
-one shape, once for validation and once for its item, so that both see the same."""
+one shape, once for validation and once for its item, so that both see the same. Where
+validation found that every row's message lists read as they are written (OpenAI's format,
+as `import` and `generate` write them), the item's reading takes them as they are."""
 
 from __future__ import annotations
 
@@ -23,35 +25,55 @@ TRAJECTORIES = {
 @dataclass(slots=True)
 class RowTools:
     """What a row's tool calls read into: `columns`, those read into another shape than the
-    one given; `tools`, the row's definitions (given, or derived from its calls); the
-    problems by column; and the counts its summary reports."""
+    one given (`reshaped`: a message list among them); `tools`, the row's definitions
+    (given, or derived from its calls); the problems by column; and the counts its summary
+    reports."""
 
     columns: dict[str, Any] = field(default_factory=dict)
     tools: list[dict[str, Any]] = field(default_factory=list)
     problems: dict[str, list[str]] = field(default_factory=dict)
     derived: bool = False
     unparsed_arguments: int = 0
+    reshaped: bool = False
 
 
-def read_row_tools(data: dict[str, Any], conversations: Iterable[str]) -> RowTools:
+def read_row_tools(
+    data: dict[str, Any], conversations: Iterable[str], *, as_written: bool = False
+) -> RowTools:
     """Read the row's `conversations` fields that hold message lists, its trajectory columns
-    and its `tools`. A plain conversation reads as it is written and is not in `columns`."""
+    and its `tools`. A conversation that reads as it is written is not in `columns`.
+    `as_written`: the row is valid and its message lists read as they are written (known
+    from validation): they are taken as they are, only its `tools` are read (or derived
+    from the calls they hold)."""
     read = RowTools()
     called: dict[str, None] = {}
-    for name in conversations:
-        if type(data.get(name)) is list:
-            _read(read, called, name, data)
-    for name in TRAJECTORIES:
-        if data.get(name) is not None:
+    names = [name for name in conversations if type(data.get(name)) is list]
+    names += [name for name in TRAJECTORIES if data.get(name) is not None]
+    if not as_written:
+        for name in names:
             _read(read, called, name, data)
     if data.get(TOOLS) is not None:
         read.tools, problems = read_tools(data[TOOLS])
         read.columns[TOOLS] = read.tools
         if problems:
             read.problems[TOOLS] = problems
-    elif called:
+        return read
+    if as_written:
+        called = _called(data, names)
+    if called:
         read.tools, read.derived = derived_tools(called), True
     return read
+
+
+def _called(data: dict[str, Any], names: list[str]) -> dict[str, None]:
+    """The tools the message lists `names` call, in the order of their first call, as
+    reading them finds them (they are in OpenAI's format, every call with its name)."""
+    called: dict[str, None] = {}
+    for name in names:
+        for message in data[name]:
+            for call in message.get("tool_calls") or ():
+                called.setdefault(call["function"]["name"])
+    return called
 
 
 def _read(read: RowTools, called: dict[str, None], name: str, data: dict[str, Any]) -> None:
@@ -67,8 +89,9 @@ def _read(read: RowTools, called: dict[str, None], name: str, data: dict[str, An
         read.problems[name] = problems
     called.update(dict.fromkeys(conversation.called))
     read.unparsed_arguments += conversation.unparsed_arguments
-    if conversation.messages is not value:
+    if conversation.messages is not value and conversation.messages != value:
         read.columns[name] = conversation.messages
+        read.reshaped = True
 
 
 def _trajectory_problems(

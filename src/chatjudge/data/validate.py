@@ -28,6 +28,7 @@ class RowCheck:
     derived_tools: bool = False  # its messages call tools and it has no `tools`
     unparsed_arguments: int = 0  # tool calls whose arguments are not JSON
     has_tools: bool = False  # it has tool definitions, given or derived (`generate` offers them)
+    reshaped: bool = False  # a message list of it reads into another shape than written
 
 
 def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> RowCheck:
@@ -74,7 +75,9 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
         problems.append(Problem(number, "id", f"expected a string or integer, got {item_id!r}"))
     for name, found in tools.problems.items():  # the trajectories' and `tools`'
         problems.extend(Problem(number, name, m) for m in found)
-    return RowCheck(problems, tools.derived, tools.unparsed_arguments, bool(tools.tools))
+    return RowCheck(
+        problems, tools.derived, tools.unparsed_arguments, bool(tools.tools), tools.reshaped
+    )
 
 
 NO_TRAJECTORY = (

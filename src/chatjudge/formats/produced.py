@@ -84,6 +84,10 @@ class SimulationSummary(Versioned):
     options: dict[str, Any]
     created: str
     chatjudge_version: str
+    # With --tools: the assistant's model calls in its turns, and its tool calls that got an
+    # error (as generate's; written only with --tools).
+    tool_steps: int = 0
+    tool_errors: int = 0
     n_skipped: int = 0
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     shard: ShardRecord | None = None  # with --shard

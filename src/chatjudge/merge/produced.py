@@ -36,7 +36,12 @@ from chatjudge.merge.parts import (
 from chatjudge.outputs import check_not_a_run_file
 from chatjudge.rundir import Produced, option_differences
 from chatjudge.summarize.generation import TOOL_TOTALS, generated_tokens, generation_summary
-from chatjudge.summarize.simulation import Conversation, conversation_of, simulation_summary
+from chatjudge.summarize.simulation import (
+    SIMULATION_TOOLS,
+    Conversation,
+    conversation_of,
+    simulation_summary,
+)
 
 ProducedSummary = GenerationSummary | SimulationSummary
 
@@ -227,9 +232,12 @@ def _simulation(
         cost=sum_costs(s.cost for s in summaries),
         options={**first.options, "shard": None},
         extras=_skipped(first),
-        # Causes and plain replies are not in the rows: the shards' counts add up.
+        # Causes, plain replies and tool totals are not in the rows: the shards' add up.
         failures=sum_usage(s.failures for s in summaries),
         plain_user_replies=sum(s.plain_user_replies for s in summaries),
+        tools={name: sum(getattr(s, name) for s in summaries) for name in SIMULATION_TOOLS}
+        if "tool_steps" in first.model_fields_set  # with --tools, as each shard's
+        else None,
         chatjudge_version=first.chatjudge_version,
     )
 

@@ -124,9 +124,9 @@ class Generation:
 
     def _items(self) -> Iterator[Item]:
         """The rows to answer (with `--shard`, this shard's, keeping their indexes)."""
-        items = iter_items(
-            self.source, FIELDS, limit=self.config.run.limit, skip=self.validation.skipped_rows
-        )
+        valid = self.validation
+        items = iter_items(self.source, FIELDS, limit=self.config.run.limit,
+                           skip=valid.skipped_rows, as_written=valid.read_as_written)  # fmt: skip
         return share(items, of(self.config.run.shard))
 
     async def _answer(self, session: Session, out: IO[bytes]) -> _Answered:

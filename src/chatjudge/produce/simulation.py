@@ -45,7 +45,7 @@ from chatjudge.produce.tool_answers import ToolAnswering, definitions_of
 from chatjudge.produce.tool_loop import ToolTurn, tool_turn
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
 from chatjudge.rundir import Produced
-from chatjudge.summarize.simulation import simulation_summary
+from chatjudge.summarize.simulation import SIMULATION_TOOLS, simulation_summary
 from chatjudge.types import GenerationSettings, Message
 
 FIELDS = (
@@ -105,6 +105,7 @@ class Simulation:
                 for k, v in config.options("simulate").items()
             },
             extras=summary_extras(self.source, self.validation, config.run.shard, talked.indexes),
+            tools=talked.tools if self.tools is not None else None,
         )
         written = write_json(self.output.summary, summary, only_set=True)
         session.check_budget(talked.stopped, done, total, "conversation(s)", written)
@@ -151,7 +152,7 @@ class Simulation:
         steps = config.tools.max_tool_steps if self.tools is not None else 1
         talk = _Talk(assistant, user, sim.max_turns, samples, talked.records,
                      session.starts((1 + steps) * sim.max_turns), unsent,
-                     self._tools(steps))  # fmt: skip
+                     self._tools(steps), talked.tools)  # fmt: skip
 
         def jobs() -> Iterator[tuple[int, tuple[Item, int]]]:
             for n, item in enumerate(self._items()):
@@ -174,9 +175,9 @@ class Simulation:
 
     def _items(self) -> Iterator[Item]:
         """The rows to simulate (with `--shard`, this shard's, keeping their indexes)."""
-        items = iter_items(
-            self.source, FIELDS, limit=self.config.run.limit, skip=self.validation.skipped_rows
-        )
+        valid = self.validation
+        items = iter_items(self.source, FIELDS, limit=self.config.run.limit,
+                           skip=valid.skipped_rows, as_written=valid.read_as_written)  # fmt: skip
         return share(items, of(self.config.run.shard))
 
 
@@ -188,6 +189,7 @@ class _Talked:
     records: list[dict[str, Any]] = field(default_factory=list)  # per conversation
     indexes: list[int] = field(default_factory=list)  # each written row's index among all
     stopped: BudgetReached | None = None
+    tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SIMULATION_TOOLS, 0))
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,7 @@ class _Talk:
     starts: Starts | None = None  # with a budget: when a conversation may start
     unsent: Callable[[Item, int], None] | None = None  # dry run: a conversation not held whole
     tools: _AssistantTools | None = None  # --tools
+    tool_totals: dict[str, int] = field(default_factory=dict)  # --tools: its turns' counts
 
     async def converse(self, job: tuple[Item, int]) -> tuple[dict[str, Any], bool]:
         """One conversation, turn by turn: its output row, and whether it failed. Short of
@@ -325,6 +328,8 @@ class _Talk:
         )
         for _ in range(turn.steps):
             self._step(order)
+        self.tool_totals["tool_steps"] += turn.steps
+        self.tool_totals["tool_errors"] += turn.errors
         return turn
 
     def _step(self, order: int) -> None:

@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import orjson
+
 from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
 from chatjudge.messages import canonical_arguments
@@ -60,15 +62,32 @@ class Answers(Protocol):
 # --- --tool-replay -------------------------------------------------------------------------
 
 
-def _signature(name: str, arguments: str) -> tuple[str, str]:
-    return name, canonical_arguments(arguments)
+Signature = tuple[str, str | bytes]  # a call's tool, and its arguments' key
+
+
+def _signature(name: str, arguments: str) -> Signature:
+    """A call's tool, and a key of its arguments equal exactly where their canonical texts
+    (`canonical_arguments`) are, in a tenth of the time: orjson's sorted JSON of them where
+    it writes what it read (it writes NaN and infinity as null), their text otherwise."""
+    try:
+        value = jsoncodec.loads(arguments, max_depth=jsoncodec.INPUT_DEPTH)
+    except ValueError:
+        return name, arguments  # not JSON: compared as recorded, as canonical_arguments does
+    try:
+        key = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # a lone surrogate
+        key = b"null"
+    return name, key if b"null" not in key else canonical_arguments(arguments)
 
 
 @dataclass
 class Recording:
-    """A row's recorded tool results, by tool and canonical arguments, in recorded order."""
+    """A row's recorded tool results, by tool and canonical arguments, in recorded order;
+    `written`: the signature of each recorded call's tool and arguments text (a call written
+    alike, as models mostly write one tool's arguments, needs no reading)."""
 
-    results: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    results: dict[Signature, list[str]] = field(default_factory=dict)
+    written: dict[tuple[str, str], Signature] = field(default_factory=dict)
 
     @classmethod
     def of(cls, conversations: Iterable[Any]) -> Recording:
@@ -78,15 +97,16 @@ class Recording:
         for messages in conversations:
             if not isinstance(messages, list):
                 continue
-            calls: dict[str, tuple[str, str]] = {}
+            calls: dict[str, Signature] = {}
             for message in messages:
                 if not isinstance(message, dict):
                     continue
                 for call in message.get("tool_calls") or ():
                     function = call.get("function") or {}
-                    calls[call.get("id")] = _signature(
-                        str(function.get("name")), str(function.get("arguments") or "")
-                    )
+                    text = (str(function.get("name")), str(function.get("arguments") or ""))
+                    if text not in recording.written:
+                        recording.written[text] = _signature(*text)
+                    calls[call.get("id")] = recording.written[text]
                 if message.get("role") == "tool" and message.get("tool_call_id") in calls:
                     signature = calls[message["tool_call_id"]]
                     recording.results.setdefault(signature, []).append(
@@ -103,15 +123,16 @@ class Replay:
     """One turn's answers from a recording."""
 
     recording: Recording
-    _asked: dict[tuple[str, str], int] = field(default_factory=dict)
+    _asked: dict[Signature, int] = field(default_factory=dict)
 
     async def answer(self, call: ToolUse) -> ToolAnswer:
-        signature = _signature(call.name, call.arguments)
+        text = (call.name, call.arguments)
+        signature = self.recording.written.get(text) or _signature(*text)
         results = self.recording.results.get(signature)
         if not results:
             return ToolAnswer(
                 f"no recorded result: the recording holds no call of {call.name} with the "
-                f"arguments {signature[1] or '(none)'}",
+                f"arguments {canonical_arguments(call.arguments) or '(none)'}",
                 "unmatched",
             )
         k = self._asked.get(signature, 0)

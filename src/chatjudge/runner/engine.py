@@ -192,6 +192,7 @@ class Engine:
             limit=self.config.run.limit,
             view=self.config.run.judge_view(),
             skip=self.validation.skipped_rows,
+            as_written=self.validation.read_as_written,
         )
         return share(items, of(self.config.run.shard))
 

@@ -28,6 +28,7 @@ METRICS = (
     "ended_by_max_turns",
     "first_message_restates_question",
 )
+SIMULATION_TOOLS = ("tool_steps", "tool_errors")  # the totals of `--tools`
 
 
 def simulation_summary(
@@ -44,6 +45,7 @@ def simulation_summary(
     extras: Mapping[str, Any],
     failures: Mapping[str, int] | None = None,
     plain_user_replies: int | None = None,
+    tools: Mapping[str, int] | None = None,
     chatjudge_version: str = __version__,
 ) -> SimulationSummary:
     """Over finished conversations each metric with its 95% bootstrap interval; with
@@ -51,7 +53,8 @@ def simulation_summary(
     in input order (`order`), so that the intervals depend neither on which conversation
     finished first nor on sharding. `failures` and `plain_user_replies`, when given, stand
     for the conversations' own causes and counts (rows do not keep them: merge adds up its
-    shards'); `usage` is by role, `assistant` and `simulated_user`, as `cost`."""
+    shards'); `usage` is by role, `assistant` and `simulated_user`, as `cost`; `tools`,
+    with `--tools` only: the totals `tool_steps` and `tool_errors`."""
     ordered = sorted(conversations, key=lambda c: c["order"])
     ok = [c for c in ordered if c["ok"]]
     if failures is None:
@@ -88,6 +91,7 @@ def simulation_summary(
         options=options,
         created=now(),
         chatjudge_version=chatjudge_version,
+        **(tools or {}),
         **extras,
     )
 

@@ -1,0 +1,69 @@
+"""chatjudge.produce.tool_answers: which recorded result a replayed call gets. Arguments are
+compared as canonical JSON (key order and spacing aside, every value's type kept), and a
+call that matches none is told so with its arguments written canonically."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from chatjudge.produce.tool_answers import Recording, ToolAnswer
+from chatjudge.types import ToolUse
+
+
+def recorded(*calls: tuple[str, str]) -> Recording:
+    """A trajectory calling `search` with each arguments text, answered `result N`."""
+    messages: list[dict] = []
+    for n, (arguments, result) in enumerate(calls):
+        call = {"id": f"c{n}", "type": "function",
+                "function": {"name": "search", "arguments": arguments}}  # fmt: skip
+        messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": result})
+    return Recording.of([None, messages])
+
+
+def answer(recording: Recording, arguments: str) -> ToolAnswer:
+    return asyncio.run(recording.replay().answer(ToolUse("x", "search", arguments)))
+
+
+@pytest.mark.parametrize(
+    ("recorded_arguments", "called", "matches"),
+    [
+        ('{"q": "é", "n": [1, 2.5, true, null]}', '{"n":[1,2.5,true,null],"q":"\\u00e9"}', True),
+        ('{"n": 1}', '{"n": 1}', True),  # written alike
+        ('{"n": 1}', '{"n": 1.0}', False),  # an integer is not a float
+        ('{"n": 1}', '{"n": true}', False),
+        ('{"n": 0.0}', '{"n": -0.0}', False),
+        ('{"n": NaN}', '{"n":  NaN}', True),  # read as `json` reads it
+        ('{"n": NaN}', '{"n": null}', False),  # orjson would write both as null
+        ('{"n": Infinity}', '{"n": null}', False),
+        ("not json {", "not json {", True),  # kept as recorded, compared as written
+        ("not json {", "not  json {", False),
+        ("", "", True),
+    ],
+)
+def test_arguments_match_as_canonical_json(
+    recorded_arguments: str, called: str, matches: bool
+) -> None:
+    got = answer(recorded((recorded_arguments, "RESULT")), called)
+    assert (got == ToolAnswer("RESULT")) is matches, got
+
+
+def test_equal_calls_get_the_recorded_results_in_order_then_the_last() -> None:
+    recording = recorded(('{"a": 1}', "first"), ('{ "a" : 1 }', "second"), ('{"a": 2}', "other"))
+    replay = recording.replay()
+    call = ToolUse("x", "search", '{"a":1}')
+    got = [asyncio.run(replay.answer(call)).text for _ in range(3)]
+    assert got == ["first", "second", "second"]
+
+
+def test_a_call_with_no_recorded_result_is_told_its_canonical_arguments() -> None:
+    got = answer(recorded(('{"a": 1}', "R")), '{"b":[1,{"d":null,"c":"é"}],"a":2}')
+    canonical = json.dumps({"a": 2, "b": [1, {"c": "é", "d": None}]}, ensure_ascii=False)
+    assert got == ToolAnswer(
+        f"no recorded result: the recording holds no call of search with the arguments {canonical}",
+        "unmatched",
+    )
+    assert answer(recorded(('{"a": 1}', "R")), "").text.endswith("the arguments (none)")
