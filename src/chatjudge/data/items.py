@@ -127,9 +127,11 @@ def iter_items(
     limit: int | None = None,
     view: JudgeView = DEFAULT_VIEW,
     skip: frozenset[int] = frozenset(),
+    read_tools: bool = True,
 ) -> Iterator[Item]:
     """Yield items of an already validated source, rendering their fields once as `view`
-    shows them to a judge; `skip`: the row numbers validation left out."""
+    shows them to a judge; `skip`: the row numbers validation left out. `read_tools=False`
+    leaves each row as written, without tools (a deterministic scorer reads what it needs)."""
     names = [f.name for f in fields]
     conversations = [f.name for f in fields if f.conversation]
     rows = _limited(source, limit)
@@ -138,12 +140,15 @@ def iter_items(
     for index, raw in enumerate(rows):
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
-        tools = read_row_tools(data, (column_of(n, data) for n in conversations))
-        if tools.columns:  # read into another shape: the caller's row is left as it was
-            data = {**data, **tools.columns}
+        defined: list[dict[str, Any]] = []
+        if read_tools:
+            tools = read_row_tools(data, (column_of(n, data) for n in conversations))
+            if tools.columns:  # read into another shape: the caller's row is left as it was
+                data = {**data, **tools.columns}
+            defined = tools.tools
         values = {n: data.get(column_of(n, data)) for n in names}
-        text = judge_texts(fields, data, view, tools.tools)
-        yield Item(index, raw.number, id_of(data, raw.number), values, text, data, tools.tools)
+        text = judge_texts(fields, data, view, defined)
+        yield Item(index, raw.number, id_of(data, raw.number), values, text, data, defined)
 
 
 def id_of(data: dict[str, Any], number: int) -> str:

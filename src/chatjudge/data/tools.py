@@ -38,11 +38,13 @@ def read_row_tools(data: dict[str, Any], conversations: Iterable[str]) -> RowToo
     and its `tools`. A plain conversation reads as it is written and is not in `columns`."""
     read = RowTools()
     called: dict[str, None] = {}
+    done = set()
     for name in conversations:
-        if type(data.get(name)) is list:
+        if type(data.get(name)) is list and name not in done:
             _read(read, called, name, data)
-    for name in TRAJECTORIES:
-        if data.get(name) is not None:
+            done.add(name)
+    for name in TRAJECTORIES:  # once: a protocol's conversation may be the trajectory
+        if data.get(name) is not None and name not in done:
             _read(read, called, name, data)
     if data.get(TOOLS) is not None:
         read.tools, problems = read_tools(data[TOOLS])
