@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.runner.test_tool_trajectory import BOOK, GET, SEARCH, trajectory, write_rows
 from tests.support.cli import run_cli
 
@@ -95,3 +97,34 @@ def test_the_sequential_gate_refuses_a_micro_metric(tmp_path: Path) -> None:
                    "--out", str(tmp_path / "seq"))  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     assert "tool_call_precision is a ratio over all rows" in done.stderr
+
+
+def tries(successes: list[list[int]], tmp_path: Path, name: str) -> Path:
+    """A `run -p tool-trajectory` of tasks whose tries (rows sharing a `task_id`) match
+    (1: the expected calls made) or not (0: only the first)."""
+    rows = [
+        {"id": f"t{t}-{k}", "task_id": f"t{t}",
+         "response_trajectory": trajectory(GET, BOOK) if ok else trajectory(GET)}
+        for t, task in enumerate(successes)
+        for k, ok in enumerate(task)
+    ]  # fmt: skip
+    data = write_rows(tmp_path / f"{name}.jsonl", rows)
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--out", str(tmp_path / name))
+    assert done.returncode == 0, done.stderr
+    return tmp_path / name
+
+
+def test_pass_hat_of_trajectory_match_over_tries_sharing_a_task_id(tmp_path: Path) -> None:
+    base = tries([[1, 1, 0, 0], [1, 1, 1, 0], [0, 0, 0, 0], [1, 1, 1, 1]], tmp_path, "b")
+    cand = tries([[1, 1, 1, 0], [1, 1, 1, 1], [1, 0, 0, 0], [1, 1, 1, 1]], tmp_path, "c")
+    metrics = json.loads((base / "summary.json").read_text())["metrics"]
+    # pass^2 = C(c, 2) / C(4, 2) per task, averaged: (1 + 3 + 0 + 6) / 6 / 4
+    assert metrics["trajectory_match_pass_hat_2"]["value"] == pytest.approx(10 / 24)
+    # pass@2 = 1 - C(4 - c, 2) / C(4, 2): (5/6 + 1 + 0 + 1) / 4
+    assert metrics["trajectory_match_pass_at_2"]["value"] == pytest.approx((5 / 6 + 2) / 4)
+    assert "trajectory_match_pass_hat_4" in metrics and "trajectory_match_pass_hat_5" not in metrics
+    decision = gate(tmp_path, base, cand, "trajectory_match_pass_hat_2")
+    # the candidate's per task: 3/6, 1, 0, 1; paired by task
+    assert decision["n_pairs"] == 4 and decision["difference"]["value"] == round(
+        ((3 - 1) / 6 + (6 - 3) / 6 + 0 + 0) / 4, 6
+    )
