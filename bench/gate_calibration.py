@@ -12,6 +12,9 @@
 (c) the sequential gate, a look after every batch of 20 rows: error rates under repeated
     looks, the warm-up the asymptotic sequence needs, and the share of rows judged on a
     clear-cut case.
+(e) a ratio metric (micro: matched calls over calls made, summed over rows), whose row
+    count of calls varies with the row's difficulty: the error rates of (a) for 400 and
+    for 50 rows, the candidate making half as many calls again as the baseline.
 (d) small samples, n = 2..30, 50 and 100: the wrong-pass rate under the extremal nulls
     (pairwise wins and losses 1/2 each; ties 1 - 2M and losses 2M; a 1-3 score's +1 with
     probability 2/3 and -2 with 1/3; a 0/1 metric with few discordant pairs), each at most
@@ -43,6 +46,7 @@ from chatjudge.stats import (
     decide,
     mde80,
     paired_difference,
+    paired_ratio_difference,
     power,
 )
 from chatjudge.stats.sequential import PLANNED_UNITS
@@ -231,6 +235,53 @@ def error_rates(report: Report, runs: int, seed: int) -> None:
         if scenario.draw is _few_clusters:
             plain = f"{plain_pass / runs:.4f}"
             report.info("plain percentile instead: Δ = 0, pass under better", plain)
+
+
+def _calls(
+    rng: np.random.Generator, shift: float, n_rows: int
+) -> tuple[np.ndarray, np.ndarray, None]:
+    # A row's difficulty u moves both its calls made (Poisson, mean 2 e^{0.3u} for the
+    # baseline, 3 e^{0.3u} for the candidate) and each call's chance to match (logistic
+    # in 0.8 + u, the candidate's shifted), so rows with more calls weigh more.
+    u = rng.normal(0, 1, n_rows)
+    sides = []
+    for calls, move in ((3.0, shift), (2.0, 0.0)):
+        made = rng.poisson(calls * np.exp(0.3 * u))
+        matched = rng.binomial(made, 1 / (1 + np.exp(-(0.8 + u + move))))
+        sides.append(np.column_stack([matched, made]).astype(float))
+    return sides[0], sides[1], None
+
+
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(80)
+
+
+def _ratio_truth(shift: float) -> float:
+    """ΣN/ΣD in the limit: E[e^{0.3u} p(u + shift)] / E[e^{0.3u}], by quadrature."""
+    weight = _WEIGHTS * np.exp(0.3 * _NODES)
+    def share(move: float) -> float:
+        return float(np.sum(weight / (1 + np.exp(-(0.8 + _NODES + move)))) / weight.sum())
+    return share(shift) - share(0.0)
+
+
+def ratio_errors(report: Report, runs: int, seed: int) -> None:
+    print(f"(e) a ratio metric's error rates at the boundary: {runs} runs, M = {MARGIN}")
+    at_margin = float(
+        optimize.brentq(lambda s: _ratio_truth(s) + MARGIN, -3.0, 0.0, xtol=1e-14)
+    )
+    for n_rows in (N_ROWS, 50):
+        rng = np.random.default_rng([seed, 500 + n_rows])
+        start = time.perf_counter()
+        better_pass = worse_fail = margin_pass = 0
+        for _ in range(runs):
+            diff = paired_ratio_difference(*_calls(rng, 0.0, n_rows)[:2])
+            better_pass += decide(diff.ci95, 0.0, "better") == "pass"
+            worse_fail += decide(diff.ci95, 0.0, "not-worse") == "fail"
+            diff = paired_ratio_difference(*_calls(rng, at_margin, n_rows)[:2])
+            margin_pass += decide(diff.ci95, MARGIN, "not-worse") == "pass"
+        print(f" {n_rows} rows [{diff.method}, {time.perf_counter() - start:.0f} s]")
+        report.share("Δ = 0: pass under better", better_pass, runs)
+        report.share("Δ = 0: fail under not-worse, M = 0", worse_fail, runs)
+        report.share(f"Δ = -M: pass under not-worse, M = {MARGIN}", margin_pass, runs)
 
 
 def power_match(report: Report, runs: int, seed: int) -> None:
@@ -454,7 +505,7 @@ def small_power(runs: int, seed: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of the replications")
-    parser.add_argument("--only", default="a,b,c,d", help="parts to run, e.g. a,d")
+    parser.add_argument("--only", default="a,b,c,d,e", help="parts to run, e.g. a,d")
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
     scale = 10 if args.quick else 1
@@ -469,6 +520,8 @@ def main() -> int:
         sequential(report, 4000 // scale, args.seed)
     if "d" in parts:
         small_samples(report, 20_000 // scale, args.seed)
+    if "e" in parts:
+        ratio_errors(report, 4000 // scale, args.seed)
     print(f"{len(report.missed)} target(s) missed; {time.perf_counter() - start:.0f} s in all")
     for label in report.missed:
         print(f"  missed: {label}")

@@ -62,6 +62,40 @@ def test_openai_tool_calls_are_read_as_they_are_and_null_content_becomes_text() 
     assert read_conversation([*OPENAI[:2], parts, FINAL]).messages == OPENAI
 
 
+def test_openai_tool_rows_as_sdks_write_them_are_the_messages_given() -> None:
+    """Already in the shape read: the very list comes back (nothing copied), with the tools
+    called in order and the arguments that are not JSON counted."""
+    messages = [
+        *OPENAI[:3],
+        {"role": "assistant", "content": "", "tool_calls": [
+            _call("c2", "search", '{"q": "x'), _call("c3")]},
+        {"role": "tool", "tool_call_id": "c3", "content": "done"},
+        {"role": "tool", "tool_call_id": "c2", "content": "none"},
+        FINAL,
+    ]  # fmt: skip
+    read = read_conversation(messages)
+    assert read.messages is messages and read.problems == [] and read.origins is None
+    assert (read.called, read.unparsed_arguments) == (["weather", "search"], 1)
+    unparsed = read_conversation(messages, count_unparsed=False)  # its caller parses them
+    assert unparsed.messages is messages and unparsed.unparsed_arguments == 0
+    reordered = [OPENAI[0], {"content": "", **OPENAI[1]}, *OPENAI[2:]]  # keys in another order
+    again = read_conversation(reordered)
+    assert again.messages is not reordered and again.messages == OPENAI
+
+
+@pytest.mark.parametrize(
+    ("calls", "problem"),
+    [
+        ([_call("c1"), _call("c1")], "message 2: tool call id 'c1' is used twice"),
+        ([_call("c1", name="")], "message 2: a tool call has no function name"),
+        ([_call("")], "message 2: tool call 'weather' has no id"),
+    ],
+)
+def test_problems_in_the_shape_sdks_write_are_still_found(calls: list, problem: str) -> None:
+    messages = [USER, {"role": "assistant", "content": "", "tool_calls": calls}]
+    assert read_conversation(messages).problems == [problem]
+
+
 def test_anthropic_tool_use_and_tool_result_blocks_become_openai_messages() -> None:
     messages = [
         USER,

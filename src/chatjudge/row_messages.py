@@ -37,7 +37,7 @@ class Conversation:
     origins: list[int] | None = None
 
 
-def read_conversation(messages: list[Any]) -> Conversation:
+def read_conversation(messages: list[Any], *, count_unparsed: bool = True) -> Conversation:
     """A row's message list in OpenAI's chat format with tools, whichever of OpenAI's,
     Anthropic's or Gemini's formats it was written in.
 
@@ -46,13 +46,19 @@ def read_conversation(messages: list[Any]) -> Conversation:
     earlier call, and every call must have its result before the next message that is not
     a tool result; calls without results at the very end are a trajectory cut at a cap,
     which is data. Gemini calls without an id get `call_<message>_<n>` and are paired with
-    the responses of the same name in order.
+    the responses of the same name in order. `count_unparsed=False`: a caller that parses
+    the arguments itself has the messages in OpenAI's shape read without parsing them (and
+    `unparsed_arguments` is then 0 for them).
     """
     for message in messages:  # most rows: plain messages, nothing to read
         if type(message) is not dict or not _plain(message):
             break
     else:
         return Conversation(messages, [])
+    # tool rows as OpenAI's SDKs write them: read as they are
+    written = _as_written(messages, count_unparsed)
+    if written is not None:
+        return written
     reader = _Reader()
     for number, message in enumerate(messages, 1):
         reader.read(number, message)
@@ -75,6 +81,71 @@ def _plain(message: dict[str, Any]) -> bool:
         and type(message.get("content")) is str
         and (_TOOL_KEYS.isdisjoint(message) or not any(message.get(k) for k in _TOOL_KEYS))
     )
+
+
+_CALL_KEYS = ["id", "type", "function"]
+_FUNCTION_KEYS = ["name", "arguments"]
+
+
+def _as_written(messages: list[Any], count_unparsed: bool) -> Conversation | None:
+    """The conversation when every message is already what `_Reader` would write in its
+    place (plain text; an assistant's `{"role", "content", "tool_calls"}` with text and
+    `{"id", "type": "function", "function": {"name", "arguments"}}` calls, ids new and
+    arguments text; `{"role": "tool", "tool_call_id", "content"}` answering an open call)
+    and nothing is wrong with it: then the messages read as they are, as fast as a plain
+    conversation nearly. None for anything else (another shape, another key order, a
+    problem), which `_Reader` reads and explains."""
+    called: dict[str, None] = {}
+    ids: set[str] = set()
+    open_calls: set[str] = set()
+    unparsed = 0
+    for message in messages:
+        if type(message) is not dict:
+            return None
+        role = message.get("role")
+        if role == "tool":
+            if list(message) != ["role", "tool_call_id", "content"]:
+                return None
+            call_id = message["tool_call_id"]
+            if type(message["content"]) is not str or call_id not in open_calls:
+                return None
+            open_calls.discard(call_id)
+            continue
+        if open_calls:  # a message before every call has its result: `_Reader` says which
+            return None
+        if "tool_calls" not in message:
+            if not (_TOOL_KEYS.isdisjoint(message) and _plain(message)):
+                return None
+            continue
+        calls = message["tool_calls"]
+        if (
+            role != "assistant"
+            or list(message) != ["role", "content", "tool_calls"]
+            or type(message["content"]) is not str
+            or type(calls) is not list
+            or not calls
+        ):
+            return None
+        for call in calls:
+            if type(call) is not dict or list(call) != _CALL_KEYS or call["type"] != "function":
+                return None
+            function, call_id = call["function"], call["id"]
+            if type(function) is not dict or list(function) != _FUNCTION_KEYS:
+                return None
+            name, arguments = function["name"], function["arguments"]
+            if type(name) is not str or not name or type(call_id) is not str or not call_id:
+                return None
+            if type(arguments) is not str or call_id in ids:
+                return None
+            if count_unparsed:
+                try:
+                    jsoncodec.loads(arguments, max_depth=jsoncodec.INPUT_DEPTH)
+                except ValueError:
+                    unparsed += 1
+            ids.add(call_id)
+            open_calls.add(call_id)
+            called.setdefault(name)
+    return Conversation(messages, [], unparsed, list(called))
 
 
 class _Reader:

@@ -191,3 +191,27 @@ def test_dry_run_sends_nothing_and_prompt_has_none_to_show(tmp_path: Path) -> No
     assert "$0.0000" in dry.stdout and not (tmp_path / "run").exists()
     prompt = run_cli("prompt", str(data), "-p", "tool-trajectory")
     assert prompt.returncode == 2 and "sends no prompt" in prompt.stderr
+
+
+def test_records_keep_trajectories_read_into_openai_format_and_count_each_call_once(
+    tmp_path: Path,
+) -> None:
+    """An SDK's dump (content null beside the calls) is kept as a judged run keeps it: read
+    into OpenAI's format; arguments that are not JSON are counted once per call."""
+    dumped = trajectory(GET, BOOK)
+    dumped[0] = {**dumped[0], "content": None}
+    broken = trajectory(GET)
+    broken[0]["tool_calls"][0]["function"]["arguments"] = '{"city": "Par'
+    rows = [{"id": "dumped", "response_trajectory": dumped},
+            {"id": "broken", "response_trajectory": broken}]  # fmt: skip
+    data = write_rows(tmp_path / "rows.jsonl", rows)
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--out", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    records = {
+        r["id"]: r for r in map(json.loads, (tmp_path / "run" / "results.jsonl").open())
+    }
+    assert records["dumped"]["fields"]["response_trajectory"][0]["content"] == ""
+    assert records["dumped"]["scores"]["trajectory_match"] == 1
+    assert records["broken"]["fields"]["response_trajectory"] == broken
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["unparsed_tool_arguments"] == 1

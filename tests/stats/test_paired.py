@@ -13,6 +13,7 @@ from chatjudge.stats import (
     decide,
     mde80,
     paired_difference,
+    paired_ratio_difference,
     power,
     rows_to_decide,
     sign_test,
@@ -427,3 +428,52 @@ def test_mde_and_rows_to_decide_never_zero_on_equal_differences() -> None:
     assert rows_to_decide(scores, 0.0, "better", (-2.0, 2.0)) == 10
     # below the boundary: the count that makes a fail, mirrored against the top of the range
     assert rows_to_decide(_diff(-0.5, 0.0, 3), 0.0, "better", (-0.5, 0.5)) == 6
+
+
+def _calls(rng: np.random.Generator, n: int, p: float) -> np.ndarray:
+    """Per row (matched, made): 0 to 6 calls made, each matched with probability `p`."""
+    made = rng.integers(0, 7, n).astype(float)
+    return np.column_stack([rng.binomial(made.astype(int), p), made])
+
+
+def test_a_ratio_difference_is_the_difference_of_the_runs_ratios_by_hand() -> None:
+    cand = np.array([[2, 4], [2, 2], [2, 2], [1, 1], [1, 1]], dtype=float)
+    base = np.array([[2, 2], [1, 4], [1, 1], [0, 1], [0, 0]], dtype=float)
+    diff = paired_ratio_difference(cand, base)
+    assert diff.value == pytest.approx(8 / 10 - 4 / 8)  # not the rows' ratios' mean
+    assert diff.method == "ratio-cluster-bootstrap" and (diff.n_units, diff.n_rows) == (5, 5)
+    assert diff.small is not None and diff.small.rule == "unguarded"  # nothing bounds a row
+    # the delta method's SE, from each row's linearised share of Δ
+    linear = (cand[:, 0] - 0.8 * cand[:, 1]) / 2 - (base[:, 0] - 0.5 * base[:, 1]) / 1.6
+    assert diff.se == pytest.approx(math.sqrt(np.sum(linear**2) / (5 * 4)))
+    swapped = paired_ratio_difference(base, cand)
+    assert swapped.value == pytest.approx(-diff.value)
+    assert swapped.ci95 == pytest.approx((-diff.ci95[1], -diff.ci95[0]))
+
+
+def test_a_ratio_difference_resamples_clusters_whole() -> None:
+    rng = np.random.default_rng(3)
+    cand, base = _calls(rng, 120, 0.7), _calls(rng, 120, 0.6)
+    clusters = np.repeat(np.arange(40), 3)
+    whole = paired_ratio_difference(cand, base, clusters)
+    summed = paired_ratio_difference(
+        cand.reshape(40, 3, 2).sum(axis=1), base.reshape(40, 3, 2).sum(axis=1)
+    )
+    assert (whole.n_units, whole.n_rows) == (40, 120)
+    assert whole.value == pytest.approx(summed.value)
+    assert whole.ci95 == pytest.approx(summed.ci95)
+    assert whole.se == pytest.approx(summed.se)
+
+
+def test_a_ratio_difference_on_a_large_sample_is_the_delta_method_interval() -> None:
+    rng = np.random.default_rng(11)
+    cand, base = _calls(rng, 3000, 0.72), _calls(rng, 3000, 0.7)
+    diff = paired_ratio_difference(cand, base)
+    half = stats.norm.ppf(0.975) * diff.se
+    assert diff.ci95[0] == pytest.approx(diff.value - half, abs=0.002)
+    assert diff.ci95[1] == pytest.approx(diff.value + half, abs=0.002)
+
+
+def test_a_ratio_with_no_denominator_in_a_run_is_refused() -> None:
+    with pytest.raises(ValueError, match="sum to more than 0"):
+        paired_ratio_difference(np.array([[1.0, 1.0], [0.0, 1.0]]), np.zeros((2, 2)))

@@ -151,12 +151,14 @@ def _slices(paired: Paired, by: str, margin: float, seed: int) -> list[GateSlice
     out = []
     for value in names:
         mask = values == value
+        if not paired.defined(mask):
+            continue  # a ratio over no call in a run (no precision where none was made)
         n = int(mask.sum())
         clusters = paired.clusters[mask] if paired.clusters is not None else None
         units = len(set(clusters)) if clusters is not None else n
         method = None
         if units < 2:
-            delta = float(np.mean(paired.candidate[mask] - paired.baseline[mask]))
+            delta = paired.point(mask)
             ci: list[float] | None = None
         else:
             d = paired.difference(mask, -margin, level, seed)
@@ -178,7 +180,7 @@ def _slices(paired: Paired, by: str, margin: float, seed: int) -> list[GateSlice
 def _noise(paired: Paired) -> GateNoise | None:
     """The judge-noise split, when rows hold several inner measurements."""
     inner = paired.candidate_inner + (paired.baseline_inner or [])
-    if max(len(a) for a in inner) < 2:
+    if paired.ratio or max(len(a) for a in inner) < 2:  # a ratio is no mean of its rows
         return None
     split = noise_split(paired.candidate_inner, paired.baseline_inner)
     if split is None:

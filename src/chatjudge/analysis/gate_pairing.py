@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from chatjudge.analysis.gate_units import RunRows, field_value
+from chatjudge.analysis.gate_units import Row, RunRows, field_value
 from chatjudge.errors import UsageError
 from chatjudge.protocols import Protocol
-from chatjudge.stats.paired import Difference, paired_difference
+from chatjudge.stats.paired import Difference, paired_difference, paired_ratio_difference
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,10 @@ class Paired:
     rows: list[dict[str, Any]]  # each pair's fields (the candidate's)
     bounds: tuple[float, float] | None = None  # the range of one row's difference
     three_point: bool = False  # every row's difference is -a, 0 or a (no clusters)
+    # a ratio metric: each row's (numerator, denominator), n x 2 per run; Δ is then the
+    # difference of the runs' ratios ΣN/ΣD, and `candidate`/`baseline` are unused
+    candidate_parts: np.ndarray | None = None
+    baseline_parts: np.ndarray | None = None
 
     def difference(
         self, mask: np.ndarray | None, boundary: float, level: float, seed: int
@@ -38,6 +42,14 @@ class Paired:
         """The paired difference over the rows in `mask` (all: None), guarded for a
         small sample as a decision at `boundary` needs."""
         keep = slice(None) if mask is None else mask
+        if self.candidate_parts is not None and self.baseline_parts is not None:
+            return paired_ratio_difference(
+                self.candidate_parts[keep],
+                self.baseline_parts[keep],
+                self.clusters[keep] if self.clusters is not None else None,
+                level=level,
+                seed=seed,
+            )
         return paired_difference(
             self.candidate[keep],
             self.baseline[keep],
@@ -48,6 +60,25 @@ class Paired:
             boundary=boundary,
             three_point=self.three_point,
         )
+
+    def point(self, mask: np.ndarray) -> float:
+        """Δ over the rows in `mask`, without an interval (a slice of one unit)."""
+        if self.candidate_parts is not None and self.baseline_parts is not None:
+            (nc, dc), (nb, db) = self.candidate_parts[mask].sum(0), self.baseline_parts[mask].sum(0)
+            return float(nc / dc - nb / db)
+        return float(np.mean(self.candidate[mask] - self.baseline[mask]))
+
+    def defined(self, mask: np.ndarray) -> bool:
+        """Whether Δ has a value over the rows in `mask`: a ratio's denominators sum to
+        more than 0 in both runs there (a mean always has one)."""
+        if self.candidate_parts is None or self.baseline_parts is None:
+            return True
+        return bool(self.candidate_parts[mask, 1].sum() and self.baseline_parts[mask, 1].sum())
+
+    @property
+    def ratio(self) -> bool:
+        """Whether Δ is a difference of ratio estimators (a micro metric)."""
+        return self.candidate_parts is not None
 
 
 def pair(
@@ -70,6 +101,9 @@ def pair(
         }
     rows = [cand.rows[i] for i in ids]
     base_rows = [base.rows[i] for i in ids] if base is not None else []
+    ratio = any(r.parts is not None for r in cand.rows.values())
+    if ratio and base is None:
+        raise UsageError("a ratio metric compares two runs: pass --baseline DIR --candidate DIR")
     units = [r.unit for r in rows]
     if cluster is not None:
         clusters: np.ndarray | None = np.array(
@@ -79,6 +113,8 @@ def pair(
         clusters = np.array(units)
     else:
         clusters = None
+    cand_parts = _parts(rows) if ratio else None
+    base_parts = _parts(base_rows) if ratio else None
     paired = Paired(
         ids=ids,
         candidate=np.array([r.value for r in rows], dtype=float),
@@ -97,8 +133,22 @@ def pair(
         three_point=clusters is None
         and all(len(r.inner) == 1 for r in [*rows, *base_rows])
         and _three_point(cand, base),
+        candidate_parts=cand_parts,
+        baseline_parts=base_parts,
     )
+    if cand_parts is not None and base_parts is not None and not (
+        cand_parts[:, 1].sum() and base_parts[:, 1].sum()
+    ):
+        raise UsageError(
+            "a ratio metric's denominators sum to 0 over the paired rows of a run (no call "
+            "made or expected): it has no value to compare"
+        )
     return paired, counts
+
+
+def _parts(rows: list[Row]) -> np.ndarray:
+    """Each row's (numerator, denominator), n x 2."""
+    return np.array([r.parts for r in rows], dtype=float).reshape(len(rows), 2)
 
 
 def _bounds(cand: RunRows, base: RunRows | None) -> tuple[float, float] | None:

@@ -24,6 +24,7 @@ from chatjudge.analysis.gate_units import (
     PREFERENCE,
     check_metric,
     field_value,
+    is_ratio,
     read_rows,
     source_id,
 )
@@ -80,6 +81,11 @@ def gate_sequential(
         raise UsageError(
             f"--sequential judges rows in batches, not whole tasks: gate {name} on finished "
             "runs (--baseline DIR --candidate DIR)"
+        )
+    if is_ratio(proto, name):
+        raise UsageError(
+            f"--sequential bounds a mean of row differences; {name} is a ratio over all "
+            "rows (micro): gate it on finished runs (--baseline DIR --candidate DIR)"
         )
     cand_rows = _rows(data, proto)
     base_rows = _rows(baseline_data, proto) if baseline_data is not None else None

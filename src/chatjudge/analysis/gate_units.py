@@ -7,7 +7,9 @@ counted from the candidate's side (1, a tie 1/2, 0). Tries of one task (rows sha
 `task_id`; rows of `simulate`/`generate --samples K`, ids `<id>#<k>` with a `sample`
 field) belong to their task: that is the unit the interval resamples, never the try.
 For `<metric>_pass_hat_<k>` (and `_pass_at_<k>`) the gate's rows are the tasks
-themselves: each task's estimate from its tries, paired by task between the runs.
+themselves: each task's estimate from its tries, paired by task between the runs. A
+ratio metric (`MetricSpec.denominator`, micro) keeps each row's numerator and
+denominator, for the difference of the runs' ratios.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from chatjudge.protocols import Protocol, get_protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
 from chatjudge.rundir import iter_results, read_run_info, read_summary
 from chatjudge.stats.passk import pass_at, pass_hat, succeeded
-from chatjudge.summarize.run import metric_value
+from chatjudge.summarize.run import metric_parts, metric_value
 from chatjudge.summarize.tries import PASS_HAT, parse_passk, task_of, zero_one_metrics
 
 PREFERENCE = "preference"  # pairwise: the candidate's preference rate, ties counting half
@@ -57,6 +59,9 @@ class Row:
     ok: bool
     inner: tuple[float, ...]  # one value per (judge, sample); empty when failed
     fields: dict[str, Any]
+    # a ratio metric's (numerator, denominator), each the mean over (judge, sample): the
+    # gate compares ΣN/ΣD over the paired rows, not the mean of the rows' own ratios
+    parts: tuple[float, float] | None = None
 
     @property
     def value(self) -> float:
@@ -149,10 +154,12 @@ def metric_scale(protocol: Protocol, metric: str) -> Scale | None:
     """The range (and the values, when few) of one measurement of `metric`: a vote 0,
     1/2 or 1; a choice's share 0 or 1; a score's declared range, offset and scaled,
     whose two ends are its only values when it is an integer from k to k + 1. None for a
-    metric reading a choice as a number (nothing bounds it)."""
+    metric reading a choice as a number, or a ratio metric (nothing bounds a row)."""
     spec = _spec(protocol, metric)
     if spec is None:
         return Scale(0.0, 1.0, (0.0, 0.5, 1.0))
+    if spec.denominator:
+        return None
     if spec.equals is not None:
         return Scale(0.0, 1.0, (0.0, 1.0))
     score = next((s for s in protocol.scores if s.name == spec.source), None)
@@ -191,8 +198,32 @@ def read_rows(
             fields = {**extra, **fields}
         ok = record.status == "ok"
         inner = tuple(inner_values(protocol, metric, record.calls)) if ok else ()
-        run.rows[item_id] = Row(item_id, unit, ok and bool(inner), inner, fields)
+        parts = ratio_parts(protocol, metric, record.calls) if ok and inner else None
+        run.rows[item_id] = Row(item_id, unit, ok and bool(inner), inner, fields, parts)
     return run
+
+
+def is_ratio(protocol: Protocol, metric: str) -> bool:
+    """Whether `metric` is a ratio over all rows (micro), not a mean of row values."""
+    spec = _spec(protocol, metric) if parse_passk(metric) is None else None
+    return spec is not None and bool(spec.denominator)
+
+
+def ratio_parts(
+    protocol: Protocol, metric: str, calls: Sequence[CallRecord]
+) -> tuple[float, float] | None:
+    """A ratio metric's (numerator, denominator) of one item, each the mean over its
+    calls; (0, 0) when no call has a numerator (it adds nothing, as in the summary).
+    None for a metric that is not a ratio."""
+    spec = _spec(protocol, metric)
+    if spec is None or not spec.denominator:
+        return None
+    found = [metric_parts(spec, c.scores) for c in calls]
+    counted = [(top, bottom) for top, bottom in found if not math.isnan(top)]
+    if not counted:
+        return 0.0, 0.0
+    tops, bottoms = zip(*counted, strict=True)
+    return float(np.mean(tops)), float(np.mean(bottoms))
 
 
 def source_id(item_id: str, fields: dict[str, Any]) -> str:

@@ -134,11 +134,13 @@ def iter_items(
     view: JudgeView = DEFAULT_VIEW,
     skip: frozenset[int] = frozenset(),
     as_written: bool = False,
+    read_tools: bool = True,
 ) -> Iterator[Item]:
     """Yield items of an already validated source, rendering their fields once as `view`
     shows them to a judge; `skip`: the row numbers validation left out; `as_written`:
     validation found that every row's message lists read as they are written
-    (`Validation.read_as_written`), so they are not read again."""
+    (`Validation.read_as_written`), so they are not read again. `read_tools=False` leaves
+    each row as written, without tools (a deterministic scorer reads what it needs)."""
     names = [f.name for f in fields]
     conversations = [f.name for f in fields if f.conversation]
     rows = _limited(source, limit)
@@ -147,13 +149,16 @@ def iter_items(
     for index, raw in enumerate(rows):
         data = raw.data
         assert data is not None, "iter_items needs a validated source"
-        columns = (column_of(n, data) for n in conversations)
-        tools = read_row_tools(data, columns, as_written=as_written)
-        if tools.columns:  # read into another shape: the caller's row is left as it was
-            data = {**data, **tools.columns}
+        defined: list[dict[str, Any]] = []
+        if read_tools:
+            columns = (column_of(n, data) for n in conversations)
+            tools = read_row_tools(data, columns, as_written=as_written)
+            if tools.columns:  # read into another shape: the caller's row is left as it was
+                data = {**data, **tools.columns}
+            defined = tools.tools
         values = {n: data.get(column_of(n, data)) for n in names}
-        text = judge_texts(fields, data, view, tools.tools)
-        yield Item(index, raw.number, id_of(data, raw.number), values, text, data, tools.tools)
+        text = judge_texts(fields, data, view, defined)
+        yield Item(index, raw.number, id_of(data, raw.number), values, text, data, defined)
 
 
 def id_of(data: dict[str, Any], number: int) -> str:

@@ -49,6 +49,7 @@ def read_row_tools(
     called: dict[str, None] = {}
     names = [name for name in conversations if type(data.get(name)) is list]
     names += [name for name in TRAJECTORIES if data.get(name) is not None]
+    names = list(dict.fromkeys(names))  # once: a protocol's conversation may be the trajectory
     if not as_written:
         for name in names:
             _read(read, called, name, data)

@@ -8,6 +8,7 @@ usable with 100,000 items. Items are streamed from `results.jsonl` into the file
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import tempfile
@@ -102,8 +103,13 @@ def json_for_script(value: Any) -> Markup:
 
 
 def _script_json(value: Any) -> str:
-    text = jsoncodec.dumps(value).decode()
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return _script_bytes(value).decode()
+
+
+def _script_bytes(value: Any) -> bytes:
+    """`_script_json`'s UTF-8: `<`, `>` and `&` are never a byte of a longer character."""
+    text = jsoncodec.dumps(value)
+    return text.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
 
 
 class ReportBuilder:
@@ -119,27 +125,28 @@ class ReportBuilder:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.stats = ResultStats()
         # Closed by finish() or close(): the spool outlives this constructor on purpose.
-        self._spool: IO[str] = tempfile.TemporaryFile(  # noqa: SIM115
-            "w+", encoding="utf-8", dir=self.run_dir
-        )
-        self._spool.write("[")
-        self._sep = ""
+        # Bytes as orjson writes them: no decoding and encoding again per item (issue 31).
+        self._spool: IO[bytes] = tempfile.TemporaryFile(dir=self.run_dir)  # noqa: SIM115
+        self._spool.write(b"[")
+        self._sep = b""
 
     def add(self, item: dict[str, Any]) -> None:
         """Count and spool one results record."""
         self.stats.add(item)
-        self._spool.write(self._sep)  # plain str: the spool is Markup only when read back
-        self._spool.write(_script_json(slim_item(item)))
-        self._sep = ","
+        self._spool.write(self._sep)  # plain bytes: the spool is Markup only when read back
+        self._spool.write(_script_bytes(slim_item(item)))
+        self._sep = b","
 
     def finish(self, summary: dict[str, Any]) -> Path:
         """Write `run_dir/report.html` with `summary` and every item added; return its path."""
         try:
-            self._spool.write("]")
+            self._spool.write(b"]")
             self._spool.seek(0)
-            # 64 K characters at a time: each chunk is copied a few times on its way to the
-            # file (escaped, encoded), and a larger one would set a large run's peak memory.
-            chunks = (Markup(c) for c in iter(partial(self._spool.read, 1 << 16), ""))
+            # 64 KB at a time: each chunk is copied a few times on its way to the file
+            # (decoded, encoded), and a larger one would set a large run's peak memory. The
+            # decoder keeps a character cut at a chunk's end for the next.
+            decode = codecs.getincrementaldecoder("utf-8")().decode
+            chunks = (Markup(decode(c)) for c in iter(partial(self._spool.read, 1 << 16), b""))
             return _write_page(summary, self.stats, chunks, self.run_dir / REPORT)
         finally:
             self.close()

@@ -125,15 +125,22 @@ class Engine:
         progress = RunProgress(self.n_rows, enabled=config.progress, label="scoring")
         write_json(self.out_dir / RUN_INFO, self.run_info())
         Store(self.out_dir / STORE).close()  # empty: a run directory has one (`merge` reads it)
-        items = share(
-            iter_items(self.source, (), limit=config.run.limit, skip=self.validation.skipped_rows),
-            of(config.run.shard),
+        rows = iter_items(
+            self.source,
+            (),
+            limit=config.run.limit,
+            skip=self.validation.skipped_rows,
+            read_tools=False,  # validation checked them; scoring reads only the trajectory
         )
+        items = share(rows, of(config.run.shard))
         match = config.run.match
         with (self.out_dir / RESULTS).open("wb") as out, progress:
             folder = Folder(self.protocol, [judge], summary, progress, out, on_item)
             for item in items:
-                folder.write(scored_record(item, judge, score_row(item.data, match)))
+                scored = score_row(item.data, match)
+                if scored.columns:
+                    item.data = {**item.data, **scored.columns}
+                folder.write(scored_record(item, judge, scored))
         cost = command_cost({})
         built = summary.build(
             Usage().as_dict(),

@@ -129,13 +129,14 @@ def maximum_pairs(ok: list[list[bool]], n_actual: int) -> list[tuple[int, int]]:
             by_actual[j] += one
     if forced and max(by_actual) <= 1:
         return [(i, row.index(True)) for i, row in enumerate(ok) if True in row]
-    import numpy as np
     from scipy.optimize import linear_sum_assignment
 
-    accepted = np.array(ok, dtype=bool)
-    rows, columns = np.indices(accepted.shape)
+    # the weights in Python: numpy's set-up costs more than these few cells (issue 31)
     size = len(ok) + n_actual
-    nearness = (1 - np.abs(rows - columns) / size) / (min(accepted.shape) + 1)
-    weights = np.where(accepted, 1 + nearness, 0.0)
+    share = min(len(ok), n_actual) + 1
+    weights = [
+        [1 + (1 - abs(i - j) / size) / share if one else 0.0 for j, one in enumerate(row)]
+        for i, row in enumerate(ok)
+    ]
     chosen = linear_sum_assignment(weights, maximize=True)
-    return [(int(i), int(j)) for i, j in zip(*chosen, strict=True) if accepted[i, j]]
+    return [(int(i), int(j)) for i, j in zip(*chosen, strict=True) if ok[i][j]]

@@ -12,7 +12,7 @@ counts in the macro means of the others only); and the counts `matched_calls`,
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -41,13 +41,20 @@ class Scored:
     # What the report shows: `match` (the mode), `matched` (bool), `expected` and `actual`
     # calls ({"name", "arguments"}), `pairs` ([expected index, actual index]), `left_at`.
     comparison: dict[str, Any]
+    # the trajectory's column read into OpenAI's format, where it was written otherwise:
+    # the record keeps it so, as a judged run's does
+    columns: dict[str, Any] = field(default_factory=dict)
 
 
 def score_row(row: dict[str, Any], default_match: MatchMode) -> Scored:
     """Score a validated row (`chatjudge.data.validate` found nothing wrong with it)."""
     expected, _ = read_expected_calls(row.get(EXPECTED_TOOL_CALLS))
     mode, _ = read_match(row.get("match"), default_match)
-    calls = actual_calls(_messages(row.get(column_of(TRAJECTORY, row))))
+    column = column_of(TRAJECTORY, row)
+    given = row.get(column)
+    messages = _messages(given)
+    read = read_conversation(messages, count_unparsed=False).messages if messages else messages
+    calls = _calls(read)
     pairing = pair_calls(expected, calls, mode)
     matched, made, wanted = len(pairing.pairs), len(calls), len(expected)
     scores = {
@@ -70,7 +77,8 @@ def score_row(row: dict[str, Any], default_match: MatchMode) -> Scored:
         "left_at": pairing.left_at,
     }
     text = rationale(mode, pairing, shown_expected, shown_actual)
-    return Scored(scores, {"trajectory": text}, comparison)
+    columns = {column: read} if type(given) is list and read is not given else {}
+    return Scored(scores, {"trajectory": text}, comparison, columns)
 
 
 def actual_calls(messages: list[Any]) -> list[tuple[str, Any]]:
@@ -80,6 +88,11 @@ def actual_calls(messages: list[Any]) -> list[tuple[str, Any]]:
     if not all(type(m) is dict and type(m.get("content")) is not list and "parts" not in m
                for m in messages):  # fmt: skip
         messages = read_conversation(messages).messages
+    return _calls(messages)
+
+
+def _calls(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """The calls of messages in OpenAI's format."""
     calls: list[tuple[str, Any]] = []
     for message in messages:
         for call in message.get("tool_calls") or ():
