@@ -32,6 +32,7 @@ MODULES_NOT_ON_A_RUN = (
     *("chatjudge.analysis", "chatjudge.merge", "chatjudge.produce", "chatjudge.traces"),
     *("chatjudge.report.gate_section", "chatjudge.report.gate_text"),
     *("chatjudge.stats.ratings", "chatjudge.stats.reliability", "chatjudge.stats.sequential"),
+    *("chatjudge.trajectories", "chatjudge.stats.passk", "chatjudge.otel"),  # other runs' own
     "krippendorff",
     "numpy.ma",  # np.percentile's, in the bootstrap's intervals
     "rich.progress",  # the bar, drawn on a terminal only

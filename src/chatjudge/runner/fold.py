@@ -10,7 +10,7 @@ bar count it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from chatjudge import jsoncodec
 from chatjudge.calls import RunProgress
@@ -20,7 +20,9 @@ from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.aggregate import reduce_calls
 from chatjudge.runner.plan import ItemState
 from chatjudge.summarize.run import SummaryBuilder, count
-from chatjudge.trajectories import Scored
+
+if TYPE_CHECKING:  # a deterministic protocol's scores: its module only with such a run
+    from chatjudge.trajectories import Scored
 
 OnItem = Callable[[dict[str, Any]], None]
 

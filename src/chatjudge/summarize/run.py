@@ -17,7 +17,6 @@ from chatjudge.formats.cost import Cost
 from chatjudge.formats.summary import PassKRecord, Summary
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec, Protocol
 from chatjudge.stats import bootstrap_metrics, bootstrap_ratios
-from chatjudge.stats.passk import count_tries, pass_k, succeeded
 from chatjudge.stats.style import StyleControl, response_text, style_control, style_counts
 from chatjudge.summarize.tries import PASS_AT, PASS_HAT, passk_name, task_of, zero_one_metrics
 
@@ -189,6 +188,8 @@ class SummaryBuilder:
         specs = zero_one_metrics(self.protocol)
         if not self._tasks or not specs:
             return None
+        from chatjudge.stats.passk import count_tries, pass_k, succeeded  # only with tries
+
         order = np.frombuffer(self._order, dtype=np.int64)
         by_index = np.argsort(order, kind="stable")
         tasks = self._tasks
