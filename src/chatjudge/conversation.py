@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from chatjudge import jsoncodec
-from chatjudge.expected_calls import render_expected_calls
 from chatjudge.fields import EXPECTED_TOOL_CALLS, TOOLS, TRAJECTORY, FieldSpec, column_of
 from chatjudge.messages import text_of, tool_calls_of
 from chatjudge.types import Message
@@ -130,6 +129,8 @@ def judge_texts(
             texts[spec.name] = render_tools(tools)
             continue
         if spec.name == EXPECTED_TOOL_CALLS:
+            from chatjudge.expected_calls import render_expected_calls  # that slot's only
+
             texts[spec.name] = render_expected_calls(row.get(spec.name))
             continue
         value = row.get(column_of(spec.name, row))

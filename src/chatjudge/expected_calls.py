@@ -25,13 +25,12 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from chatjudge import jsoncodec
+from chatjudge.types import DEFAULT_MATCH, MatchMode
 
-MatchMode = Literal["exact", "in-order", "any-order", "superset", "subset"]
 MATCH_MODES: tuple[str, ...] = get_args(MatchMode)
-DEFAULT_MATCH: MatchMode = "exact"
 _KEYS = ("name", "arguments", "compare", "extra_arguments")
 _KEYS_SET = frozenset(_KEYS)
 _NAMED = ("exact", "subset", "ignore")

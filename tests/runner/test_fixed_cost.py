@@ -32,7 +32,8 @@ MODULES_NOT_ON_A_RUN = (
     *("chatjudge.analysis", "chatjudge.merge", "chatjudge.produce", "chatjudge.traces"),
     *("chatjudge.report.gate_section", "chatjudge.report.gate_text"),
     *("chatjudge.stats.ratings", "chatjudge.stats.reliability", "chatjudge.stats.sequential"),
-    *("chatjudge.trajectories", "chatjudge.stats.passk", "chatjudge.otel"),  # other runs' own
+    *("chatjudge.trajectories", "chatjudge.expected_calls", "chatjudge.stats.passk"),
+    "chatjudge.otel",
     "krippendorff",
     "numpy.ma",  # np.percentile's, in the bootstrap's intervals
     "rich.progress",  # the bar, drawn on a terminal only

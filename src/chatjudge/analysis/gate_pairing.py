@@ -136,8 +136,10 @@ def pair(
         candidate_parts=cand_parts,
         baseline_parts=base_parts,
     )
-    if cand_parts is not None and base_parts is not None and not (
-        cand_parts[:, 1].sum() and base_parts[:, 1].sum()
+    if (
+        cand_parts is not None
+        and base_parts is not None
+        and not (cand_parts[:, 1].sum() and base_parts[:, 1].sum())
     ):
         raise UsageError(
             "a ratio metric's denominators sum to 0 over the paired rows of a run (no call "

@@ -8,7 +8,6 @@ from typing import Any
 
 from chatjudge.data.tools import read_row_tools
 from chatjudge.errors import Problem
-from chatjudge.expected_calls import read_expected_calls, read_match
 from chatjudge.fields import (
     EXPECTED_TOOL_CALLS,
     TOOLS,
@@ -94,6 +93,8 @@ NO_TOOLS = (
 
 def _expected_problems(number: int, value: Any, data: dict[str, Any]) -> list[Problem]:
     """An `expected_tool_calls` cell's problems, and its row's `match`."""
+    from chatjudge.expected_calls import read_expected_calls, read_match  # tool-trajectory's
+
     found = [Problem(number, EXPECTED_TOOL_CALLS, p) for p in read_expected_calls(value)[1]]
     problem = read_match(data.get("match"))[1]
     if problem is not None:

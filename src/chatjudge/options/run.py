@@ -9,7 +9,6 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees, JudgeView
-from chatjudge.expected_calls import DEFAULT_MATCH, MatchMode
 from chatjudge.options.declare import BASE_URL_PROVIDERS, OptionGroup, option
 from chatjudge.options.texts import (
     JUDGE_SEES_HELP,
@@ -20,7 +19,7 @@ from chatjudge.options.texts import (
     TOOLS_HELP,
 )
 from chatjudge.shards import Shard
-from chatjudge.types import GenerationSettings
+from chatjudge.types import DEFAULT_MATCH, GenerationSettings, MatchMode
 
 
 class RunOptions(OptionGroup):
