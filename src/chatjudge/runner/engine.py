@@ -133,11 +133,11 @@ class Engine:
             read_tools=False,  # validation checked them; scoring reads only the trajectory
         )
         items = share(rows, of(config.run.shard))
-        match = config.run.match
+        match, as_written = config.run.match, self.validation.read_as_written
         with (self.out_dir / RESULTS).open("wb") as out, progress:
             folder = Folder(self.protocol, [judge], summary, progress, out, on_item)
             for item in items:
-                scored = score_row(item.data, match)
+                scored = score_row(item.data, match, as_written=as_written)
                 if scored.columns:
                     item.data = {**item.data, **scored.columns}
                 folder.write(scored_record(item, judge, scored))

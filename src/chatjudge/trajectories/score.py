@@ -46,14 +46,18 @@ class Scored:
     columns: dict[str, Any] = field(default_factory=dict)
 
 
-def score_row(row: dict[str, Any], default_match: MatchMode) -> Scored:
-    """Score a validated row (`chatjudge.data.validate` found nothing wrong with it)."""
+def score_row(row: dict[str, Any], default_match: MatchMode, *, as_written: bool = False) -> Scored:
+    """Score a validated row (`chatjudge.data.validate` found nothing wrong with it);
+    `as_written`: validation found every row's message lists in OpenAI's shape as written
+    (`Validation.read_as_written`), so the trajectory is not read into it again."""
     expected, _ = read_expected_calls(row.get(EXPECTED_TOOL_CALLS))
     mode, _ = read_match(row.get("match"), default_match)
     column = column_of(TRAJECTORY, row)
     given = row.get(column)
     messages = _messages(given)
-    read = read_conversation(messages, count_unparsed=False).messages if messages else messages
+    read = messages
+    if messages and not (as_written and given is messages):
+        read = read_conversation(messages, count_unparsed=False).messages
     calls = _calls(read)
     pairing = pair_calls(expected, calls, mode)
     matched, made, wanted = len(pairing.pairs), len(calls), len(expected)
