@@ -40,7 +40,7 @@ from chatjudge.report.format import (
     is_share,
     metric_label,
 )
-from chatjudge.report.load import ResultStats, read_summary, slim_item
+from chatjudge.report.load import ResultStats, read_summary, slim_item, whole_item
 from chatjudge.report.sections import build_sections
 from chatjudge.report.terminal import cost_rows
 from chatjudge.rundir import REPORT, iter_results
@@ -108,7 +108,10 @@ def _script_json(value: Any) -> str:
 
 def _script_bytes(value: Any) -> bytes:
     """`_script_json`'s UTF-8: `<`, `>` and `&` are never a byte of a longer character."""
-    text = jsoncodec.dumps(value)
+    return _escaped(jsoncodec.dumps(value))
+
+
+def _escaped(text: bytes) -> bytes:
     return text.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
 
 
@@ -130,11 +133,15 @@ class ReportBuilder:
         self._spool.write(b"[")
         self._sep = b""
 
-    def add(self, item: dict[str, Any]) -> None:
-        """Count and spool one results record."""
+    def add(self, item: dict[str, Any], line: bytes | None = None) -> None:
+        """Count and spool one results record; `line`: its JSON as `results.jsonl` holds it,
+        spooled as it is where the page needs all of it (`whole_item`: no raw reply, as a
+        deterministic scorer's records), instead of being written again."""
         self.stats.add(item)
+        if line is None or not whole_item(item):
+            line = jsoncodec.dumps(slim_item(item))
         self._spool.write(self._sep)  # plain bytes: the spool is Markup only when read back
-        self._spool.write(_script_bytes(slim_item(item)))
+        self._spool.write(_escaped(line))
         self._sep = b","
 
     def finish(self, summary: dict[str, Any]) -> Path:
