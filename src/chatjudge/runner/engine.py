@@ -134,7 +134,8 @@ class Engine:
         )
         items = share(rows, of(config.run.shard))
         match, as_written = config.run.match, self.validation.read_as_written
-        with (self.out_dir / RESULTS).open("wb") as out, progress:
+        # a large buffer: a re-run scores everything again, no line is worth a write of its own
+        with (self.out_dir / RESULTS).open("wb", buffering=1 << 20) as out, progress:
             folder = Folder(self.protocol, [judge], summary, progress, out, on_item)
             for item in items:
                 scored = score_row(item.data, match, as_written=as_written)
