@@ -38,7 +38,7 @@ _NAMED = ("exact", "subset", "ignore")
 _MISSING = object()  # an argument the actual call does not have
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per row, and frozen costs 0.4 µs a time
 class Comparator:
     """How one expected argument is compared: `kind` is exact, subset, ignore, tolerance or
     regex; `tolerance` and `pattern` hold their parameter."""
@@ -73,7 +73,7 @@ class Comparator:
         return self.kind
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per row, and frozen costs 0.4 µs a time
 class ExpectedCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
@@ -121,11 +121,16 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, dict):
-        return (
-            isinstance(b, dict)
-            and a.keys() == b.keys()
-            and all(json_equal(v, b[k]) for k, v in a.items())
-        )
+        if not isinstance(b, dict) or a.keys() != b.keys():
+            return False
+        for k, v in a.items():  # a loop, not all(...): the usual arguments are a few texts
+            w = b[k]
+            if type(v) is str and type(w) is str:
+                if v != w:
+                    return False
+            elif not json_equal(v, w):
+                return False
+        return True
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(map(json_equal, a, b))
     if _number(a):
