@@ -172,7 +172,8 @@ def read_expected_calls(value: Any) -> tuple[list[ExpectedCall], list[str]]:
     problems: list[str] = []
     for number, entry in enumerate(value, 1):
         call, found = _read_call(entry)
-        problems.extend(f"call {number}: {p}" for p in found)
+        if found:
+            problems.extend(f"call {number}: {p}" for p in found)
         if call is not None:
             calls.append(call)
     return calls, problems
@@ -248,7 +249,7 @@ def _comparator(spec: Any) -> tuple[Comparator, str | None]:
     usage = 'use "exact", "subset", "ignore", {"tolerance": X} or {"regex": "..."}'
     if isinstance(spec, str):
         if spec in _NAMED:
-            return Comparator(spec), None
+            return _BY_NAME[spec], None
         return Comparator(), f"unknown comparator {spec!r} ({usage})"
     if isinstance(spec, dict) and len(spec) == 1:
         [(kind, parameter)] = spec.items()
@@ -264,6 +265,9 @@ def _comparator(spec: Any) -> tuple[Comparator, str | None]:
             except re.error as exc:
                 return Comparator(), f"regex {parameter!r} does not compile: {exc}"
     return Comparator(), f"unknown comparator {spec!r} ({usage})"
+
+
+_BY_NAME = {name: Comparator(name) for name in _NAMED}  # shared: a comparator is never changed
 
 
 def render_expected_calls(value: Any) -> str:
