@@ -114,25 +114,28 @@ def rationale(
 ) -> str:
     """The item's rationale: the verdict, then the matched, missed and extra calls, and the
     step where the trajectory left the expected one."""
-    paired_actual = {j for _, j in pairing.pairs}
-    paired_expected = {i for i, _ in pairing.pairs}
-    missed = [e for i, e in enumerate(expected) if i not in paired_expected]
-    extra = [(j, a) for j, a in enumerate(actual) if j not in paired_actual]
+    pairs = pairing.pairs
+    missed: list[dict[str, Any]] = []  # none where every expected call was made (the usual)
+    if len(pairs) < len(expected):
+        paired_expected = {i for i, _ in pairs}
+        missed = [e for i, e in enumerate(expected) if i not in paired_expected]
+    extra: list[tuple[int, dict[str, Any]]] = []
+    if len(pairs) < len(actual):
+        paired_actual = {j for _, j in pairs}
+        extra = [(j, a) for j, a in enumerate(actual) if j not in paired_actual]
     verdict = "matches" if pairing.match else "does not match"
     lines = [
-        f"match {mode}: the trajectory {verdict} ({len(pairing.pairs)} of {len(expected)} "
+        f"match {mode}: the trajectory {verdict} ({len(pairs)} of {len(expected)} "
         f"expected call(s) made, {len(missed)} missed, {len(extra)} extra, "
         f"{len(actual)} call(s) in all)."
     ]
-    if pairing.pairs:
-        lines.append(
-            "matched: "
-            + "; ".join(f"{_call(expected[i])} at call {j + 1}" for i, j in pairing.pairs)
-        )
+    if pairs:  # lists, not generators, joined: a join makes a list of a generator first
+        matched = [f"{_call(expected[i])} at call {j + 1}" for i, j in pairs]
+        lines.append("matched: " + "; ".join(matched))
     if missed:
-        lines.append("missed: " + "; ".join(_call(e) for e in missed))
+        lines.append("missed: " + "; ".join([_call(e) for e in missed]))
     if extra:
-        lines.append("extra: " + "; ".join(f"call {j + 1} {_call(a)}" for j, a in extra))
+        lines.append("extra: " + "; ".join([f"call {j + 1} {_call(a)}" for j, a in extra]))
     if pairing.left_at is not None:
         lines.append(_left(pairing.left_at, actual))
     return "\n".join(lines)
