@@ -4,7 +4,7 @@ written here (and by the CLI), not below."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from chatjudge.formats.alignment import Alignment
     from chatjudge.formats.analyses import Gate
     from chatjudge.otel import Exported
+    from chatjudge.runner.fold import OnItem
 
 
 @dataclass
@@ -154,7 +155,7 @@ def gate(
     return result
 
 
-def run_sync(engine: Engine, on_item: Callable[[dict[str, Any]], None] | None = None) -> Any:
+def run_sync(engine: Engine, on_item: OnItem | None = None) -> Any:
     """Run the engine to completion from sync code, even where an event loop is running."""
     return sync.run_sync(engine.run(on_item))
 

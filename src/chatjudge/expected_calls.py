@@ -37,7 +37,7 @@ _NAMED = ("exact", "subset", "ignore")
 _MISSING = object()  # an argument the actual call does not have
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per row, and frozen costs 0.4 µs a time
 class Comparator:
     """How one expected argument is compared: `kind` is exact, subset, ignore, tolerance or
     regex; `tolerance` and `pattern` hold their parameter."""
@@ -72,7 +72,7 @@ class Comparator:
         return self.kind
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per row, and frozen costs 0.4 µs a time
 class ExpectedCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
@@ -120,11 +120,16 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, dict):
-        return (
-            isinstance(b, dict)
-            and a.keys() == b.keys()
-            and all(json_equal(v, b[k]) for k, v in a.items())
-        )
+        if not isinstance(b, dict) or a.keys() != b.keys():
+            return False
+        for k, v in a.items():  # a loop, not all(...): the usual arguments are a few texts
+            w = b[k]
+            if type(v) is str and type(w) is str:
+                if v != w:
+                    return False
+            elif not json_equal(v, w):
+                return False
+        return True
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(map(json_equal, a, b))
     if _number(a):
@@ -166,7 +171,8 @@ def read_expected_calls(value: Any) -> tuple[list[ExpectedCall], list[str]]:
     problems: list[str] = []
     for number, entry in enumerate(value, 1):
         call, found = _read_call(entry)
-        problems.extend(f"call {number}: {p}" for p in found)
+        if found:
+            problems.extend(f"call {number}: {p}" for p in found)
         if call is not None:
             calls.append(call)
     return calls, problems
@@ -242,7 +248,7 @@ def _comparator(spec: Any) -> tuple[Comparator, str | None]:
     usage = 'use "exact", "subset", "ignore", {"tolerance": X} or {"regex": "..."}'
     if isinstance(spec, str):
         if spec in _NAMED:
-            return Comparator(spec), None
+            return _BY_NAME[spec], None
         return Comparator(), f"unknown comparator {spec!r} ({usage})"
     if isinstance(spec, dict) and len(spec) == 1:
         [(kind, parameter)] = spec.items()
@@ -258,6 +264,9 @@ def _comparator(spec: Any) -> tuple[Comparator, str | None]:
             except re.error as exc:
                 return Comparator(), f"regex {parameter!r} does not compile: {exc}"
     return Comparator(), f"unknown comparator {spec!r} ({usage})"
+
+
+_BY_NAME = {name: Comparator(name) for name in _NAMED}  # shared: a comparator is never changed
 
 
 def render_expected_calls(value: Any) -> str:

@@ -48,6 +48,9 @@ TRAJECTORY_COLUMNS = (TRAJECTORY, "response_trajectory", "chat")
 def column_of(name: str, row: Mapping[str, Any]) -> str:
     """The column a field `name` reads in `row`: the trajectory slot's first present column,
     any other field's own."""
-    if name == TRAJECTORY:
-        return next((c for c in TRAJECTORY_COLUMNS if row.get(c) is not None), TRAJECTORY)
+    if name == TRAJECTORY:  # a loop, not next(...): read for every row, twice
+        for column in TRAJECTORY_COLUMNS:
+            if row.get(column) is not None:
+                return column
+        return TRAJECTORY
     return name

@@ -73,3 +73,34 @@ def test_a_directory_without_a_summary_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="has no summary.json"):
         write_report(run)
     assert not (run / "report.html").exists()
+
+
+def test_a_results_line_is_spooled_as_written_only_where_the_page_needs_all_of_it(
+    tmp_path: Path,
+) -> None:
+    """`chatjudge run` hands the report each record with its results line: a record with no
+    raw reply (a deterministic scorer's) goes in as that line, escaped for the script
+    block; one with raw replies is slimmed as before."""
+    from chatjudge import jsoncodec
+    from chatjudge.report import ReportBuilder
+
+    run = write_pairwise_run(tmp_path / "pw")
+    judged = next(it for it in read_jsonl(run / "results.jsonl") if it["status"] == "ok")
+    assert any(c.get("raw") for c in judged["calls"])
+    scored = {
+        **judged,
+        "id": "scored",
+        "raw": None,
+        "rationale": {"trajectory": "matched: </script><b>x</b> & more"},
+        "calls": [{**c, "raw": None, "rationale": {}} for c in judged["calls"]],
+        "tool_calls": {"expected": [{"name": "f</script>", "arguments": {}}]},
+    }
+    builder = ReportBuilder(run)
+    for record in (judged, scored):
+        builder.add(record, jsoncodec.dumps(record))
+    html = builder.finish(json.loads((run / "summary.json").read_text("utf-8"))).read_text()
+    block = html.split('id="items-data">')[1].split("</script>")[0]
+    assert "f\\u003c/script\\u003e" in block and "\\u0026 more" in block
+    items = embedded_items(html)
+    assert items[0] == json.loads(json.dumps(slim_item(judged)))  # slimmed: no raw replies
+    assert items[1] == json.loads(jsoncodec.dumps(scored))  # the line itself, whole

@@ -76,6 +76,7 @@ def run(
     from chatjudge.options import RunConfig
 
     show_warnings()
+    collect_less_often()  # before the data is read: validation goes through every row too
     with refused_before_sending(data, "a judge"):
         config = RunConfig.from_options(option_values(options, "run"), progress=not quiet)
         engine = build_engine(
@@ -110,7 +111,6 @@ def _judge(engine: Engine) -> None:
     from chatjudge.report import ReportBuilder, summary_table
 
     builder = ReportBuilder(engine.out_dir)  # the page is built as items finish
-    collect_less_often()
     try:
         outcome = run_sync(engine, on_item=builder.add)
     except BudgetReachedError as exc:  # everything is written: the page too, then exit 4

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from chatjudge.conversation import DEFAULT_VIEW, JudgeView, judge_texts
-from chatjudge.data.sources import Source
+from chatjudge.data.sources import RawRow, Source
 from chatjudge.data.tools import read_row_tools
 from chatjudge.data.validate import RowCheck, check_row
 from chatjudge.errors import DataValidationError, Problem, UsageError
@@ -143,7 +143,7 @@ def iter_items(
     each row as written, without tools (a deterministic scorer reads what it needs)."""
     names = [f.name for f in fields]
     conversations = [f.name for f in fields if f.conversation]
-    rows = _limited(source, limit)
+    rows = _limited(source.validated(), limit)
     if skip:
         rows = (raw for raw in rows if raw.number not in skip)
     for index, raw in enumerate(rows):
@@ -167,8 +167,8 @@ def id_of(data: dict[str, Any], number: int) -> str:
     return str(item_id) if item_id is not None else str(number)
 
 
-def _limited(source: Source, limit: int | None) -> Iterator[Any]:
-    for i, raw in enumerate(source):
+def _limited(rows: Iterable[RawRow], limit: int | None) -> Iterator[Any]:
+    for i, raw in enumerate(rows):
         if limit is not None and i >= limit:
             return
         yield raw

@@ -37,7 +37,15 @@ class Source:
         self.columns: set[str] = set()  # columns seen so far (kept only with a column map)
 
     def __iter__(self) -> Iterator[RawRow]:
-        rows = _rows(self._data)
+        return self._renamed(_rows(self._data))
+
+    def validated(self) -> Iterator[RawRow]:
+        """The rows again once validation has read them: a JSONL line is not measured
+        for depth again (a row nested too deep is invalid: it is left out or stops the
+        run), which costs a third of decoding it."""
+        return self._renamed(_rows(self._data, checked=True))
+
+    def _renamed(self, rows: Iterator[RawRow]) -> Iterator[RawRow]:
         if not self.column_map:
             return rows
         return (self._rename(r) for r in rows)
@@ -87,7 +95,7 @@ def _kind(path: Path) -> str | None:
     }.get(suffix)
 
 
-def _rows(data: Any) -> Iterator[RawRow]:
+def _rows(data: Any, *, checked: bool = False) -> Iterator[RawRow]:
     if isinstance(data, list):
         for i, rec in enumerate(data, 1):
             yield RawRow(i, rec) if isinstance(rec, dict) else RawRow(i, None, _not_object(rec))
@@ -98,7 +106,7 @@ def _rows(data: Any) -> Iterator[RawRow]:
     path = Path(data)
     kind = _kind(path)
     if kind == "jsonl":
-        yield from _jsonl_rows(path)
+        yield from _jsonl_rows(path, None if checked else jsoncodec.INPUT_DEPTH)
     elif kind == "csv":
         yield from _csv_rows(path)
     else:
@@ -109,15 +117,13 @@ def _not_object(value: Any) -> str:
     return f"expected an object with named fields, got {type(value).__name__}"
 
 
-def _jsonl_rows(path: Path) -> Iterator[RawRow]:
+def _jsonl_rows(path: Path, max_depth: int | None) -> Iterator[RawRow]:
     with path.open("rb") as fh:
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                rec = jsoncodec.loads(
-                    line, parse_constant=_missing, max_depth=jsoncodec.INPUT_DEPTH
-                )
+                rec = jsoncodec.loads(line, parse_constant=_missing, max_depth=max_depth)
             except ValueError as exc:  # bad bytes are told apart only here, off the hot path
                 yield RawRow(number, None, _not_utf8(line) or f"unparseable JSON line: {exc}")
                 continue

@@ -13,6 +13,7 @@ from chatjudge.row_messages import Conversation, read_conversation
 from chatjudge.tool_definitions import derived_tools, read_tools
 
 TOOLS = "tools"  # the optional column of tool definitions
+_TRAJECTORY_ROLES = ("assistant", "tool")
 # Optional columns holding what the assistant did in the judged turn (its tool calls, their
 # results, its final message), and the field holding that final message's text: the
 # baseline's (imported, or generated) and the candidate's (generated).
@@ -38,13 +39,18 @@ class RowTools:
 
 
 def read_row_tools(
-    data: dict[str, Any], conversations: Iterable[str], *, as_written: bool = False
+    data: dict[str, Any],
+    conversations: Iterable[str],
+    *,
+    as_written: bool = False,
+    define: bool = True,
 ) -> RowTools:
     """Read the row's `conversations` fields that hold message lists, its trajectory columns
     and its `tools`. A conversation that reads as it is written is not in `columns`.
     `as_written`: the row is valid and its message lists read as they are written (known
     from validation): they are taken as they are, only its `tools` are read (or derived
-    from the calls they hold)."""
+    from the calls they hold). `define=False`: definitions derived from the calls are
+    not built, only counted (`derived`): validation needs no more."""
     read = RowTools()
     called: dict[str, None] = {}
     names = [name for name in conversations if type(data.get(name)) is list]
@@ -62,7 +68,7 @@ def read_row_tools(
     if as_written:
         called = _called(data, names)
     if called:
-        read.tools, read.derived = derived_tools(called), True
+        read.tools, read.derived = (derived_tools(called) if define else []), True
     return read
 
 
@@ -103,12 +109,14 @@ def _trajectory_problems(
     compares)."""
     messages, final = trajectory.messages, data.get(final_field)
     origins = trajectory.origins or range(1, len(messages) + 1)
-    problems = [
-        f"message {number}: a trajectory holds the assistant's messages and tool results, "
-        f"not {m['role']} messages"
-        for m, number in zip(messages, origins, strict=True)
-        if m["role"] not in ("assistant", "tool")
-    ]
+    problems: list[str] = []
+    if not all(m["role"] in _TRAJECTORY_ROLES for m in messages):  # the usual case: all are
+        problems = [
+            f"message {number}: a trajectory holds the assistant's messages and tool results, "
+            f"not {m['role']} messages"
+            for m, number in zip(messages, origins, strict=True)
+            if m["role"] not in _TRAJECTORY_ROLES
+        ]
     last = messages[-1] if messages else None
     if (
         not problems

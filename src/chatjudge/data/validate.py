@@ -34,7 +34,8 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
     """Check one decoded row against `fields`, and its tool calls, trajectories and `tools`
     (`chatjudge.data.tools`) where it has them."""
     problems: list[Problem] = []
-    tools = read_row_tools(data, (column_of(f.name, data) for f in fields if f.conversation))
+    conversations = (column_of(f.name, data) for f in fields if f.conversation)
+    tools = read_row_tools(data, conversations, define=False)
     for spec in fields:
         if spec.name == TOOLS:  # read with the row's tool calls, or derived from them
             continue
@@ -74,9 +75,8 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
         problems.append(Problem(number, "id", f"expected a string or integer, got {item_id!r}"))
     for name, found in tools.problems.items():  # the trajectories' and `tools`'
         problems.extend(Problem(number, name, m) for m in found)
-    return RowCheck(
-        problems, tools.derived, tools.unparsed_arguments, bool(tools.tools), tools.reshaped
-    )
+    has_tools = bool(tools.tools) or tools.derived
+    return RowCheck(problems, tools.derived, tools.unparsed_arguments, has_tools, tools.reshaped)
 
 
 NO_TRAJECTORY = (

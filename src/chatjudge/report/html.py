@@ -40,12 +40,13 @@ from chatjudge.report.format import (
     is_share,
     metric_label,
 )
-from chatjudge.report.load import ResultStats, read_summary, slim_item
+from chatjudge.report.load import ResultStats, read_summary, slim_item, whole_item
 from chatjudge.report.sections import build_sections
 from chatjudge.report.terminal import cost_rows
 from chatjudge.rundir import REPORT, iter_results
 
 MAX_FILTER_VALUES = 20  # a score with more distinct values gets no value filter
+_BUFFER = 1 << 20  # the spool's write buffer: a large run's items (2 KB each) in fewer writes
 HINTS = {
     "interactivity": "mean score, 1 (low) to 3 (high)",
     "itr": "interactivity rate: mean of (score − 2.5) × 2, × 100",
@@ -108,8 +109,18 @@ def _script_json(value: Any) -> str:
 
 def _script_bytes(value: Any) -> bytes:
     """`_script_json`'s UTF-8: `<`, `>` and `&` are never a byte of a longer character."""
-    text = jsoncodec.dumps(value)
-    return text.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+    return _escaped(jsoncodec.dumps(value))
+
+
+def _escaped(text: bytes) -> bytes:
+    # most items hold none of the three: looking is cheaper than copying the text thrice
+    if b"<" in text:
+        text = text.replace(b"<", b"\\u003c")
+    if b">" in text:
+        text = text.replace(b">", b"\\u003e")
+    if b"&" in text:
+        text = text.replace(b"&", b"\\u0026")
+    return text
 
 
 class ReportBuilder:
@@ -126,15 +137,20 @@ class ReportBuilder:
         self.stats = ResultStats()
         # Closed by finish() or close(): the spool outlives this constructor on purpose.
         # Bytes as orjson writes them: no decoding and encoding again per item (issue 31).
-        self._spool: IO[bytes] = tempfile.TemporaryFile(dir=self.run_dir)  # noqa: SIM115
+        spool = tempfile.TemporaryFile(dir=self.run_dir, buffering=_BUFFER)  # noqa: SIM115
+        self._spool: IO[bytes] = spool
         self._spool.write(b"[")
         self._sep = b""
 
-    def add(self, item: dict[str, Any]) -> None:
-        """Count and spool one results record."""
+    def add(self, item: dict[str, Any], line: bytes | None = None) -> None:
+        """Count and spool one results record; `line`: its JSON as `results.jsonl` holds it,
+        spooled as it is where the page needs all of it (`whole_item`: no raw reply, as a
+        deterministic scorer's records), instead of being written again."""
         self.stats.add(item)
+        if line is None or not whole_item(item):
+            line = jsoncodec.dumps(slim_item(item))
         self._spool.write(self._sep)  # plain bytes: the spool is Markup only when read back
-        self._spool.write(_script_bytes(slim_item(item)))
+        self._spool.write(_escaped(line))
         self._sep = b","
 
     def finish(self, summary: dict[str, Any]) -> Path:

@@ -32,8 +32,11 @@ class ResultStats:
     def add(self, item: dict[str, Any]) -> None:
         self.n_items += 1
         self.status[item.get("status", "failed")] += 1
+        scores = self.scores
         for name, value in (item.get("scores") or {}).items():
-            counts = self.scores.setdefault(name, Counter())
+            counts = scores.get(name)
+            if counts is None:  # not setdefault: a Counter made per score per item costs
+                counts = scores[name] = Counter()
             if value is not None:  # null: the item has none (a precision over no call)
                 counts[value] += 1
         if item.get("consistent") is not None:
@@ -64,3 +67,14 @@ def slim_item(item: dict[str, Any]) -> dict[str, Any]:
         c if c.get("status") != "ok" else {k: v for k, v in c.items() if k != "raw"} for c in calls
     ]
     return slim
+
+
+def whole_item(item: dict[str, Any]) -> bool:
+    """Whether `slim_item` would leave out nothing but nulls and the format: no raw reply
+    anywhere, and its rationale written once (a deterministic scorer's record)."""
+    calls = item.get("calls") or []
+    return (
+        item.get("raw") is None
+        and all(c.get("raw") is None for c in calls)
+        and not (item.get("rationale") and any(c.get("rationale") for c in calls))
+    )

@@ -133,11 +133,12 @@ class Engine:
             read_tools=False,  # validation checked them; scoring reads only the trajectory
         )
         items = share(rows, of(config.run.shard))
-        match = config.run.match
-        with (self.out_dir / RESULTS).open("wb") as out, progress:
+        match, as_written = config.run.match, self.validation.read_as_written
+        # a large buffer: a re-run scores everything again, no line is worth a write of its own
+        with (self.out_dir / RESULTS).open("wb", buffering=1 << 20) as out, progress:
             folder = Folder(self.protocol, [judge], summary, progress, out, on_item)
             for item in items:
-                scored = score_row(item.data, match)
+                scored = score_row(item.data, match, as_written=as_written)
                 if scored.columns:
                     item.data = {**item.data, **scored.columns}
                 folder.write(scored_record(item, judge, scored))

@@ -24,7 +24,9 @@ from chatjudge.summarize.run import SummaryBuilder, count
 if TYPE_CHECKING:  # a deterministic protocol's scores: its module only with such a run
     from chatjudge.trajectories import Scored
 
-OnItem = Callable[[dict[str, Any]], None]
+# Sees each results record as it is written, and its line of `results.jsonl` (JSON bytes
+# without the newline), which the report can spool as it is (`ReportBuilder.add`).
+OnItem = Callable[[dict[str, Any], bytes], None]
 
 
 class Folder:
@@ -51,9 +53,10 @@ class Folder:
     def write(self, record: dict[str, Any]) -> None:
         """Write, hand over and count one item's record."""
         # Buffered: the store is the durable record, results.jsonl is rebuilt by a re-run.
-        self.out.write(jsoncodec.dumps(record) + b"\n")
+        line = jsoncodec.dumps(record)
+        self.out.write(line + b"\n")
         if self.on_item is not None:
-            self.on_item(record)
+            self.on_item(record, line)
         ok = count(self.summary, record)
         usage = record["usage"]
         self.progress.advance(failed=not ok, tokens=usage["input_tokens"] + usage["output_tokens"])

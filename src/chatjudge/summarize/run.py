@@ -41,7 +41,12 @@ def metric_parts(spec: MetricSpec, scores: dict[str, Any]) -> tuple[float, float
     if value is None:
         return math.nan, 1.0
     top = (float(value) + spec.offset) * spec.scale
-    return top, sum(float(scores[n]) for n in spec.denominator) if spec.denominator else 1.0
+    if not spec.denominator:
+        return top, 1.0
+    bottom = 0.0  # a loop, not sum(...): this runs for every item and metric
+    for name in spec.denominator:
+        bottom += float(scores[name])
+    return top, bottom
 
 
 class SummaryBuilder:

@@ -43,7 +43,7 @@ from chatjudge.expected_calls import ExpectedCall, MatchMode
 Call = tuple[str, Any]  # an actual call: its name and its arguments (parsed where JSON)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made per row, and frozen costs 0.4 µs a time
 class Pairing:
     match: bool
     pairs: list[tuple[int, int]]  # (expected index, actual index), by expected index
@@ -85,16 +85,10 @@ def pair_calls(
 
 def _accepted(expected: Sequence[ExpectedCall], actual: Sequence[Call]) -> list[list[bool]]:
     """`[i][j]`: whether call j is expected call i (only calls of its name are compared)."""
-    by_name: dict[str, list[int]] = {}
-    for j, (name, _) in enumerate(actual):
-        by_name.setdefault(name, []).append(j)
-    ok = []
-    for e in expected:
-        row = [False] * len(actual)
-        for j in by_name.get(e.name, ()):
-            row[j] = e.accepts(*actual[j])
-        ok.append(row)
-    return ok
+    return [
+        [name == e.name and e.accepts(name, arguments) for name, arguments in actual]
+        for e in expected
+    ]
 
 
 def _in_order_prefix(
