@@ -131,9 +131,24 @@ def test_a_killed_worker_costs_only_its_calls_in_flight(
         deadline = time.monotonic() + 60
         while stub.stats.requests < 12 and time.monotonic() < deadline:
             time.sleep(0.01)
-        actors = _actors()
-        ray.kill(actors[0])
-        killed.append(str(actors[0]))
+        # Replies held until the kill: every slot of the run's concurrency is in flight,
+        # both workers' (each is given calls as the less loaded), however slow the machine.
+        stub.hold()
+        try:
+            while stub.stats.in_flight < 8 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            actors = _actors()
+            sent = stub.stats.requests
+            ray.kill(actors[0])
+            killed.append(str(actors[0]))
+            # `ray.kill` is asynchronous: held until the worker's connections close or its
+            # calls are sent again.
+            while stub.stats.in_flight >= 8 and stub.stats.requests == sent:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        finally:
+            stub.release()
 
     killer = threading.Thread(target=kill_one_worker)
     killer.start()
