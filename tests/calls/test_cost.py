@@ -264,19 +264,41 @@ def test_a_dry_run_counts_openai_tokens_with_the_shipped_encoding_offline(
     assert not (tmp_path / "empty-cache").exists() or not any((tmp_path / "empty-cache").iterdir())
 
 
+# A one-line protocol over the rows' own texts: the tokens are counted on the model's
+# vocabulary and chat template whatever the template (a built-in's ~1,000 prompt tokens cost
+# the embedded model ~10 s of CPU a call).
+REPLY_CHECK = """name = "reply-check"
+kind = "pointwise"
+template = "Does this reply answer the question? Question: {prompt} Reply: {response}"
+
+[[fields]]
+name = "prompt"
+
+[[fields]]
+name = "response"
+
+[[scores]]
+name = "answers"
+path = "answers"
+min = 1
+max = 3
+"""
+
+
 def test_a_dry_run_counts_the_local_judges_input_tokens_exactly(tmp_path: Path) -> None:
     """The GGUF model's own vocabulary and chat template: the dry run's input tokens are
     the ones llama.cpp reports for the same calls."""
     examples = Path(__file__).resolve().parents[2] / "examples" / "pairwise_chat_quality.jsonl"
-    estimate = chatjudge.estimate(examples, "pairwise-chat-quality", "local", tmp_path / "r",
-                                  limit=1, max_tokens=64)  # fmt: skip
+    protocol = tmp_path / "reply-check.toml"
+    protocol.write_text(REPLY_CHECK, encoding="utf-8")
+    estimate = chatjudge.estimate(examples, protocol, "local", tmp_path / "r", limit=3,
+                                  max_tokens=32)  # fmt: skip
     (judge_account,) = estimate.roles
     assert judge_account.exact and judge_account.tokenizer.startswith("llama.cpp vocabulary")
-    assert judge_account.calls == (2, 2)  # 1 row, both orders
+    assert judge_account.calls == (3, 3)  # 3 rows, one call each
     assert estimate.total_usd == (0.0, 0.0)  # local: free
-    # one llama.cpp process: the second order reuses the first's cached prompt prefix
-    done = chatjudge.evaluate(examples, "pairwise-chat-quality", "local", tmp_path / "r",
-                              limit=1, max_tokens=64, report=False, local_workers=1)  # fmt: skip
+    done = chatjudge.evaluate(examples, protocol, "local", tmp_path / "r", limit=3,
+                              max_tokens=32, report=False, local_workers=1)  # fmt: skip
     assert judge_account.input_tokens[0] == done.summary["usage"]["input_tokens"]
 
 
