@@ -1,6 +1,8 @@
 """Where the commands write (`chatjudge.outputs`), through the CLI in its own process against
 the stand-in server: never over their own input nor over a run's files, over another
-command's output only with --overwrite, and the same command resumes its own output."""
+command's output only with --overwrite, and the same command resumes its own output. Where
+a test repeats a refusal the CLI has already shown as exit 2, the repeats call the API in
+this process (`api_refused`: the UsageError that the CLI turns into exit 2)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+import chatjudge
+from chatjudge.errors import UsageError
+from chatjudge.options import ImportOptions
+from chatjudge.traces import import_traces
 from tests.runner.conftest import pointwise_rows, write_jsonl
 from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
@@ -42,6 +48,37 @@ def refused(done: subprocess.CompletedProcess[str]) -> str:
     return " ".join(done.stderr.split())
 
 
+def api_refused(
+    command: str, data: Path, out: Path, overwrite: bool, stub: StubServer | None = None
+) -> str:
+    """`command` (generate, simulate or import) through the API, refused: its message."""
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(UsageError) as refusal:
+        patch.setenv("OPENAI_API_KEY", "dummy")
+        url = stub.base_url if stub else "http://127.0.0.1:9/v1"  # never reached
+        if command == "generate":
+            chatjudge.generate(data, "openai/a", out=out, base_url=url, overwrite=overwrite)
+        elif command == "simulate":
+            chatjudge.simulate(data, "openai/a", out=out, assistant_base_url=url, max_turns=2,
+                               overwrite=overwrite)  # fmt: skip
+        else:
+            import_traces([data], out, ImportOptions(overwrite=overwrite))
+    return " ".join(str(refusal.value).split())
+
+
+def made(command: str, stub: StubServer, data: Path, out: Path) -> None:
+    """An output of `command` (generate, simulate or import) to start from, made through the
+    API in this process (the tests run the CLI where its exit status is the point)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "dummy")
+        if command == "generate":
+            chatjudge.generate(data, "openai/a", out=out, base_url=stub.base_url)
+        elif command == "simulate":
+            chatjudge.simulate(data, "openai/a", out=out, assistant_base_url=stub.base_url,
+                               max_turns=2)  # fmt: skip
+        else:
+            import_traces([data], out, ImportOptions())
+
+
 def record(out: Path) -> dict:
     return json.loads(out.with_name(out.stem + ".run.json").read_text())
 
@@ -60,9 +97,12 @@ def test_import_never_writes_over_the_file_it_reads(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     spellings = [trace, tmp_path / "link.jsonl", tmp_path / "hard.jsonl",
                  tmp_path / "sub" / ".." / "export.jsonl"]  # fmt: skip
-    for out in spellings:
-        for extra in ((), ("--overwrite",)):
-            message = refused(import_(trace, out, *extra))
+    for out in spellings:  # through the CLI (exit 2) once, then through the API
+        for overwrite in (False, True):
+            if out == trace and not overwrite:
+                message = refused(import_(trace, out))
+            else:
+                message = api_refused("import", trace, out, overwrite)
             assert "this command's input" in message and "not even --overwrite" in message
             assert trace.read_bytes() == before
     names = sorted(p.name for p in tmp_path.iterdir())
@@ -73,7 +113,8 @@ def test_generate_simulate_and_import_never_write_a_runs_files(
     stub: StubServer, tmp_path: Path
 ) -> None:
     """`generate --out RUN/results.jsonl` (or summary.json, ...) is refused, with --overwrite
-    too, nothing is sent and the run is whole: `report RUN` still reads it."""
+    too, nothing is sent and the run is whole: `report RUN` still reads it. Each command is
+    refused through the CLI (exit 2) once; the other files and --overwrite through the API."""
     run_dir = tmp_path / "run"
     judged = run_cli("run", str(PAIRWISE), "-p", "pairwise-chat-quality", "-j", "openai/judge",
                      "--base-url", stub.base_url, "--out", str(run_dir), "--quiet",
@@ -81,15 +122,19 @@ def test_generate_simulate_and_import_never_write_a_runs_files(
     assert judged.returncode == 0, judged.stderr
     before = contents(run_dir)
     stub.stats.reset()
+    target = run_dir / "results.jsonl"
+    for done in (
+        generate(stub, PAIRWISE, target, "--overwrite"),
+        simulate(stub, QUESTIONS, target),
+        import_(TRACES, target, "--overwrite"),
+    ):
+        message = refused(done)
+        assert f"would write over results.jsonl of the chatjudge run in {run_dir}" in message
+    inputs = {"generate": PAIRWISE, "simulate": QUESTIONS, "import": TRACES}
     for name in ("results.jsonl", "summary.json", "run.json"):
-        target = run_dir / name
-        for extra in ((), ("--overwrite",)):
-            for done in (
-                generate(stub, PAIRWISE, target, *extra),
-                simulate(stub, QUESTIONS, target, *extra),
-                import_(TRACES, target, *extra),
-            ):
-                message = refused(done)
+        for overwrite in (False, True):
+            for command, data in inputs.items():
+                message = api_refused(command, data, run_dir / name, overwrite, stub)
                 assert f"would write over {name} of the chatjudge run in {run_dir}" in message
     assert stub.stats.requests == 0
     assert contents(run_dir) == before  # nothing replaced, nothing added
@@ -101,7 +146,7 @@ def test_generate_with_another_model_over_an_output_is_refused_unless_overwrite(
     stub: StubServer, tmp_path: Path
 ) -> None:
     out = tmp_path / "answers.jsonl"
-    assert generate(stub, PAIRWISE, out).returncode == 0
+    made("generate", stub, PAIRWISE, out)
     other = write_jsonl(tmp_path / "other.jsonl", [{"id": "x", "prompt": "hi"}])
     before = contents(tmp_path)
     stub.stats.reset()
@@ -126,9 +171,8 @@ def test_simulate_over_any_other_file_is_refused_unless_overwrite(
     notes = tmp_path / "notes.jsonl"
     notes.write_text("my own notes, not chatjudge's\n")
     answers = tmp_path / "answers.jsonl"
-    assert generate(stub, PAIRWISE, answers).returncode == 0
-    rows = import_(TRACES, tmp_path / "rows.jsonl")
-    assert rows.returncode == 0, rows.stderr
+    made("generate", stub, PAIRWISE, answers)
+    made("import", stub, TRACES, tmp_path / "rows.jsonl")
     before = contents(tmp_path)
     stub.stats.reset()
     message = refused(simulate(stub, QUESTIONS, notes))
@@ -160,17 +204,17 @@ def test_import_over_another_file_is_refused_unless_overwrite(tmp_path: Path) ->
 def test_the_same_command_again_resumes_there_sending_nothing(
     stub: StubServer, tmp_path: Path
 ) -> None:
+    """The first time through the API, again through the CLI."""
     for command, data in ((generate, PAIRWISE), (simulate, QUESTIONS)):
         out = tmp_path / f"{command.__name__}.jsonl"
-        first = command(stub, data, out)
-        assert first.returncode == 0, first.stderr
+        made(command.__name__, stub, data, out)
         rows = out.read_bytes()
         stub.stats.reset()
         again = command(stub, data, out, "--concurrency", "3")  # not a result-changing option
         assert again.returncode == 0, again.stderr
         assert stub.stats.requests == 0 and out.read_bytes() == rows
     out = tmp_path / "rows.jsonl"
-    assert import_(TRACES, out).returncode == 0
+    made("import", stub, TRACES, out)
     rows = out.read_bytes()
     assert import_(TRACES, out).returncode == 0 and out.read_bytes() == rows
 
@@ -217,11 +261,13 @@ def test_run_never_judges_into_the_file_it_reads(
 def test_gate_writes_over_a_gate_json_only_and_never_over_an_input(
     stub: StubServer, tmp_path: Path
 ) -> None:
+    """--markdown (the CLI's alone) through the CLI; --out through the CLI without
+    --overwrite (exit 2) and through the API (`chatjudge.gate`, a UsageError) with it."""
     run_dir = tmp_path / "run"
-    judged = run_cli("run", str(PAIRWISE), "-p", "pairwise-chat-quality", "-j", "openai/judge",
-                     "--base-url", stub.base_url, "--out", str(run_dir), "--quiet",
-                     key="dummy")  # fmt: skip
-    assert judged.returncode == 0, judged.stderr
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "dummy")
+        chatjudge.evaluate(PAIRWISE, "pairwise-chat-quality", "openai/judge", run_dir,
+                           base_url=stub.base_url)  # fmt: skip
     data = Path(shutil.copy(PAIRWISE, tmp_path / "rows.jsonl"))
     notes = tmp_path / "notes.md"
     notes.write_text("# my notes\n")
@@ -229,9 +275,17 @@ def test_gate_writes_over_a_gate_json_only_and_never_over_an_input(
     for extra in ((), ("--overwrite",)):
         for args in (["--out", str(run_dir / "results.jsonl")],
                      ["--markdown", str(run_dir / "summary.json")]):  # fmt: skip
+            if extra and args[0] == "--out":
+                with pytest.raises(UsageError, match="of the chatjudge run in"):
+                    chatjudge.gate(run_dir, out=run_dir / "results.jsonl", overwrite=True)
+                continue
             message = refused(run_cli("gate", str(run_dir), *args, *extra))
             assert "of the chatjudge run in" in message
         for flag in ("--out", "--markdown"):
+            if extra and flag == "--out":
+                with pytest.raises(UsageError, match="this command's input"):
+                    chatjudge.gate(run_dir, data=data, out=data, overwrite=True)
+                continue
             args = ["--data", str(data), flag, str(data)]
             assert "this command's input" in refused(run_cli("gate", str(run_dir), *args, *extra))
     message = refused(run_cli("gate", str(run_dir), "--out", str(notes)))
@@ -239,7 +293,8 @@ def test_gate_writes_over_a_gate_json_only_and_never_over_an_input(
     assert {**contents(run_dir), **contents(tmp_path)} == before
     gated = tmp_path / "gate.json"
     for _ in range(2):  # a gate.json is gated over: worked out again from the runs, which stay
-        assert run_cli("gate", str(run_dir), "--out", str(gated)).returncode in (0, 1, 3)
+        outcome = chatjudge.gate(run_dir, out=gated).outcome
+        assert json.loads(gated.read_text())["outcome"] == outcome
     replaced = run_cli("gate", str(run_dir), "--out", str(notes), "--overwrite")
     assert replaced.returncode in (0, 1, 3), replaced.stderr
     assert json.loads(notes.read_text())["runs"] == {"run": str(run_dir)}

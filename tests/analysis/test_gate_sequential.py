@@ -213,10 +213,16 @@ def test_ctrl_c_in_a_sequential_gate_says_what_is_kept_and_the_same_command_resu
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**env, "OPENAI_API_KEY": "sk-test"},
         )  # fmt: skip
+        # Past the first batch, replies held: the run cannot end before the signal, however
+        # slowly a loaded machine runs it. Given again once it is sent, for the stop to close.
+        stub.hold(after=60)
         deadline = time.monotonic() + 60
-        while stub.stats.replies < 60 and time.monotonic() < deadline:  # past the first batch
+        while stub.stats.replies < 60 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        while stub.stats.in_flight == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
         proc.send_signal(signal.SIGINT)
+        stub.release()
         _, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 130, stderr
         assert f"interrupted: the judgments of the batches so far are kept in {out}" in stderr

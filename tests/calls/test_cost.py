@@ -1,7 +1,8 @@
 """Cost through the real command line: `--max-cost-usd` stops before going over and a
 larger budget resumes to the results of an unbudgeted run; `--dry-run` sends nothing and
 counts the calls the real run sends; cost per role in `simulate`. A stand-in server counts
-the requests."""
+the requests. A run whose command line is not the point (an unbudgeted reference, the real
+run between two dry runs) goes through the API in this process (`api_run`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import chatjudge
+from chatjudge.errors import BudgetReachedError
 from tests.runner.conftest import pointwise_rows, write_jsonl
 from tests.support.budget import largest_worst_case
 from tests.support.cli import run_cli
@@ -26,6 +28,19 @@ def judge(stub: StubServer, data: Path, out: Path, *extra: str):
         "--base-url", stub.base_url, "--out", str(out), "--concurrency", "4",
         "--retry-wait", "0.01", *PRICES, *extra, COLUMNS="200",
     )  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in's key for the runs made through the API."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+
+
+def api_run(stub: StubServer, data: Path, out: Path, **options: object) -> None:
+    """`judge`'s run through the API."""
+    chatjudge.evaluate(data, "interactivity-accuracy", "openai/stub", out,
+                       base_url=stub.base_url, concurrency=4, retry_wait=0.01, price_in=100,
+                       price_out=200, **options)  # fmt: skip
 
 
 def summary(run_dir: Path) -> dict:
@@ -47,7 +62,7 @@ def test_a_budget_stops_before_going_over_and_a_larger_one_resumes_to_the_same_r
     stub: StubServer, tmp_path: Path
 ) -> None:
     data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(24))
-    assert judge(stub, data, tmp_path / "free").returncode == 0
+    api_run(stub, data, tmp_path / "free")
     full_cost = summary(tmp_path / "free")["cost"]["total_usd"]
     full_requests = stub.stats.requests
     assert full_requests == 24 and full_cost > 0
@@ -177,13 +192,14 @@ def test_a_dry_run_sends_nothing_and_counts_what_the_real_run_sends(
     assert dry.returncode == 0, dry.stderr
     assert dry_run_calls(dry.stdout) == ["20"] and stub.stats.requests == 0
     assert not out.exists()  # nothing written, not even the directory
-    judge(stub, data, out, "--samples", "2", "--max-cost-usd", "1.5")
+    with pytest.raises(BudgetReachedError):
+        api_run(stub, data, out, samples=2, max_cost_usd=1.5)
     sent = stub.stats.requests
     assert 0 < sent < 20
     stub.stats.reset()
     again = judge(stub, data, out, "--dry-run", "--samples", "2")
     assert dry_run_calls(again.stdout) == [str(20 - sent)] and stub.stats.requests == 0
-    judge(stub, data, out, "--samples", "2")
+    api_run(stub, data, out, samples=2)
     assert stub.stats.requests == 20 - sent
 
     prompts = write_jsonl(tmp_path / "p.jsonl", [
@@ -195,7 +211,9 @@ def test_a_dry_run_sends_nothing_and_counts_what_the_real_run_sends(
     dry = run_cli(*gen, "--dry-run", COLUMNS="200")
     assert dry.returncode == 0 and dry_run_calls(dry.stdout) == ["7"]
     assert stub.stats.requests == 0 and not (tmp_path / "gen").exists()
-    assert run_cli(*gen).returncode == 0 and stub.stats.requests == 7
+    chatjudge.generate(prompts, "openai/stub", out=tmp_path / "gen" / "g.jsonl",
+                       base_url=stub.base_url, price_in=100, price_out=200)  # fmt: skip
+    assert stub.stats.requests == 7
     assert dry_run_calls(run_cli(*gen, "--dry-run", COLUMNS="200").stdout) == ["0"]
 
 
@@ -213,7 +231,9 @@ def test_a_dry_run_of_simulate_gives_the_range_from_one_turn_to_the_cap(
     assert dry_run_calls(dry.stdout) == ["6-24", "12-24"]  # assistant, simulated user
     assert stub.stats.requests == 0
     stub.configure(user_ends_after=2)
-    assert run_cli(*args).returncode == 0
+    chatjudge.simulate(questions, "openai/stub", out=tmp_path / "s.jsonl",
+                       assistant_base_url=stub.base_url, max_turns=4, price_in=100,
+                       price_out=200)  # fmt: skip
     assert 6 + 12 <= stub.stats.requests <= 24 + 24
     assert dry_run_calls(run_cli(*args, "--dry-run", COLUMNS="200").stdout) == ["0", "0"]
 
@@ -244,19 +264,41 @@ def test_a_dry_run_counts_openai_tokens_with_the_shipped_encoding_offline(
     assert not (tmp_path / "empty-cache").exists() or not any((tmp_path / "empty-cache").iterdir())
 
 
+# A one-line protocol over the rows' own texts: the tokens are counted on the model's
+# vocabulary and chat template whatever the template (a built-in's ~1,000 prompt tokens cost
+# the embedded model ~10 s of CPU a call).
+REPLY_CHECK = """name = "reply-check"
+kind = "pointwise"
+template = "Does this reply answer the question? Question: {prompt} Reply: {response}"
+
+[[fields]]
+name = "prompt"
+
+[[fields]]
+name = "response"
+
+[[scores]]
+name = "answers"
+path = "answers"
+min = 1
+max = 3
+"""
+
+
 def test_a_dry_run_counts_the_local_judges_input_tokens_exactly(tmp_path: Path) -> None:
     """The GGUF model's own vocabulary and chat template: the dry run's input tokens are
     the ones llama.cpp reports for the same calls."""
     examples = Path(__file__).resolve().parents[2] / "examples" / "pairwise_chat_quality.jsonl"
-    estimate = chatjudge.estimate(examples, "pairwise-chat-quality", "local", tmp_path / "r",
-                                  limit=1, max_tokens=64)  # fmt: skip
+    protocol = tmp_path / "reply-check.toml"
+    protocol.write_text(REPLY_CHECK, encoding="utf-8")
+    estimate = chatjudge.estimate(examples, protocol, "local", tmp_path / "r", limit=3,
+                                  max_tokens=32)  # fmt: skip
     (judge_account,) = estimate.roles
     assert judge_account.exact and judge_account.tokenizer.startswith("llama.cpp vocabulary")
-    assert judge_account.calls == (2, 2)  # 1 row, both orders
+    assert judge_account.calls == (3, 3)  # 3 rows, one call each
     assert estimate.total_usd == (0.0, 0.0)  # local: free
-    # one llama.cpp process: the second order reuses the first's cached prompt prefix
-    done = chatjudge.evaluate(examples, "pairwise-chat-quality", "local", tmp_path / "r",
-                              limit=1, max_tokens=64, report=False, local_workers=1)  # fmt: skip
+    done = chatjudge.evaluate(examples, protocol, "local", tmp_path / "r", limit=3,
+                              max_tokens=32, report=False, local_workers=1)  # fmt: skip
     assert judge_account.input_tokens[0] == done.summary["usage"]["input_tokens"]
 
 

@@ -31,7 +31,9 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_a_cluster_started_here_stops_with_the_process_at_once() -> None:
+def _exit_seconds() -> float:
+    """Start a cluster in a process of its own; the seconds from its last line to its exit,
+    once every process of the cluster is seen gone."""
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     proc = subprocess.Popen(
         [sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
@@ -43,12 +45,21 @@ def test_a_cluster_started_here_stops_with_the_process_at_once() -> None:
     took = time.monotonic() - started
     pids = [int(p) for p in line.split()]
     assert proc.returncode == 0 and len(pids) >= 4, err.decode()[-2000:]
-    # Ray's own exit hook sleeps 0.5 s, then waits 1 s for the autoscaler's monitor.
-    assert took < 1.4, took
     deadline = time.monotonic() + 10
     while any(map(_alive, pids)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(map(_alive, pids))
+    return took
+
+
+def test_a_cluster_started_here_stops_with_the_process_at_once() -> None:
+    """Ray's own exit hook sleeps 0.5 s, then waits 1 s for the autoscaler's monitor: it
+    never exits in under 1.4 s. A machine busy with other work may slow chatjudge's past it
+    too, so it has three tries (one is enough when the machine is quiet)."""
+    tries: list[float] = []
+    while len(tries) < 3 and not any(took < 1.4 for took in tries):
+        tries.append(_exit_seconds())
+    assert min(tries) < 1.4, tries
 
 
 def _family(root: int) -> list[int]:

@@ -131,9 +131,24 @@ def test_a_killed_worker_costs_only_its_calls_in_flight(
         deadline = time.monotonic() + 60
         while stub.stats.requests < 12 and time.monotonic() < deadline:
             time.sleep(0.01)
-        actors = _actors()
-        ray.kill(actors[0])
-        killed.append(str(actors[0]))
+        # Replies held until the kill: every slot of the run's concurrency is in flight,
+        # both workers' (each is given calls as the less loaded), however slow the machine.
+        stub.hold()
+        try:
+            while stub.stats.in_flight < 8 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            actors = _actors()
+            sent = stub.stats.requests
+            ray.kill(actors[0])
+            killed.append(str(actors[0]))
+            # `ray.kill` is asynchronous: held until the worker's connections close or its
+            # calls are sent again.
+            while stub.stats.in_flight >= 8 and stub.stats.requests == sent:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        finally:
+            stub.release()
 
     killer = threading.Thread(target=kill_one_worker)
     killer.start()
@@ -216,22 +231,37 @@ def test_rate_limits_hold_for_the_whole_cluster(
     assert time.monotonic() - started >= 2.0
 
 
+# A one-line protocol: what runs on Ray is the point, not the template (a built-in's ~1,000
+# prompt tokens cost the embedded model ~10 s of CPU a call; these ~40 tokens, ~0.4 s).
+POLITE = """name = "polite"
+kind = "pointwise"
+template = "Is this reply polite? {response}"
+
+[[fields]]
+name = "response"
+
+[[scores]]
+name = "polite"
+path = "polite"
+min = 1
+max = 3
+"""
+
+
 def test_the_local_judge_runs_as_actors(cluster: str, tmp_path: Path) -> None:
     """One llama.cpp process judging one call at a time, here and on Ray: the same prompts
     in the same order, each reusing the same cached prefix, give the same tokens whatever
     the machine's load (with two, which process got which call could differ; and a call
     timed out on a saturated machine would be sent again onto another cached prefix)."""
-    data = ROOT / "examples" / "pairwise_chat_quality.jsonl"
-    # one item, both orders: 2 calls of ~1,000 prompt tokens
-    options = {"limit": 1, "report": False, "concurrency": 1, "timeout": 800.0}
-    one = evaluate(
-        data, "pairwise-chat-quality", "local", tmp_path / "one", local_workers=1, **options
-    )
+    protocol = tmp_path / "polite.toml"
+    protocol.write_text(POLITE, encoding="utf-8")
+    rows = [{"id": f"r{i}", "response": f"Thanks for asking: it is {i}."} for i in range(4)]
+    options = {"report": False, "concurrency": 1, "timeout": 800.0}
+    one = evaluate(rows, protocol, "local", tmp_path / "one", local_workers=1, **options)
     on_ray = evaluate(
-        data, "pairwise-chat-quality", "local", tmp_path / "ray", executor="ray", workers=1,
-        **options,
-    )  # fmt: skip
-    assert on_ray.summary["n_ok"] == one.summary["n_ok"] > 0
+        rows, protocol, "local", tmp_path / "ray", executor="ray", workers=1, **options
+    )
+    assert on_ray.summary["n_ok"] == one.summary["n_ok"] == 4
     assert _comparable(tmp_path / "ray")["results"] == _comparable(tmp_path / "one")["results"]
 
 

@@ -1,6 +1,8 @@
 """`--shard I/N` and `chatjudge merge`: N drivers, each with its share of the rows and its own
-store, merged into what one unsharded driver writes, over real HTTP to the stand-in server
-and through the CLI in real processes.
+store, merged into what one unsharded driver writes, over real HTTP to the stand-in server.
+Each command's `--shard`, `merge`'s refusals (exit 2) and a budget's stop (exit 4) go
+through the CLI in real processes; the other runs, whose command line is not the point,
+call the API (`chatjudge.evaluate`, `generate`, `simulate`) in this process.
 
 "Identical" is checked field by field with the wall-clock fields removed (`WALL_CLOCK`:
 `created`, when a file was written, and `latency`, how long a call took); every other field
@@ -116,9 +118,21 @@ def sent(stub: StubServer) -> int:
     return stub.stats.requests
 
 
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in's key for the runs made through the API, in this process."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+
+
 def cli(*args: str) -> None:
     done = run_cli(*args, key="dummy")
     assert done.returncode == 0, done.stderr
+
+
+def judge(stub: StubServer, data: Path, protocol: str, out: Path, **options: Any) -> None:
+    """`judge_args`'s run through the API."""
+    chatjudge.evaluate(data, protocol, "openai/judge", out, base_url=stub.base_url,
+                       price_in=1.5, price_out=4, **options)  # fmt: skip
 
 
 def judge_args(stub: StubServer, data: Path, protocol: str, out: Path, *extra: str) -> list[str]:
@@ -130,13 +144,17 @@ def judge_args(stub: StubServer, data: Path, protocol: str, out: Path, *extra: s
 def pointwise_shards(
     server: StubServer, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[list[Path], Path]:
-    """Three shard runs (--samples 2) and the unsharded run of the same data and options."""
+    """Three shard runs (--samples 2) and the unsharded run of the same data and options:
+    the first shard through the CLI, the others through the API, in this process."""
     root = tmp_path_factory.mktemp("pointwise")
     shards = [root / f"shard{i}" for i in range(N)]
-    for i, out in enumerate(shards):
-        cli(*judge_args(server, POINTWISE, "interactivity-accuracy", out,
-                        "--samples", "2", "--shard", f"{i}/{N}"))  # fmt: skip
-    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", root / "whole", "--samples", "2"))
+    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", shards[0],
+                    "--samples", "2", "--shard", f"0/{N}"))  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "dummy")
+        for i, out in enumerate(shards[1:], 1):
+            judge(server, POINTWISE, "interactivity-accuracy", out, samples=2, shard=f"{i}/{N}")
+        judge(server, POINTWISE, "interactivity-accuracy", root / "whole", samples=2)
     return shards, root / "whole"
 
 
@@ -165,8 +183,7 @@ def test_shards_merged_equal_an_unsharded_pointwise_run_with_samples(
     assert_merged_equals_whole(tmp_path / "merged", whole)
     # The merged directory resumes as the unsharded run would: nothing is sent again.
     before = sent(server)
-    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", tmp_path / "merged",
-                    "--samples", "2"))  # fmt: skip
+    judge(server, POINTWISE, "interactivity-accuracy", tmp_path / "merged", samples=2)
     assert sent(server) == before
     resumed = results(tmp_path / "merged")
     assert all(call["cached"] for r in resumed for call in r["calls"])  # from the store
@@ -178,8 +195,8 @@ def test_shards_merged_equal_an_unsharded_pairwise_run(server: StubServer, tmp_p
     (whose logistic fit and intervals depend on the items' order) come out the same."""
     shards = [tmp_path / f"shard{i}" for i in range(N)]
     for i, out in enumerate(shards):
-        cli(*judge_args(server, PAIRWISE, "pairwise-chat-quality", out, "--shard", f"{i}/{N}"))
-    cli(*judge_args(server, PAIRWISE, "pairwise-chat-quality", tmp_path / "whole"))
+        judge(server, PAIRWISE, "pairwise-chat-quality", out, shard=f"{i}/{N}")
+    judge(server, PAIRWISE, "pairwise-chat-quality", tmp_path / "whole")
     # Given in any order.
     merge([shards[2], shards[0], shards[1]], tmp_path / "merged")
     assert_merged_equals_whole(tmp_path / "merged", tmp_path / "whole")
@@ -187,7 +204,7 @@ def test_shards_merged_equal_an_unsharded_pairwise_run(server: StubServer, tmp_p
     assert "style_controlled_preference" in summary["metrics"]
     assert summary["metrics"]["position_consistency"]["n"] == 16
     before = sent(server)
-    cli(*judge_args(server, PAIRWISE, "pairwise-chat-quality", tmp_path / "merged"))
+    judge(server, PAIRWISE, "pairwise-chat-quality", tmp_path / "merged")
     assert sent(server) == before
 
 
@@ -195,11 +212,10 @@ def test_a_shard_stopped_by_its_budget_merges_and_the_unsharded_command_finishes
     server: StubServer, tmp_path: Path
 ) -> None:
     shards = [tmp_path / f"shard{i}" for i in range(N)]
-    args = [judge_args(server, POINTWISE, "interactivity-accuracy", out, "--shard", f"{i}/{N}")
-            for i, out in enumerate(shards)]  # fmt: skip
-    cli(*args[0])
-    cli(*args[2])
-    stopped = run_cli(*args[1], "--max-cost-usd", "0.01", key="dummy")
+    judge(server, POINTWISE, "interactivity-accuracy", shards[0], shard=f"0/{N}")
+    judge(server, POINTWISE, "interactivity-accuracy", shards[2], shard=f"2/{N}")
+    args = judge_args(server, POINTWISE, "interactivity-accuracy", shards[1], "--shard", f"1/{N}")
+    stopped = run_cli(*args, "--max-cost-usd", "0.01", key="dummy")
     assert stopped.returncode == 4, stopped.stderr
     budget = read_json(shards[1] / "summary.json")["cost"]["budget"]
     assert budget["reached"] and budget["done"] < budget["total"]
@@ -207,11 +223,22 @@ def test_a_shard_stopped_by_its_budget_merges_and_the_unsharded_command_finishes
     merged = read_json(tmp_path / "merged" / "summary.json")
     assert merged["n_items"] == 15 - (budget["total"] - budget["done"])
     assert merged["cost"]["budget"]["reached"] is True
-    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", tmp_path / "whole"))
+    judge(server, POINTWISE, "interactivity-accuracy", tmp_path / "whole")
     before = sent(server)
-    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", tmp_path / "merged"))
+    judge(server, POINTWISE, "interactivity-accuracy", tmp_path / "merged")
     assert sent(server) - before == budget["total"] - budget["done"]  # only what was missing
     assert uncached(results(tmp_path / "merged")) == uncached(results(tmp_path / "whole"))
+
+
+def produce(stub: StubServer, command: str, data: Path, out: Path, **options: Any) -> None:
+    """`produce_args`'s command through the API."""
+    if command == "generate":
+        chatjudge.generate(data, "openai/candidate", out=out, base_url=stub.base_url,
+                           price_in=1.5, price_out=4, **options)  # fmt: skip
+    else:
+        chatjudge.simulate(data, "openai/assistant", "openai/user", out,
+                           assistant_base_url=stub.base_url, user_base_url=stub.base_url,
+                           price_in=1.5, price_out=4, **options)  # fmt: skip
 
 
 def produce_args(stub: StubServer, command: str, data: Path, out: Path, *extra: str) -> list[str]:
@@ -224,21 +251,27 @@ def produce_args(stub: StubServer, command: str, data: Path, out: Path, *extra: 
     return [command, str(data), *models, "--out", str(out), "--quiet", *PRICES, *extra]
 
 
+def flags(**options: Any) -> list[str]:
+    """`options` as the CLI's flags."""
+    return [arg for k, v in options.items() for arg in (f"--{k.replace('_', '-')}", str(v))]
+
+
 @pytest.mark.parametrize(
     ("command", "data", "extra"),
     [
-        ("generate", PAIRWISE, ()),
-        ("simulate", QUESTIONS, ("--samples", "2", "--max-turns", "3", "--seed", "5")),
+        ("generate", PAIRWISE, {}),
+        ("simulate", QUESTIONS, {"samples": 2, "max_turns": 3, "seed": 5}),
     ],
 )
 def test_produced_shards_merged_equal_an_unsharded_output(
-    server: StubServer, tmp_path: Path, command: str, data: Path, extra: tuple[str, ...]
+    server: StubServer, tmp_path: Path, command: str, data: Path, extra: dict[str, Any]
 ) -> None:
     shards = [tmp_path / f"shard{i}.jsonl" for i in range(N)]
-    for i, out in enumerate(shards):
-        cli(*produce_args(server, command, data, out, *extra, "--shard", f"{i}/{N}"))
+    cli(*produce_args(server, command, data, shards[0], *flags(**extra, shard=f"0/{N}")))
+    for i, out in enumerate(shards[1:], 1):
+        produce(server, command, data, out, **extra, shard=f"{i}/{N}")
     whole = tmp_path / "whole.jsonl"
-    cli(*produce_args(server, command, data, whole, *extra))
+    produce(server, command, data, whole, **extra)
     shard_summaries = [read_json(s.with_name(s.stem + ".summary.json")) for s in shards]
     assert [s["shard"]["shard"] for s in shard_summaries] == ["0/3", "1/3", "2/3"]
     assert sum(s["n_rows"] for s in shard_summaries) == len(read_jsonl(data))
@@ -250,7 +283,7 @@ def test_produced_shards_merged_equal_an_unsharded_output(
         tmp_path / "whole.summary.json"
     )
     before = sent(server)
-    cli(*produce_args(server, command, data, merged, *extra))
+    produce(server, command, data, merged, **extra)
     assert sent(server) == before  # the merged store answers every call
     assert read_jsonl(merged) == read_jsonl(whole)
 
@@ -275,9 +308,9 @@ def test_generate_shards_with_tools_merge_with_their_tool_totals(
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     shards = [tmp_path / f"shard{i}.jsonl" for i in range(2)]
     for i, out in enumerate(shards):
-        cli(*produce_args(server, "generate", data, out, "--tool-replay", "--shard", f"{i}/2"))
+        produce(server, "generate", data, out, tool_replay=True, shard=f"{i}/2")
     whole = tmp_path / "whole.jsonl"
-    cli(*produce_args(server, "generate", data, whole, "--tool-replay"))
+    produce(server, "generate", data, whole, tool_replay=True)
     merged = tmp_path / "merged.jsonl"
     done = run_cli("merge", *map(str, shards), "--out", str(merged))
     assert done.returncode == 0, done.stderr
@@ -289,7 +322,7 @@ def test_generate_shards_with_tools_merge_with_their_tool_totals(
     # The merged store keeps every step's tool calls: the same command resumes it, sending
     # nothing, and writes the same rows.
     sent = server.stats.requests
-    cli(*produce_args(server, "generate", data, merged, "--tool-replay"))
+    produce(server, "generate", data, merged, tool_replay=True)
     assert server.stats.requests == sent
     assert read_jsonl(merged) == read_jsonl(whole)
 
@@ -375,15 +408,15 @@ def test_shards_of_a_different_configuration_are_refused(
 ) -> None:
     shards, _ = pointwise_shards
     other = tmp_path / "other"  # shard 1 again, with another judge and temperature
-    cli("run", str(POINTWISE), "--protocol", "interactivity-accuracy", "--judge", "openai/other",
-        "--base-url", server.base_url, "--out", str(other), "--quiet", "--samples", "2",
-        "--temperature", "0.5", "--shard", f"1/{N}")  # fmt: skip
+    chatjudge.evaluate(POINTWISE, "interactivity-accuracy", "openai/other", other,
+                       base_url=server.base_url, samples=2, temperature=0.5,
+                       shard=f"1/{N}")  # fmt: skip
     message = refused(shards[0], other, shards[2], out=tmp_path / "merged")
     assert "different configurations" in message
     assert "judges: openai/judge vs openai/other" in message
     assert "option temperature: 0.0 vs 0.5" in message
     no_samples = tmp_path / "no-samples"  # samples must match too (a run may grow them)
-    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", no_samples, "--shard", f"2/{N}"))
+    judge(server, POINTWISE, "interactivity-accuracy", no_samples, shard=f"2/{N}")
     message = refused(shards[0], shards[1], no_samples, out=tmp_path / "merged")
     assert "option samples: 2 vs 1" in message
 
@@ -406,8 +439,7 @@ def test_shards_of_different_n_are_refused(
 ) -> None:
     shards, _ = pointwise_shards
     half = tmp_path / "half"
-    cli(*judge_args(server, POINTWISE, "interactivity-accuracy", half, "--samples", "2",
-                    "--shard", "1/2"))  # fmt: skip
+    judge(server, POINTWISE, "interactivity-accuracy", half, samples=2, shard="1/2")
     message = refused(shards[0], half, shards[2], out=tmp_path / "merged")
     assert "shards of different N (2, 3)" in message and f"{half}: shard 1/2" in message
 
@@ -446,13 +478,13 @@ def test_produced_shards_of_different_models_or_unfinished_are_refused(
     server: StubServer, tmp_path: Path
 ) -> None:
     shards = [tmp_path / f"shard{i}.jsonl" for i in range(2)]
-    cli(*produce_args(server, "generate", PAIRWISE, shards[0], "--shard", "0/2"))
+    produce(server, "generate", PAIRWISE, shards[0], shard="0/2")
     cli("generate", str(PAIRWISE), "--model", "openai/other", "--base-url", server.base_url,
         "--out", str(shards[1]), "--quiet", "--shard", "1/2", "--max-tokens", "99")  # fmt: skip
     message = refused(*shards, out=tmp_path / "merged.jsonl")
     assert "model: openai/candidate vs openai/other" in message
     assert "option max_tokens: 1024 vs 99" in message
-    cli(*produce_args(server, "generate", PAIRWISE, shards[1], "--shard", "1/2", "--overwrite"))
+    produce(server, "generate", PAIRWISE, shards[1], shard="1/2", overwrite=True)
     lines = shards[1].read_text("utf-8").splitlines(keepends=True)
     shards[1].write_text("".join(lines[:-1]), "utf-8")  # as if killed before its last row
     message = refused(*shards, out=tmp_path / "merged.jsonl")
@@ -834,8 +866,8 @@ def test_shards_sum_their_rows_tool_counts(server: StubServer, tmp_path: Path) -
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     shards = [tmp_path / f"shard{i}" for i in range(N)]
     for i, out in enumerate(shards):
-        cli(*judge_args(server, data, "interactivity-accuracy", out, "--shard", f"{i}/{N}"))
-    cli(*judge_args(server, data, "interactivity-accuracy", tmp_path / "whole"))
+        judge(server, data, "interactivity-accuracy", out, shard=f"{i}/{N}")
+    judge(server, data, "interactivity-accuracy", tmp_path / "whole")
     merge(shards, tmp_path / "merged")
     whole = read_json(tmp_path / "whole" / "summary.json")
     assert (whole["derived_tool_definitions"], whole["unparsed_tool_arguments"]) == (8, 5)

@@ -396,25 +396,19 @@ def test_a_dry_run_counts_one_step_to_the_cap_per_row_with_tools(
 
 
 def test_every_bad_tool_setting_is_exit_2_before_anything_is_sent(
-    stub: StubServer, tmp_path: Path
+    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Through the CLI (exit 2) for a setting of each kind (a flag's value, --tools's
+    import); the others through the API, whose UsageError is the CLI's exit 2."""
     data = write_jsonl(tmp_path / "rows.jsonl", [recorded_row(0), plain_row(0)])
     module = tools_module(tmp_path, "TOOLS = {'search': len}\nNOT_A_DICT = [len]\n"
                                     "NOT_CALLABLE = {'search': 3, 'other': len}\n")  # fmt: skip
-    cases = {
-        (): "1 row(s) have tools",
-        ("--tool-replay", "--tools", f"{module}:TOOLS"): "--tool-replay and --tools both",
+    cli_cases = {
         ("--tools", "no_such_module_xyz:TOOLS"): "cannot import no_such_module_xyz",
-        ("--tools", f"{module}:NOT_A_DICT"): "must be a dict of tool name to function, got list",
-        ("--tools", f"{module}:MISSING"): "must be a dict of tool name to function, got nothing",
-        ("--tools", f"{module}:NOT_CALLABLE"): "not a name and a function: search",
-        ("--tools", module): "expected MODULE:OBJECT",
         ("--tool-replay", "--max-tool-steps", "0"): "max_tool_steps (--max-tool-steps)",
-        ("--tool-replay", "--tool-timeout", "0"): "tool_timeout (--tool-timeout)",
         ("--no-tools", "--tool-replay"): "--no-tools offers the model no tools",
-        ("--no-tools", "--tools", f"{module}:TOOLS"): "--no-tools offers the model no tools",
     }
-    for extra, message in cases.items():
+    for extra, message in cli_cases.items():
         out = tmp_path / "out.jsonl"
         done = chatjudge_cli("generate", str(data), "-m", "openai/stub", "--base-url",
                              stub.base_url, "--out", str(out), *extra,
@@ -422,14 +416,29 @@ def test_every_bad_tool_setting_is_exit_2_before_anything_is_sent(
         assert done.returncode == 2, (extra, done.stderr)
         assert message in done.stderr, (extra, done.stderr)
         assert not out.exists()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    api_cases: list[tuple[dict[str, Any], str]] = [
+        ({}, "1 row(s) have tools"),
+        ({"tool_replay": True, "tools": f"{module}:TOOLS"}, "--tool-replay and --tools both"),
+        ({"tools": f"{module}:NOT_A_DICT"}, "must be a dict of tool name to function, got list"),
+        ({"tools": f"{module}:MISSING"}, "must be a dict of tool name to function, got nothing"),
+        ({"tools": f"{module}:NOT_CALLABLE"}, "not a name and a function: search"),
+        ({"tools": module}, "expected MODULE:OBJECT"),
+        ({"tool_replay": True, "tool_timeout": 0}, "tool_timeout (--tool-timeout)"),
+        ({"no_tools": True, "tools": f"{module}:TOOLS"}, "--no-tools offers the model no tools"),
+    ]
+    for options, message in api_cases:
+        out = tmp_path / "out.jsonl"
+        with pytest.raises(UsageError) as refusal:
+            chatjudge.generate(data, "openai/stub", "response", out, base_url=stub.base_url,
+                               **options)  # fmt: skip
+        assert message in " ".join(str(refusal.value).split()), (options, refusal.value)
+        assert not out.exists()
     local = run_cli("generate", str(data), "-m", "local", "--out", str(tmp_path / "l.jsonl"),
                     "--tool-replay")  # fmt: skip
     assert local.returncode == 2
     assert "local cannot be offered tools" in local.stderr
     assert stub.stats.requests == 0
-    with pytest.raises(UsageError, match="1 row.s. have tools"):
-        chatjudge.generate(data, "openai/stub", "response", tmp_path / "api.jsonl",
-                           base_url=stub.base_url)  # fmt: skip
     # Without rows that have tools, nothing is asked of the tool options but a sound --tools.
     plain = write_jsonl(tmp_path / "plain.jsonl", [plain_row(0)])
     done = chatjudge_cli(

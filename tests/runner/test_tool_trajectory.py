@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import chatjudge
 from chatjudge.rundir import STORE
 from tests.support.cli import run_cli
 
@@ -151,12 +152,12 @@ def test_a_judge_or_samples_are_refused(tmp_path: Path) -> None:
 
 
 def test_gate_and_merge_read_its_runs(tmp_path: Path) -> None:
+    """`gate` and `merge` through the CLI; the runs they read through the API but a shard."""
     base = write_rows(tmp_path / "base.jsonl", ROWS)
     better = [{**r, "response_trajectory": trajectory(GET, BOOK)} for r in ROWS]
     cand = write_rows(tmp_path / "cand.jsonl", better)
     for name, data in (("b", base), ("c", cand)):
-        done = run_cli("run", str(data), "-p", "tool-trajectory", "--out", str(tmp_path / name))
-        assert done.returncode == 0, done.stderr
+        chatjudge.evaluate(data, "tool-trajectory", out=tmp_path / name)
     gated = run_cli("gate", "--baseline", str(tmp_path / "b"), "--candidate", str(tmp_path / "c"),
                     "--metric", "trajectory_match", "--allow-mismatch",
                     "--out", str(tmp_path / "gate.json"))  # fmt: skip
@@ -164,18 +165,16 @@ def test_gate_and_merge_read_its_runs(tmp_path: Path) -> None:
     decision = json.loads((tmp_path / "gate.json").read_text())
     assert decision["metric"] == "trajectory_match" and decision["n_pairs"] == 4
     assert decision["difference"]["value"] == 0.5  # 4 of 4 match against 2 of 4
-    shards = []
-    for k in range(2):
-        out = tmp_path / f"s{k}"
-        done = run_cli(
-            "run", str(base), "-p", "tool-trajectory", "--shard", f"{k}/2", "--out", str(out)
-        )
-        assert done.returncode == 0, done.stderr
-        shards.append(str(out))
-    merged = run_cli("merge", *shards, "--out", str(tmp_path / "m"))
+    done = run_cli(
+        "run", str(base), "-p", "tool-trajectory", "--shard", "0/2", "--out", str(tmp_path / "s0")
+    )
+    assert done.returncode == 0, done.stderr
+    chatjudge.evaluate(base, "tool-trajectory", out=tmp_path / "s1", shard="1/2")
+    merged = run_cli(
+        "merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "m")
+    )
     assert merged.returncode == 0, merged.stderr
-    whole = run_cli("run", str(base), "-p", "tool-trajectory", "--out", str(tmp_path / "w"))
-    assert whole.returncode == 0, whole.stderr
+    chatjudge.evaluate(base, "tool-trajectory", out=tmp_path / "w")
     summaries = [
         json.loads((tmp_path / d / "summary.json").read_text())["metrics"] for d in ("m", "w")
     ]

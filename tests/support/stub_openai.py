@@ -132,6 +132,7 @@ class StubServer:
         self._closing: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._hold_after: int | None = None  # replies given before every next one is held
 
     @property
     def url(self) -> str:
@@ -146,6 +147,16 @@ class StubServer:
         """Change the behaviour at runtime (validated); takes effect on the next request."""
         self.config = StubConfig.model_validate({**self.config.model_dump(), **changes})
         return self.config
+
+    def hold(self, after: int = 0) -> None:
+        """Once `after` replies are given, keep every next one (in flight or to come) until
+        `release()`: a test then acts (kills a worker, sends SIGINT, ...) while calls are
+        surely in flight, however slowly a loaded machine runs it."""
+        self._hold_after = after
+
+    def release(self) -> None:
+        """Give the replies `hold` keeps, and hold no more."""
+        self._hold_after = None
 
     # lifecycle
 
@@ -372,6 +383,8 @@ class StubServer:
         delay = config.latency + (config.jitter * random.random() if config.jitter else 0.0)
         if delay > 0:
             await asyncio.sleep(delay)
+        while self._hold_after is not None and self.stats.replies >= self._hold_after:
+            await asyncio.sleep(0.01)
 
     async def _models(self, request: web.Request) -> web.Response:
         if (denied := self._denied(request, self.config)) is not None:

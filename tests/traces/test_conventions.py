@@ -1,7 +1,9 @@
 """Every convention and file kind `chatjudge import` reads, beyond the instrumentations of
 test_instrumented: the older GenAI events (on the span, and as log records in a file of
 their own), the first GenAI form, OpenLLMetry's indexed attributes, recorded conversation
-and session ids (with production truncating the history), span tables as Parquet and CSV."""
+and session ids (with production truncating the history), span tables as Parquet and CSV.
+The conventions are read by the importer (`imported`, in this process); the command's own
+behaviour is checked through the CLI with the bundled exports and the duplicate spans."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from chatjudge.options import ImportOptions
+from chatjudge.traces import import_traces
 from tests.support.cli import run_cli
 from tests.traces.conftest import read_rows
 from tests.traces.otlp_files import Span, assistant, genai, user, write_otlp
@@ -28,11 +32,11 @@ TOOL = {
 
 
 def imported(tmp_path: Path, *files: Path, turns: str = "all") -> list[dict]:
+    """The rows `chatjudge import FILES --turns TURNS` writes, imported in this process
+    (each import replaces the test's earlier one); none skipped (the command's exit 0)."""
     out = tmp_path / "rows.jsonl"
-    done = run_cli(  # each import replaces the test's earlier one
-        "import", *map(str, files), "--out", str(out), "--turns", turns, "--overwrite"
-    )
-    assert done.returncode == 0, done.stderr
+    done = import_traces(list(files), out, ImportOptions(turns=turns, overwrite=True))
+    assert not done.skipped, done.skipped
     return read_rows(out)
 
 

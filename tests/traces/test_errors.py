@@ -1,5 +1,7 @@
 """Bad or partial traces: exit 2 naming the file and line or span id, nothing written;
-`--skip-invalid` writes the rest, lists what it left out and exits 1."""
+`--skip-invalid` writes the rest, lists what it left out and exits 1. Exit 2 through the CLI
+for a bad file and for bad flags (`refused`); each other kind of bad trace through the
+importer in this process (`rejected`: the error the CLI turns into exit 2)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,13 @@ import json
 import random
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from chatjudge.errors import ChatJudgeError
+from chatjudge.options import ImportOptions
+from chatjudge.traces import import_traces
 from tests.support.cli import run_cli
 from tests.traces.conftest import read_rows
 from tests.traces.otlp_files import Span, assistant, genai, user, write_otlp
@@ -18,12 +24,23 @@ CHAT = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"}
 
 
 def refused(tmp_path: Path, *files: Path, more: tuple[str, ...] = ()) -> str:
+    """`chatjudge import FILES MORE` refused through the CLI: exit 2, nothing written."""
     out = tmp_path / "rows.jsonl"
     done = run_cli("import", *map(str, files), "--out", str(out), *more)
     assert done.returncode == 2, done.stderr
     assert not out.exists()
     assert "nothing was written" in done.stderr or "error:" in done.stderr
     return " ".join(done.stderr.split())  # rich may wrap long lines
+
+
+def rejected(tmp_path: Path, *files: Path, **options: Any) -> str:
+    """The importer's refusal of FILES, in this process (the error `refused` shows as exit
+    2): its message; nothing written."""
+    out = tmp_path / "rows.jsonl"
+    with pytest.raises(ChatJudgeError) as refusal:
+        import_traces(list(files), out, ImportOptions(**options))
+    assert not out.exists()
+    return " ".join(str(refusal.value).split())
 
 
 def test_a_line_that_is_not_json(tmp_path: Path) -> None:
@@ -35,7 +52,7 @@ def test_a_line_that_is_not_json(tmp_path: Path) -> None:
 
 def test_a_span_without_messages_names_the_span_and_content_capture(tmp_path: Path) -> None:
     [span_id] = write_otlp([Span(CHAT, 0)], tmp_path / "t.jsonl")
-    message = refused(tmp_path, tmp_path / "t.jsonl")
+    message = rejected(tmp_path, tmp_path / "t.jsonl")
     assert f"t.jsonl:1 span {span_id}: span without messages" in message
     assert "docs/traces.md" in message
 
@@ -86,7 +103,7 @@ def test_a_span_without_messages_names_the_span_and_content_capture(tmp_path: Pa
 )
 def test_an_unknown_attribute_layout(tmp_path: Path, attrs: dict, why: str) -> None:
     [span_id] = write_otlp([Span(attrs, 0)], tmp_path / "t.jsonl")
-    assert f"t.jsonl:1 span {span_id}: {why}" in refused(tmp_path, tmp_path / "t.jsonl")
+    assert f"t.jsonl:1 span {span_id}: {why}" in rejected(tmp_path, tmp_path / "t.jsonl")
 
 
 def test_a_conversation_whose_turns_contradict_each_other(tmp_path: Path) -> None:
@@ -106,20 +123,20 @@ def test_a_conversation_whose_turns_contradict_each_other(tmp_path: Path) -> Non
         ],
         tmp_path / "t.jsonl",
     )
-    message = refused(tmp_path, tmp_path / "t.jsonl", more=("--turns", "all"))
+    message = rejected(tmp_path, tmp_path / "t.jsonl", turns="all")
     assert f"span {ids[1]}: conversation 's' contradicts itself" in message
     assert f"'Go away' to 'Hi', but t.jsonl:1 span {ids[0]} recorded 'Hello'" in message
 
 
 def test_a_file_of_another_layout_and_a_call_with_no_user_message(tmp_path: Path) -> None:
     (tmp_path / "other.jsonl").write_text('{"question": "?", "answer": "!"}\n')
-    assert "other.jsonl:1: unknown layout" in refused(tmp_path, tmp_path / "other.jsonl")
+    assert "other.jsonl:1: unknown layout" in rejected(tmp_path, tmp_path / "other.jsonl")
     log = {
         "messages": [{"role": "system", "content": "Be brief."}],
         "choices": [{"message": {"role": "assistant", "content": "Hi"}}],
     }
     (tmp_path / "log.jsonl").write_text(json.dumps(log) + "\n")
-    assert "log.jsonl:1: the call's input has no user message" in refused(
+    assert "log.jsonl:1: the call's input has no user message" in rejected(
         tmp_path, tmp_path / "log.jsonl"
     )
 
@@ -128,7 +145,7 @@ def test_a_log_record_without_a_reply_and_a_bad_time(tmp_path: Path) -> None:
     good = {"messages": [user("Hi")], "choices": [{"message": assistant("Hello")}]}
     lines = [good, {**good, "choices": []}, {**good, "timestamp": "yesterday"}]
     (tmp_path / "log.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    message = refused(tmp_path, tmp_path / "log.jsonl")
+    message = rejected(tmp_path, tmp_path / "log.jsonl")
     assert "log.jsonl:2: `choices` is empty: the call has no reply" in message
     assert "log.jsonl:3: unreadable timestamp 'yesterday'" in message
 
@@ -191,9 +208,9 @@ def test_an_empty_reply_is_refused_unless_the_call_failed(tmp_path: Path) -> Non
     or passed over and counted when the span's error status says the call failed."""
     empty = {"messages": [user("Hi")], "choices": [{"message": assistant("")}]}
     (tmp_path / "log.jsonl").write_text(json.dumps(empty) + "\n")
-    assert "log.jsonl:1: the reply is empty" in refused(tmp_path, tmp_path / "log.jsonl")
+    assert "log.jsonl:1: the reply is empty" in rejected(tmp_path, tmp_path / "log.jsonl")
     [span_id] = write_otlp([Span(genai([user("Hi")], ""), 0)], tmp_path / "t.jsonl")
-    assert f"t.jsonl:1 span {span_id}: the reply is empty" in refused(
+    assert f"t.jsonl:1 span {span_id}: the reply is empty" in rejected(
         tmp_path, tmp_path / "t.jsonl"
     )
     spans = [Span(genai([user("Hi")], ""), 0, failed=True), Span(genai([user("Yo")], "Hey"), 1)]
@@ -225,7 +242,7 @@ def test_a_log_record_with_a_malformed_choice(tmp_path: Path, choices: list, why
     (tmp_path / "log.jsonl").write_text(
         json.dumps(good) + "\n" + json.dumps({**good, "choices": choices}) + "\n"
     )
-    assert f"log.jsonl:2: {why}" in refused(tmp_path, tmp_path / "log.jsonl")
+    assert f"log.jsonl:2: {why}" in rejected(tmp_path, tmp_path / "log.jsonl")
     out = tmp_path / "rows.jsonl"
     done = run_cli("import", str(tmp_path / "log.jsonl"), "--out", str(out), "--skip-invalid")
     assert done.returncode == 1, done.stderr
@@ -261,7 +278,7 @@ def test_a_log_record_with_a_malformed_choice(tmp_path: Path, choices: list, why
 def test_a_span_whose_choices_have_no_whole_number_index(tmp_path: Path, span: Span) -> None:
     [span_id] = write_otlp([span], tmp_path / "t.jsonl")
     assert f"t.jsonl:1 span {span_id}: unknown attribute layout (GenAI): a choice's index" in (
-        refused(tmp_path, tmp_path / "t.jsonl")
+        rejected(tmp_path, tmp_path / "t.jsonl")
     )
 
 
@@ -282,7 +299,7 @@ def test_redact_covers_the_content_a_problem_quotes(tmp_path: Path) -> None:
     for span in spans:
         span.attributes["gen_ai.conversation.id"] = "s"
     write_otlp(spans, tmp_path / "t.jsonl")
-    message = refused(tmp_path, tmp_path / "t.jsonl", more=("--redact", r"\S+@example\.com"))
+    message = rejected(tmp_path, tmp_path / "t.jsonl", redact=(r"\S+@example\.com",))
     assert "contradicts itself" in message
     assert "ana@example.com" not in message
     assert "'Hi [REDACTED]'" in message
@@ -301,7 +318,7 @@ def test_a_line_whose_structure_is_not_otlp_is_named(tmp_path: Path, damage) -> 
     record = json.loads((tmp_path / "t.jsonl").read_text())
     damage(record["resourceSpans"][0]["scopeSpans"][0]["spans"][0])
     (tmp_path / "t.jsonl").write_text(json.dumps(record) + "\n")
-    message = refused(tmp_path, tmp_path / "t.jsonl")
+    message = rejected(tmp_path, tmp_path / "t.jsonl")
     assert "t.jsonl:1: not OTLP JSON as exporters write it" in message
     assert "Traceback" not in message
 
@@ -313,7 +330,7 @@ def test_a_file_of_junk_is_refused_in_one_pass(tmp_path: Path) -> None:
     junk.write_bytes(random.Random(0).randbytes(5 * 2**20))
     lines = sum(1 for line in junk.read_bytes().split(b"\n") if line.strip())  # not blank
     start = time.perf_counter()
-    message = refused(tmp_path, junk)
+    message = rejected(tmp_path, junk)
     assert time.perf_counter() - start < 15  # generous: about 1 s on the benchmark machine
     assert f"invalid traces ({lines} problem(s))" in message
     assert "junk.bin:1: unparseable JSON" in message
@@ -325,7 +342,7 @@ def test_a_line_nested_too_deep_is_a_row_error(tmp_path: Path) -> None:
     write_otlp([Span(genai([user("Hi")], "Hello"), 0)], tmp_path / "t.jsonl")
     with (tmp_path / "t.jsonl").open("a") as fh:
         fh.write("[" * 10_000 + "]" * 10_000 + "\n")
-    message = refused(tmp_path, tmp_path / "t.jsonl")
+    message = rejected(tmp_path, tmp_path / "t.jsonl")
     assert "t.jsonl:2: unparseable JSON: nested more than 200 levels deep" in message
     assert "Traceback" not in message
 
@@ -340,7 +357,7 @@ def test_tool_calls_a_row_could_not_hold_are_refused_naming_the_call(tmp_path: P
     (tmp_path / "tools.jsonl").write_text(json.dumps({**bad_tools, "tools": [schema]}) + "\n")
     assert (
         "tools.jsonl:1: the request's tools: tool 1 ('f'): parameters is not a JSON Schema"
-    ) in refused(tmp_path, tmp_path / "tools.jsonl")
+    ) in rejected(tmp_path, tmp_path / "tools.jsonl")
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     orphan = {"role": "tool", "tool_call_id": "gone", "content": "42"}
     records = [
@@ -350,7 +367,7 @@ def test_tool_calls_a_row_could_not_hold_are_refused_naming_the_call(tmp_path: P
     ]
     log = tmp_path / "log.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in records))
-    message = refused(tmp_path, log)
+    message = rejected(tmp_path, log)
     assert "log.jsonl:1: the turn ends on tool calls that no later call answers" in message
     assert (
         "log.jsonl:2: the row's history cannot be replayed: message 1: tool result answers no "

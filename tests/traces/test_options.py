@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from chatjudge.options import ImportOptions
+from chatjudge.traces import import_traces
 from tests.support.cli import run_cli
 from tests.traces.conftest import read_rows
 
@@ -58,11 +60,15 @@ def test_turns_last_is_the_default_and_all_gives_every_turn(tmp_path: Path) -> N
 
 
 def test_a_sample_is_reproducible_whatever_the_order_of_the_records(tmp_path: Path) -> None:
-    def sampled(seed: int, log: Path | None = None) -> list[str]:
-        rows = imported(tmp_path, "--sample", "3", "--seed", str(seed), log=log)
-        return sorted(r["prompt"] for r in rows)
+    """The first import through the CLI, the others through the importer in this process."""
 
-    first = sampled(7)
+    def sampled(seed: int, log: Path | None = None) -> list[str]:
+        out = tmp_path / "rows.jsonl"
+        options = ImportOptions(sample=3, seed=seed, overwrite=True)
+        import_traces([log or tmp_path / "log.jsonl"], out, options)
+        return sorted(r["prompt"] for r in read_rows(out))
+
+    first = sorted(r["prompt"] for r in imported(tmp_path, "--sample", "3", "--seed", "7"))
     assert len(first) == 3
     assert sampled(7) == first
     shuffled = write_log(tmp_path / "shuffled.jsonl", order=[*range(17, -1, -1)])
