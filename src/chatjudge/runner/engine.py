@@ -25,8 +25,6 @@ from typing import IO, Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import RunProgress
-from chatjudge.calls.estimate import finish
-from chatjudge.calls.prices import command_cost
 from chatjudge.calls.session import Budget, CostEstimate, Seat, Session, Stopped
 from chatjudge.calls.usage import Usage
 from chatjudge.data import Item, Source, Validation, iter_items
@@ -42,7 +40,6 @@ from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY
 from chatjudge.runner.execute import execute
 from chatjudge.runner.fold import Folder, OnItem, scored_record
 from chatjudge.runner.plan import Call, JudgeLane, Planner
-from chatjudge.store import Store
 from chatjudge.summarize.run import SummaryBuilder
 from chatjudge.sync import run_sync
 
@@ -110,13 +107,14 @@ class Engine:
     def estimate(self) -> CostEstimate:
         """`--dry-run`: the calls this run would send (after what the store holds) and what
         they could cost; nothing is sent and nothing is written."""
-        if self.protocol.scorer:  # nothing to send
-            return finish("run", self.n_rows, [], {})
         return run_sync(self._estimate())
 
     def _score(self, on_item: OnItem | None) -> RunOutcome:
         """A deterministic protocol's run: each item scored here, in input order, through
         the same records, summary and report as a judged run; no model, no call, cost 0."""
+        return run_sync(self._scored(on_item))
+
+    async def _scored(self, on_item: OnItem | None) -> RunOutcome:
         from chatjudge.trajectories import score_row
 
         config = self.config
@@ -124,7 +122,10 @@ class Engine:
         summary = SummaryBuilder(self.protocol, [judge], flip=False, samples=1)
         progress = RunProgress(self.n_rows, enabled=config.progress, label="scoring")
         write_json(self.out_dir / RUN_INFO, self.run_info())
-        Store(self.out_dir / STORE).close()  # empty: a run directory has one (`merge` reads it)
+        # A session of no seat: it opens the run directory's store, empty (`merge` reads
+        # one), and prices nothing.
+        async with self._session(dry_run=False) as session:
+            pass
         rows = iter_items(
             self.source,
             (),
@@ -142,7 +143,7 @@ class Engine:
                 if scored.columns:
                     item.data = {**item.data, **scored.columns}
                 folder.write(scored_record(item, judge, scored))
-        cost = command_cost({})
+        cost = session.cost(folder.finished, self.n_rows)
         built = summary.build(
             Usage().as_dict(),
             cost,
@@ -157,8 +158,9 @@ class Engine:
     async def _estimate(self) -> CostEstimate:
         session = self._session(dry_run=True)
         async with session:
-            with open(os.devnull, "wb") as nowhere:
-                await self._judge(session, nowhere, None)
+            if not self.protocol.scorer:  # a deterministic protocol sends nothing
+                with open(os.devnull, "wb") as nowhere:
+                    await self._judge(session, nowhere, None)
         return session.estimate("run", self.n_rows)
 
     def _session(self, *, dry_run: bool, budget: Budget | None = None) -> Session:
