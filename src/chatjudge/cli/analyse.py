@@ -5,12 +5,15 @@ against human raters). Their terminal text is built beside the analyses
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
 from chatjudge.cli.common import ColumnOpt, err, fail, out
 from chatjudge.errors import ChatJudgeError, UsageError
+
+if TYPE_CHECKING:
+    from chatjudge.analysis.compare import Control
 
 
 def compare(
@@ -53,12 +56,8 @@ def compare(
     try:
         if control not in (None, "length", "style"):
             raise UsageError(f"--control takes length or style, not {control!r}")
-        result = compare_runs(
-            named,
-            baseline=baseline_name,
-            score=score,
-            control=control,  # type: ignore[arg-type]
-        )
+        chosen = cast("Control | None", control)  # checked just above
+        result = compare_runs(named, baseline=baseline_name, score=score, control=chosen)
         calibrations = {
             name: calibrate_run(named[name], path, score=score)
             for name, path in _human_files(human, named).items()
