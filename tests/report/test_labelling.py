@@ -139,7 +139,8 @@ def pointwise_run(tmp_path: Path, n: int = 8) -> Path:
 # ---------------------------------------------------------------- page helpers
 @pytest.fixture
 def fresh(watch: PageWatch) -> PageWatch:
-    """The browser's profile is shared by the package's tests: start with no saved labels."""
+    """The browser's profile is shared by the package's tests: start from a blank page (each
+    test clears the saved labels of the report it opens, as `start` does)."""
     watch.page.goto("about:blank")
     return watch
 
@@ -472,6 +473,8 @@ def test_report_view_still_works_beside_labelling(tmp_path: Path, fresh: PageWat
     """The tabs switch views with the mouse and the arrow keys; the item detail still opens."""
     run = pairwise_run(tmp_path)
     page = fresh.open(run / "report.html")
+    # The profile is shared: another test's position in this run's sample may be saved.
+    page.evaluate("localStorage.clear()")
     expect(page.locator("#label-view")).to_be_hidden()
     page.locator("#item-rows tr").first.click()
     expect(page.locator("#detail")).to_be_visible()
