@@ -150,15 +150,12 @@ class Generation:
             try:
                 if with_tools is not None and item.tools:
                     text, used, more = await with_tools.turn(item, sample, order, answered.tools)
-                elif no_tools and item.tools:  # their calls and results read as text
-                    answered.tools["rows_without_tools"] += 1
-                    reply = await role.call(without_tools(request_messages(item)), sample,
-                                            order=order)  # fmt: skip
-                    text = visible(reply.text)
-                    used, more = Usage(), {}
-                    used.add(reply)
                 else:
-                    reply = await role.call(request_messages(item), sample, order=order)
+                    asked = request_messages(item)
+                    if no_tools and item.tools:  # their calls and results read as text
+                        answered.tools["rows_without_tools"] += 1
+                        asked = without_tools(asked)
+                    reply = await role.call(asked, sample, order=order)
                     text = visible(reply.text)  # what it says, not the reasoning before it
                     used, more = Usage(), {}
                     used.add(reply)
