@@ -184,3 +184,8 @@ def test_bad_usage_is_exit_2_and_writes_nothing(tmp_path: Path) -> None:
     again = run_cli("export", str(run), "--otlp", str(out))
     assert again.returncode == 2 and "--overwrite" in again.stderr
     assert out.read_text() == "kept\n"
+    results = run / "results.jsonl"
+    before = results.read_bytes()
+    onto = run_cli("export", str(run), "--otlp", str(results), "--overwrite")
+    assert onto.returncode == 2, onto.stderr
+    assert "--otlp" in onto.stderr and results.read_bytes() == before

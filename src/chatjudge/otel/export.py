@@ -17,6 +17,7 @@ from chatjudge.models import registry
 from chatjudge.otel.encode import BATCH, Encoder
 from chatjudge.otel.records import Evaluation, evaluations, open_run
 from chatjudge.otel.sdk import SCOPE, resource
+from chatjudge.outputs import check_not_a_run_file
 from chatjudge.rundir import prepare_output, read_run_info
 from chatjudge.traces.redact import Redactor
 
@@ -53,6 +54,7 @@ def export_run(
     _remember_keys(run)
     target = Path(otlp) if otlp is not None else None
     if target is not None:
+        check_not_a_run_file(target, (target,), flag="--otlp")  # --overwrite does not lift it
         if target.exists() and not overwrite:
             raise UsageError(f"{target} exists: choose another file, or give --overwrite")
         prepare_output(target.parent, (target,))
