@@ -122,7 +122,8 @@ def test_one_pairwise_run_gates_the_preference_minus_one_half(tmp_path: Path) ->
     g = chatjudge.gate(run, report=False)
     assert g.metric == "preference" and g.runs == {"run": str(run)}
     assert g.difference.value == pytest.approx((12 + 0.5 * 4) / 20 - 0.5)
-    assert g.n_pairs == 20 and g.counts == {"run": {"rows": 20, "failed": 0, "unpaired": 0}}
+    assert g.n_pairs == 20
+    assert g.counts == {"run": {"rows": 20, "failed": 0, "no_value": 0, "unpaired": 0}}
     prefs = np.array([1.0] * 12 + [0.5] * 4 + [0.0] * 4)
     # 20 rows, each one vote against the fixed 1/2: a small sample, guarded by the sign test
     expected = paired_difference(
@@ -194,8 +195,8 @@ def test_unpaired_and_failed_rows_are_counted_never_dropped(tmp_path: Path) -> N
     cand = judged(cand_rows, tmp_path / "c", parse_retries=0)
     g = chatjudge.gate(cand, base, report=False)
     assert g.counts == {
-        "baseline": {"rows": 9, "failed": 1, "unpaired": 1},
-        "candidate": {"rows": 10, "failed": 1, "unpaired": 2},
+        "baseline": {"rows": 9, "failed": 1, "no_value": 0, "unpaired": 1},
+        "candidate": {"rows": 10, "failed": 1, "no_value": 0, "unpaired": 2},
     }
     assert g.n_pairs == 6  # q2..q7
     result = cli("--baseline", str(base), "--candidate", str(cand), "--out", str(tmp_path / "g"))
@@ -491,7 +492,7 @@ def test_markdown_table(tmp_path: Path) -> None:
         require="better",
         n_pairs=200,
         n_units=200,
-        counts={"baseline": {"rows": 201, "failed": 1, "unpaired": 0}},
+        counts={"baseline": {"rows": 201, "failed": 1, "no_value": 0, "unpaired": 0}},
         by="lang",
         cluster=None,
         slices=[

@@ -95,7 +95,7 @@ def test_a_task_short_of_k_tries_judged_ok_counts_as_failed(tmp_path: Path) -> N
     cand = judged(tries([[1, 1, 1]] * 4), tmp_path / "c")
     g = chatjudge.gate(cand, base, metric="accuracy_pass_hat_2", report=False)
     assert g.n_pairs == 3  # task t1 has one try judged ok: no pass^2
-    assert g.counts["baseline"] == {"rows": 4, "failed": 1, "unpaired": 0}
+    assert g.counts["baseline"] == {"rows": 4, "failed": 1, "no_value": 0, "unpaired": 0}
     assert g.difference.value == pytest.approx((2 / 3 + 2 / 3 + 0) / 3, abs=1e-6)
     # at k = 3 the short task is the same, and the others have all three tries
     g3 = chatjudge.gate(cand, base, metric="accuracy_pass_hat_3", report=False)

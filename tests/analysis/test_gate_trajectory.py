@@ -128,3 +128,23 @@ def test_pass_hat_of_trajectory_match_over_tries_sharing_a_task_id(tmp_path: Pat
     assert decision["n_pairs"] == 4 and decision["difference"]["value"] == round(
         ((3 - 1) / 6 + (6 - 3) / 6 + 0 + 0) / 4, 6
     )
+
+
+def test_a_macro_metric_leaves_out_an_item_it_has_no_value_for_and_counts_it(
+    tmp_path: Path,
+) -> None:
+    """The baseline's last item made no call: its macro precision is null (the summary's
+    mean leaves it out), so the gate pairs the other four and counts it, rather than
+    stopping on a value that is not a number."""
+    base, cand = runs(tmp_path, PRECISION_ROWS)
+    done = run_cli("gate", "--baseline", str(base), "--candidate", str(cand),
+                   "--metric", "tool_call_precision_macro", "--allow-mismatch",
+                   "--out", str(tmp_path / "g.json"), COLUMNS="400")  # fmt: skip
+    assert done.returncode in (0, 1, 3), done.stderr
+    decision = json.loads((tmp_path / "g.json").read_text())
+    # by hand, items 0-3: the candidate's 2/4, 2/2, 2/2, 1/1 against 2/2, 1/4, 1/1, 0/1
+    assert decision["n_pairs"] == 4
+    assert decision["difference"]["value"] == round((3.5 - 2.25) / 4, 6)
+    assert decision["counts"]["baseline"] == {"rows": 5, "failed": 0, "no_value": 1, "unpaired": 0}
+    assert decision["counts"]["candidate"]["no_value"] == 0
+    assert "baseline: 5 rows, 0 failed, 1 without a value, 0 unpaired" in done.stdout

@@ -467,3 +467,16 @@ def test_base_url_help_names_the_model_each_command_calls() -> None:
 @pytest.mark.parametrize("command", ["run", "generate", "simulate", "import", "merge", "gate"])
 def test_every_command_that_writes_takes_overwrite_with_one_help(command: str) -> None:
     assert f"--overwrite {OVERWRITE_HELP}" in help_text(command)
+
+
+def test_paths_with_brackets_are_printed_as_they_are(tmp_path: Path) -> None:
+    """A run directory named like rich markup ("[/x]", "[bold]") is printed whole: brackets
+    are text, not styles, and a closing tag with no opening one does not crash the run."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    out = tmp_path / "[/x] [bold]" / "run"
+    done = run_cli("run", str(examples / "tool_calls.jsonl"), "-p", "tool-trajectory",
+                   "--out", str(out), COLUMNS="400")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"-> {out}\n" in done.stderr
+    assert f"results: {out / 'results.jsonl'}\n" in done.stderr
+    assert f"report:  {out / 'report.html'}" in done.stderr

@@ -43,7 +43,7 @@ from chatjudge.analysis.gate_units import (
     resolve_protocol,
 )
 from chatjudge.errors import ChatJudgeWarning, UsageError
-from chatjudge.formats.analyses import CalibratedMetric, Gate, GateLook
+from chatjudge.formats.analyses import CalibratedMetric, Gate, GateLook, counts_text
 from chatjudge.formats.base import Metric
 from chatjudge.formats.io import read_model, write_json
 from chatjudge.options import GateSettings
@@ -117,7 +117,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
         both = " in both runs" if base is not None else ""
         raise UsageError(
             f"{len(paired.ids)} row(s) in {units} unit(s) judged ok{both}: an interval needs "
-            f"at least 2 units, nothing to gate on ({_counts_text(counts)})"
+            f"at least 2 units, nothing to gate on ({counts_text(counts)})"
         )
     diff = raw = paired.difference(None, boundary(s.margin, require), 0.95, s.seed)
     style = style_of(paired.rows, paired.candidate, s.seed) if _one_pairwise(proto, base) else None
@@ -183,13 +183,6 @@ def _held_to(controlled: Difference, raw: Difference) -> Difference:
         ci95=guarded_interval(controlled.ci95, raw.small),
         method=f"{controlled.method}; {raw.small.rule} on the raw preference",
         small=raw.small,
-    )
-
-
-def _counts_text(counts: dict[str, dict[str, int]]) -> str:
-    return "; ".join(
-        f"{role}: {c['rows']} rows, {c['failed']} failed, {c['unpaired']} unpaired"
-        for role, c in counts.items()
     )
 
 

@@ -184,6 +184,7 @@ def _count(run: RunRows, unpaired: int) -> dict[str, int]:
     return {
         "rows": len(run.rows),
         "failed": run.failed,
+        "no_value": run.no_value,
         "unpaired": unpaired,
     }
 

@@ -62,6 +62,9 @@ class Row:
     # a ratio metric's (numerator, denominator), each the mean over (judge, sample): the
     # gate compares ΣN/ΣD over the paired rows, not the mean of the rows' own ratios
     parts: tuple[float, float] | None = None
+    # judged, but the metric has no value for it (a macro precision with no call made):
+    # left out of the pairs and counted, as the summary leaves it out of the mean
+    no_value: bool = False
 
     @property
     def value(self) -> float:
@@ -80,7 +83,11 @@ class RunRows:
 
     @property
     def failed(self) -> int:
-        return sum(not r.ok for r in self.rows.values())
+        return sum(not r.ok and not r.no_value for r in self.rows.values())
+
+    @property
+    def no_value(self) -> int:
+        return sum(r.no_value for r in self.rows.values())
 
 
 def resolve_protocol(info: RunInfo, given: str | Path | Protocol | None) -> Protocol:
@@ -189,6 +196,7 @@ def read_rows(
     run = RunRows(
         run_dir, read_run_info(run_dir), read_summary(run_dir), metric_scale(protocol, metric)
     )
+    ratio = is_ratio(protocol, metric)
     for record in iter_results(run_dir):
         fields = dict(record.fields)
         item_id = record.id
@@ -198,8 +206,11 @@ def read_rows(
             fields = {**extra, **fields}
         ok = record.status == "ok"
         inner = tuple(inner_values(protocol, metric, record.calls)) if ok else ()
+        if not ratio:  # a null score has no value, as in the summary's means (a ratio's
+            inner = tuple(v for v in inner if not math.isnan(v))  # row keeps its parts)
         parts = ratio_parts(protocol, metric, record.calls) if ok and inner else None
-        run.rows[item_id] = Row(item_id, unit, ok and bool(inner), inner, fields, parts)
+        has = ok and bool(inner)
+        run.rows[item_id] = Row(item_id, unit, has, inner, fields, parts, ok and not has)
     return run
 
 

@@ -72,7 +72,9 @@ def compare(
     target.mkdir(parents=True, exist_ok=True)
     write_json(target / COMPARISON, Comparison.model_validate(result))
     page = write_compare_report(target / COMPARISON_REPORT, result)
-    err.print(f"comparison: {target / COMPARISON}\nreport:     {page}", highlight=False)
+    err.print(
+        f"comparison: {target / COMPARISON}\nreport:     {page}", highlight=False, markup=False
+    )
 
 
 def _named_runs(specs: list[str]) -> dict[str, Path]:
@@ -93,7 +95,7 @@ def _show_ratings(result: dict[str, Any], calibrations: dict[str, Any]) -> None:
     out.print(ratings_table(result))
     note = control_note(result)
     if note is not None:
-        out.print(note, highlight=False)
+        out.print(note, highlight=False, markup=False)
     for name, calibration in calibrations.items():
         out.print(calibration_table(calibration, f"{name}: human-calibrated (PPI++)"))
 
@@ -136,10 +138,10 @@ def agree(
         result = agree_with_humans(run_dir, human, column=column, score=score)
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None
-    out.print(agreement_lines(result), highlight=False)
+    out.print(agreement_lines(result), highlight=False, markup=False)
     if result.get("calibrated"):
         from chatjudge.report import calibration_table
 
         out.print(calibration_table({**result["calibration"], "calibrated": result["calibrated"]}))
     write_json(run_dir / AGREEMENT, Agreement.model_validate(result), only_set=True)
-    err.print(f"agreement: {run_dir / AGREEMENT}", highlight=False)
+    err.print(f"agreement: {run_dir / AGREEMENT}", highlight=False, markup=False)

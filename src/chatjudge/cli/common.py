@@ -191,7 +191,7 @@ def warn_skipped(summary: dict[str, Any], where: str) -> None:
     if summary.get("n_skipped"):
         err.print(
             f"[bold yellow]warning:[/] {summary['n_skipped']} invalid row(s) skipped "
-            f"(listed in {where})",
+            f"(listed in {escape(where)})",
             highlight=False,
         )
 
@@ -204,4 +204,4 @@ def exit_status(summary: dict[str, Any]) -> typer.Exit:
 def print_paths(run_dir: Path, page: Path) -> None:
     from chatjudge.rundir import RESULTS
 
-    err.print(f"results: {run_dir / RESULTS}\nreport:  {page}", highlight=False)
+    err.print(f"results: {run_dir / RESULTS}\nreport:  {page}", highlight=False, markup=False)

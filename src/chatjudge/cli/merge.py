@@ -56,7 +56,7 @@ def merge(
         merged = join(shards, out_path, protocol=protocol, overwrite=overwrite)
     except ChatJudgeError as exc:
         raise fail(str(exc)) from None
-    err.print(f"merged {len(shards)} shard(s) -> {merged.out}", highlight=False)
+    err.print(f"merged {len(shards)} shard(s) -> {merged.out}", highlight=False, markup=False)
     if merged.kind == "run":
         out.print(summary_table(merged.summary))
         print_paths(merged.out, merged.out / REPORT)
@@ -64,6 +64,6 @@ def merge(
     else:
         out.print(produced_table(merged.summary))
         summary = Produced(merged.out).summary
-        err.print(f"rows:    {merged.out}\nsummary: {summary}", highlight=False)
+        err.print(f"rows:    {merged.out}\nsummary: {summary}", highlight=False, markup=False)
         warn_skipped(merged.summary, "the summary")
     raise exit_status(merged.summary)

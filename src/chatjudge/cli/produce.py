@@ -189,14 +189,16 @@ def _produce(
             estimate = run_sync(job.estimate())
         out.print(estimate_table(estimate))
         raise typer.Exit(ExitCode.OK)
-    err.print(describe(job, config), highlight=False)
+    err.print(describe(job, config), highlight=False, markup=False)
     output = job.output
     collect_less_often()
     try:
         summary = run_sync(job.run())
     except BudgetReachedError as exc:  # everything is written, then exit 4
         out.print(produced_table(exc.summary))
-        err.print(f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False)
+        err.print(
+            f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False, markup=False
+        )
         raise fail(str(exc), exit_for(exc)) from None
     except FatalModelError as exc:
         raise fail(
@@ -209,6 +211,6 @@ def _produce(
     except KeyboardInterrupt:
         raise interrupted(f"every finished call is kept in {output.store}") from None
     out.print(produced_table(summary))
-    err.print(f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False)
+    err.print(f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False, markup=False)
     warn_skipped(summary, "the summary")
     raise exit_status(summary)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from chatjudge.cli.common import (
     ColumnOpt,
@@ -100,6 +101,7 @@ def run(
     err.print(
         f"{verb} {engine.n_rows} item(s) of {data} with {protocol} ({judges}) -> {engine.out_dir}",
         highlight=False,
+        markup=False,
     )
     _judge(engine)
 
@@ -181,11 +183,13 @@ def protocols() -> None:
         if p.choice is not None:
             scores.append(f"{p.choice.name} {'/'.join(p.choice.options)}")
         judged = "no judge" if p.scorer else p.kind
-        out.print(f"[bold]{p.name}[/] ({judged}): {p.description}", highlight=False)
+        out.print(f"[bold]{escape(p.name)}[/] ({judged}): {escape(p.description)}", highlight=False)
         out.print(f"  fields:  {fields}", highlight=False, markup=False)
         label = "scores: " if p.scorer else "verdict:"
         out.print(f"  {label} {', '.join(scores)}", highlight=False, markup=False)
-        out.print(f"  metrics: {', '.join(m.name for m in p.metrics)}\n", highlight=False)
+        out.print(
+            f"  metrics: {', '.join(m.name for m in p.metrics)}\n", highlight=False, markup=False
+        )
     out.print(
         "Custom protocols: pass a .toml file to --protocol (see examples/chat_quality_1to5.toml; "
         "examples/tool_use_judge.toml places a trajectory and its tools)."

@@ -70,6 +70,7 @@ def _tell(done: Imported, out: Path) -> None:
         f"imported {done.n_calls} call(s): {done.n_conversations} conversation(s), "
         f"{done.n_rows} row(s) -> {out}",
         highlight=False,
+        markup=False,
         soft_wrap=True,
     )
     if done.n_failed_calls:
@@ -135,5 +136,6 @@ def export(run: RunArg, **options: Any) -> None:
     err.print(
         f"exported {done.records} record(s), {done.parented} parented to their span -> {where}",
         highlight=False,
+        markup=False,
         soft_wrap=True,
     )

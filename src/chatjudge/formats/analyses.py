@@ -135,7 +135,7 @@ class Gate(Versioned):
     require: Literal["not-worse", "better"]
     n_pairs: int
     n_units: int
-    counts: dict[str, dict[str, int]]  # per run: rows, failed, unpaired
+    counts: dict[str, dict[str, int]]  # per run: rows, failed, no_value (absent before), unpaired
     by: str | None
     cluster: str | None
     slices: list[GateSlice]
@@ -177,3 +177,16 @@ class Agreement(Versioned):
     calibrated: dict[str, CalibratedMetric] = Field(default_factory=dict)
     # Columns used, labelled rows the judge did not judge, warnings about the sample.
     calibration: dict[str, Any] | None = None
+
+
+def counts_text(counts: dict[str, dict[str, int]]) -> str:
+    """Unpaired and failed rows per run (and rows the metric has no value for): shown
+    with every outcome, never dropped silently."""
+    parts = []
+    for role, c in counts.items():
+        none = f", {c['no_value']} without a value" if c.get("no_value") else ""
+        parts.append(
+            f"{role}: {c.get('rows', 0)} rows, {c.get('failed', 0)} failed{none}, "
+            f"{c.get('unpaired', 0)} unpaired"
+        )
+    return "; ".join(parts)

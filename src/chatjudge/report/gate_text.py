@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 
-from chatjudge.formats.analyses import Gate, GateSlice
+from chatjudge.formats.analyses import Gate, GateSlice, counts_text
 
 ICON = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ inconclusive"}
 
@@ -26,17 +26,6 @@ def rule(g: Gate) -> str:
         return "better: pass if the 95% interval is above 0, fail if below"
     bound = f"−{g.margin:g}" if g.margin else "0"
     return f"not worse than {bound}: pass if the 95% interval is above {bound}"
-
-
-def counts_text(g: Gate) -> str:
-    """Unpaired and failed rows per run: shown with every outcome, never dropped silently."""
-    parts = []
-    for role, c in g.counts.items():
-        parts.append(
-            f"{role}: {c.get('rows', 0)} rows, {c.get('failed', 0)} failed, "
-            f"{c.get('unpaired', 0)} unpaired"
-        )
-    return "; ".join(parts)
 
 
 def notes(g: Gate) -> list[str]:
@@ -184,7 +173,7 @@ def table(g: Gate) -> RenderableType:
         "MDE 80%",
         "n pairs",
         title=f"gate: {g.metric} (candidate − baseline)",
-        caption=counts_text(g),
+        caption=counts_text(g.counts),
     )
     main.add_row(
         fmt(g.difference.value),
