@@ -178,3 +178,14 @@ def test_the_cli_asks_one_openblas_thread_before_numpy_loads(given: str | None, 
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-2:] == ["False", seen]
+
+
+def test_the_installed_command_is_the_process_entry_that_sets_them() -> None:
+    """The `chatjudge` script runs `main` (plugins off, the collector's threshold), not the
+    bare typer app, which `python -m chatjudge.cli` alone would otherwise have set up."""
+    from importlib.metadata import entry_points
+
+    from chatjudge.cli import main
+
+    (script,) = entry_points(group="console_scripts", name="chatjudge")
+    assert script.load() is main
