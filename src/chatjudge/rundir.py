@@ -19,14 +19,16 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatjudge.errors import UsageError
 from chatjudge.formats.io import read_model
-from chatjudge.formats.produced import ProducedInfo
 from chatjudge.formats.results import ResultRecord, read_results
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.formats.summary import Summary
+
+if TYPE_CHECKING:
+    from chatjudge.formats.produced import ProducedInfo
 
 RESULTS, SUMMARY, STORE, RUN_INFO, REPORT = (
     "results.jsonl",

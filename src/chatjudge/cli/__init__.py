@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Annotated
 
@@ -48,6 +49,17 @@ def _options(
 
 
 def main() -> None:
+    """`chatjudge`, the process: what only a process of its own may set, then the command."""
+    # pydantic looks for plugins as it builds its first model: a scan of every installed
+    # distribution's entry points (0.005 s of a small run's CPU, more the more packages
+    # are installed) for plugins that would only observe chatjudge's own validation. A
+    # value the user set is kept: pydantic's list of the plugins to leave out.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    # Before typer builds its flags' validators (loading pydantic) and the command's modules
+    # load: the cyclic collector's default threshold would walk the start-up objects, which
+    # are never garbage, over a hundred times (0.04 s of a small run's CPU). The judge loop
+    # then freezes them (`common.collect_less_often`).
+    gc.set_threshold(10_000)
     app()
 
 

@@ -7,7 +7,6 @@ shows every command's, builds them all; a mistyped name's suggestions need only 
 
 from __future__ import annotations
 
-import gc
 import importlib
 from collections.abc import Iterator, MutableMapping
 from typing import Any
@@ -73,10 +72,3 @@ class Commands(Group):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.commands = _Commands()
-
-    def invoke(self, ctx: Any) -> Any:
-        # Before the command's modules load: the cyclic collector's default threshold would
-        # walk the start-up objects, which are never garbage, over a hundred times (0.04 s
-        # of a small run's CPU). The judge loop then freezes them (`collect_less_often`).
-        gc.set_threshold(10_000)
-        return super().invoke(ctx)
