@@ -145,8 +145,8 @@ def test_a_share_with_many_tasks_at_each_value_is_not_widened_by_the_guard() -> 
     lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
     assert lo == pytest.approx(0.5 - 1.96 * 0.5 / math.sqrt(200), abs=0.01)
     assert hi == pytest.approx(0.5 + 1.96 * 0.5 / math.sqrt(200), abs=0.01)
-    # 198 tasks at 1/6 (2 of 4 right) and 2 at 1/2: all away from the ends, but only 2 away
-    # from the most common value, too few for the bootstrap: the betting interval holds
+    # 198 tasks at 1/6 (2 of 4 right) and 2 at 1/2: all away from the ends, but a share
+    # with 2 at the rarer value, too few for the bootstrap: the betting interval holds
     n = np.full(200, 4)
     found = pass_k(n, np.repeat([2, 3], [198, 2]))
     assert found is not None

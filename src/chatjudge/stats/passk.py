@@ -12,12 +12,12 @@ it in 47: coverage 0.919; `bench/passk_calibration.py`). A task's estimate lies 
 and at a large k most tasks sit at one end (hard tasks all at 0 for pass^k, easy ones at 1
 for pass@k), where the bootstrap's interval collapses (50 tasks at 0 give [0, 0]); so, as
 the gate guards a small sample (`chatjudge.stats.small_sample`), an interval over fewer
-than 30 tasks away from the nearer end, or away from the most common value, is widened to
-hold the betting interval for a mean in [0, 1], valid at every number of tasks (a 0/1
-column, pass^n of n tries, with 30 tasks at each value is a plain share that the bootstrap
-covers: the betting interval would double its width). Tasks with a single try say nothing
-about a retry: they are left out and counted. k runs from 1 to the fewest tries any
-counted task has, so that every task counts at every k.
+than 30 tasks away from the nearer end, or of one or two values with fewer than 30 tasks
+at the rarer, is widened to hold the betting interval for a mean in [0, 1], valid at every
+number of tasks (a 0/1 column, pass^n of n tries, with 30 tasks at each value is a plain
+share that the bootstrap covers: the betting interval would double its width). Tasks with
+a single try say nothing about a retry: they are left out and counted. k runs from 1 to
+the fewest tries any counted task has, so that every task counts at every k.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 
 from chatjudge.stats.betting import betting_interval
 from chatjudge.stats.bootstrap import Estimate, bootstrap_metrics
-from chatjudge.stats.small_sample import SMALL_UNITS
+from chatjudge.stats.small_sample import SMALL_DISTINCT, SMALL_UNITS
 
 
 def pass_hat(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
@@ -120,11 +120,12 @@ def pass_k(n: np.ndarray, c: np.ndarray, *, n_resamples: int = 2000, seed: int =
 
 def guarded(values: np.ndarray, estimate: Estimate) -> Estimate:
     """`estimate`'s interval widened to hold the betting interval of a mean in [0, 1] when
-    the tasks are too few away from an end, or from their most common value, for the
-    bootstrap: its spread comes from those tasks."""
+    the tasks are too few away from an end for the bootstrap, or take one or two values
+    with too few at the rarer one (two values make a share: it needs some of each)."""
     inner = min(int(np.count_nonzero(values > 0)), int(np.count_nonzero(values < 1)))
-    off_mode = len(values) - int(np.unique(values, return_counts=True)[1].max())
-    if estimate.ci95 is None or min(inner, off_mode) >= SMALL_UNITS:
+    counts = np.unique(values, return_counts=True)[1]
+    rarer = len(values) - int(counts.max()) if len(counts) < SMALL_DISTINCT else len(values)
+    if estimate.ci95 is None or min(inner, rarer) >= SMALL_UNITS:
         return estimate
     bet = betting_interval(values, 0.0, 1.0)
     lo, hi = min(estimate.ci95[0], bet[0]), max(estimate.ci95[1], bet[1])
