@@ -1,7 +1,7 @@
 """Calibration of pass^k and pass@k (`chatjudge.stats.passk`) and of the gate on them, on
 synthetic tasks whose success probabilities are known.
 
-    python bench/passk_calibration.py            # about 8 CPU minutes
+    python bench/passk_calibration.py            # about 6 CPU minutes
     python bench/passk_calibration.py --quick    # a quarter of the replications
     python bench/passk_calibration.py --only a,c
 
