@@ -1,7 +1,7 @@
 """Calibration of pass^k and pass@k (`chatjudge.stats.passk`) and of the gate on them, on
 synthetic tasks whose success probabilities are known.
 
-    python bench/passk_calibration.py            # about 3 minutes on 2 cores
+    python bench/passk_calibration.py            # about 6 CPU minutes
     python bench/passk_calibration.py --quick    # a quarter of the replications
     python bench/passk_calibration.py --only a,c
 
@@ -11,9 +11,12 @@ own functions, as the summary and the gate call them.
 
 (a) bias: the mean over replications of the summary's pass^k and pass@k against the truth,
     E[p^k] and 1 - E[(1 - p)^k], for n = 2..8 and every k <= n; within 3 Monte Carlo SE.
-(b) coverage: the share of the summary's 95% intervals (a bootstrap over tasks, guarded
-    near the ends) holding the truth, T = 50 and 200 tasks, n = 2, 4, 8: per case, the mean
-    over k at least 0.93 and no k below 0.93 by more than 2 MC SE.
+(b) coverage: the share of the summary's 95% intervals (a studentized bootstrap over tasks,
+    guarded near the ends) holding the truth, T = 50 and 200 tasks, n = 2, 4, 8: every k
+    of both estimators in every case at least 0.93. 3,000 replications put a cell's MC SE
+    near 0.004, so that an interval of true coverage 0.95 clears 0.93 by about 5 SE in
+    each of the 108 cells (--quick: 750, MC SE near 0.008, and a cell within 2 of them
+    below 0.93 passes).
 (c) the gate on `<metric>_pass_hat_<k>`, tasks paired between two runs: with no true
     difference, the share of `pass` under require=better and of `fail` under not-worse with
     M = 0; with the true difference exactly at -M, the share of `pass` under not-worse.
@@ -109,21 +112,27 @@ def bias(report: Report, runs: int, seed: int) -> None:
     report.line("worst |bias| / MC SE, every case", f"{worst:.2f}", "<= 3", worst / 3, worst <= 3)
 
 
-def coverage(report: Report, runs: int, seed: int) -> None:
+def coverage(report: Report, runs: int, seed: int, slack_se: float = 0.0) -> None:
     """Per case, the share of intervals holding the truth, for every k of both estimators:
-    their mean must reach 0.93, and no single k may lie below 0.93 by more than 2 MC SE
-    (the lowest of some 20 correlated shares sits below its truth by about that much)."""
+    each must reach 0.93. Beside the lowest k, how its misses split (the truth below the
+    interval, above it: a lopsided split is an interval leaning the wrong way, not noise)
+    and its mean width; per case, the mean width over k. `slack_se`: how many MC SE below
+    0.93 a cell may lie (0 in the full run)."""
     target = COVERAGE_TARGET
-    print(f"(b) coverage of the 95% interval: {runs} replications per case; each case's "
-          f"mean over k >= {target}, its lowest k >= {target} - 2 MC SE")  # fmt: skip
-    print(f"  {'tasks':<44} {'T':>4} {'n':>2}  lowest k: coverage (MC SE)    mean over k")
-    lowest, means = 1.0, []
+    slack = f" - {slack_se:g} MC SE" if slack_se else ""
+    print(f"(b) coverage of the 95% interval: {runs} replications per case; every k of "
+          f"every case >= {target}{slack}")  # fmt: skip
+    print(f"  {'tasks':<38} {'T':>4} {'n':>2}  lowest k: coverage (MC SE), misses below/"
+          "above, width   mean over k: coverage, width")  # fmt: skip
+    cells: list[tuple[float, str]] = []
     for d, dist in enumerate(TASKS):
         for size in (50, 200):
             for n in (2, 4, 8):
                 rng = np.random.default_rng([seed, 100 + d, size, n])
                 start = time.perf_counter()
-                hits = {(kind, k): 0 for kind in ("pass_hat", "pass_at") for k in range(1, n + 1)}
+                keys = [(kind, k) for kind in ("pass_hat", "pass_at") for k in range(1, n + 1)]
+                hits, below, above = (dict.fromkeys(keys, 0) for _ in range(3))
+                width = dict.fromkeys(keys, 0.0)
                 tries = np.full(size, n)
                 for _ in range(runs):
                     c = rng.binomial(n, dist.draw(rng, (size,)))
@@ -134,23 +143,42 @@ def coverage(report: Report, runs: int, seed: int) -> None:
                         for k, estimate in estimates.items():
                             assert estimate.ci95 is not None
                             lo, hi = estimate.ci95
-                            hits[(kind, k)] += lo <= dist.truth(kind, k) <= hi
+                            truth = dist.truth(kind, k)
+                            hits[(kind, k)] += lo <= truth <= hi
+                            below[(kind, k)] += truth < lo
+                            above[(kind, k)] += truth > hi
+                            width[(kind, k)] += hi - lo
                 rates = {key: h / runs for key, h in hits.items()}
-                (kind, k), low = min(rates.items(), key=lambda item: item[1])
+                for (kind, k), rate in rates.items():
+                    se = math.sqrt(max(rate * (1 - rate), 1e-12) / runs)
+                    cells.append((rate, f"{dist.name[:24]}, T={size}, n={n}, {kind}^{k}: "
+                                        f"{rate:.4f} (MC SE {se:.4f}), misses "
+                                        f"{below[(kind, k)]}/{above[(kind, k)]}"))  # fmt: skip
+                key = min(rates, key=lambda item: rates[item])
+                low = rates[key]
                 se = math.sqrt(max(low * (1 - low), 1e-12) / runs)
+                ok = low >= target - slack_se * se
                 mean = float(np.mean(list(rates.values())))
-                lowest, ok = min(lowest, low), low >= COVERAGE_TARGET - 2 * se
-                means.append(mean)
-                print(f"  {dist.name[:44]:<44} {size:>4} {n:>2}  {kind}^{k}: {low:.4f} "
-                      f"({se:.4f}){'' if ok else ' LOW'}   {mean:.4f}  "
+                mean_width = sum(width.values()) / len(width) / runs
+                print(f"  {dist.name[:38]:<38} {size:>4} {n:>2}  {key[0]}^{key[1]}: {low:.4f} "
+                      f"({se:.4f}), {below[key]}/{above[key]}, {width[key] / runs:.4f}"
+                      f"{'' if ok else ' LOW'}   {mean:.4f}, {mean_width:.4f}  "
                       f"[{time.perf_counter() - start:.0f} s]")  # fmt: skip
-                if not ok or mean < COVERAGE_TARGET:
-                    report.missed.append(f"coverage: {dist.name}, T={size}, n={n}")
-    report.line("coverage: the lowest case's mean over k", f"{min(means):.4f}",
-                f">= {COVERAGE_TARGET}", min(means) / COVERAGE_TARGET,
-                min(means) >= COVERAGE_TARGET)  # fmt: skip
-    report.line("coverage: the lowest k of any case", f"{lowest:.4f}",
-                f"~ {COVERAGE_TARGET} (2 MC SE)", lowest / COVERAGE_TARGET, True)  # fmt: skip
+                for kind in ("pass_hat", "pass_at"):
+                    shares = " ".join(f"{rates[(kind, k)]:.3f}" for k in range(1, n + 1))
+                    print(f"      {kind}, k = 1..{n}: {shares}")
+                if not ok:
+                    report.missed.append(
+                        f"coverage: {dist.name}, T={size}, n={n}, {key[0]}^{key[1]}"
+                    )
+    cells.sort()
+    print("  the lowest three of all cells:")
+    for _, line in cells[:3]:
+        print(f"    {line}")
+    lowest = cells[0][0]
+    ok = lowest >= target - slack_se * math.sqrt(lowest * (1 - lowest) / runs)
+    report.line("coverage: the lowest k of any case", f"{lowest:.4f}", f">= {target}{slack}",
+                lowest / target, ok)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -216,7 +244,7 @@ def main() -> int:
     if "a" in parts:
         bias(report, 20_000 // scale, args.seed)
     if "b" in parts:
-        coverage(report, 1000 // scale, args.seed)
+        coverage(report, 3000 // scale, args.seed, slack_se=2.0 if args.quick else 0.0)
     if "c" in parts:
         gate(report, 1000 // scale, args.seed)
     print(f"{len(report.missed)} target(s) missed; {time.perf_counter() - start:.0f} s in all")

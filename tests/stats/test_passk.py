@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from chatjudge.stats.betting import betting_interval
 from chatjudge.stats.passk import count_tries, pass_at, pass_hat, pass_k, succeeded
 
 
@@ -97,3 +98,59 @@ def test_tasks_at_one_end_get_an_interval_valid_at_every_size() -> None:
     lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
     assert lo == 0.0 and 0.03 < hi < 0.1
     assert found.pass_at[4].ci95[0] < 1.0  # type: ignore[index]  # pass@4: 25 tasks at 1
+
+
+def _bootstrap_t(values: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
+    """The 95% bootstrap-t interval of a mean, by hand: tasks drawn by index, each
+    resample's t = (its mean - the mean) / its standard error."""
+    index = np.random.default_rng(seed).integers(0, values.size, (resamples, values.size))
+    drawn = values[index]
+    error = values.std(ddof=1) / math.sqrt(values.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (drawn.mean(axis=1) - values.mean()) / (
+            drawn.std(axis=1, ddof=1) / math.sqrt(values.size)
+        )
+    low, high = np.quantile(t[~np.isnan(t)], [0.025, 0.975])
+    return values.mean() - high * error, values.mean() - low * error
+
+
+def test_skewed_task_estimates_get_the_studentized_interval() -> None:
+    # 200 hard tasks of 8 tries: pass^4 per task is C(c, 4) / 70, mostly 0 with a long tail
+    # up to 1 (skewness 4.5). The percentile interval lags the tail (its upper end here
+    # about 0.072); the bootstrap-t, computed by hand, reaches about 0.082.
+    tally = {0: 60, 1: 40, 2: 30, 3: 25, 4: 15, 5: 12, 6: 8, 7: 6, 8: 4}
+    c = np.repeat(list(tally), list(tally.values()))
+    n = np.full(c.size, 8)
+    found = pass_k(n, c)
+    assert found is not None
+    values = pass_hat(n, c, 4)
+    assert np.count_nonzero(values) == 45  # 30 or more away from 0: the bootstrap's own
+    lo, hi = found.pass_hat[4].ci95  # type: ignore[misc]
+    by_hand = _bootstrap_t(values, 20_000, 1)
+    width = by_hand[1] - by_hand[0]
+    # within the noise of 2,000 resamples' 2.5% tail (the percentile interval's upper end
+    # lies 20% of the width below)
+    assert lo == pytest.approx(by_hand[0], abs=0.08 * width)
+    assert hi == pytest.approx(by_hand[1], abs=0.08 * width)
+    mean = values.mean()
+    assert hi - mean > 1.5 * (mean - lo)  # leaning to the tail, as the truth does
+
+
+def test_a_share_with_many_tasks_at_each_value_is_not_widened_by_the_guard() -> None:
+    # pass^2 of 2 tries is 0 or 1: 100 tasks at each value are a plain share, whose interval
+    # is about 0.5 +- 1.96 x 0.035; the betting interval, twice as wide, is not needed.
+    n = np.full(200, 2)
+    found = pass_k(n, np.repeat([0, 2], 100))
+    assert found is not None
+    lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
+    assert lo == pytest.approx(0.5 - 1.96 * 0.5 / math.sqrt(200), abs=0.01)
+    assert hi == pytest.approx(0.5 + 1.96 * 0.5 / math.sqrt(200), abs=0.01)
+    # 198 tasks at 1/6 (2 of 4 right) and 2 at 1/2: all away from the ends, but a share
+    # with 2 at the rarer value, too few for the bootstrap: the betting interval holds
+    n = np.full(200, 4)
+    found = pass_k(n, np.repeat([2, 3], [198, 2]))
+    assert found is not None
+    bet = betting_interval(pass_hat(n, np.repeat([2, 3], [198, 2]), 2), 0.0, 1.0)
+    lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
+    assert lo <= bet[0] and hi >= bet[1]
+    assert hi - lo > 0.015  # where the bootstrap alone gives about 0.006

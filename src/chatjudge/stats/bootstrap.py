@@ -2,6 +2,9 @@
 
 Items (rows) are the resampling unit: everything known about one item is drawn
 together, so several metrics resampled in one pass share the same resamples.
+`bootstrap_metrics` also gives the studentized (bootstrap-t) interval of a mean, from
+the same resamples: for skewed item values (pass^k at a large k) the percentile
+interval leans to the long tail's far side and misses the truth on the other.
 
 Means are computed from resampled column sums. When items take few distinct
 values (choices, 0/1 and 1-3 scores: the usual case), resampling n items is the
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -25,6 +28,11 @@ import numpy as np
 # numbers (the generator's state carries over) for the same CPU; a small chunk's memory is
 # reused by the next, where 32 MB ones (and as much again of values taken) added to a run's peak.
 _CHUNK_CELLS = 1 << 13
+# Rounding leaves a resample of equal values an error of about 1e-10 of their range (the
+# variance is a difference of sums of squares); one that differs has far more.
+_NO_SPREAD = 1e-9
+
+Method = Literal["percentile", "studentized"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +90,7 @@ def bootstrap_metrics(
     *,
     n_resamples: int = 2000,
     seed: int = 0,
+    method: Method = "percentile",
 ) -> dict[str, Estimate]:
     """Every metric's mean and 95% interval from one shared item resampling.
 
@@ -89,6 +98,9 @@ def bootstrap_metrics(
     of its column skipping NaN, so an item that does not count for a metric (a
     failed call, no flipped order) is NaN there and still counts for the others.
     Transform scores before passing them (`itr` is the mean of `(score - 2.5) * 200`).
+
+    `method`: the percentile interval, or the studentized one (`studentized_interval`),
+    second-order accurate where item values are skewed; both from the same resamples.
     """
     names = list(columns)
     if not names:
@@ -104,10 +116,17 @@ def bootstrap_metrics(
     n = counted.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         values = np.where(counted, matrix, 0.0).sum(axis=0) / n
-    stats = _nanmeans(matrix, n_resamples, seed) if len(matrix) >= 2 else None
+    stats, errors = (None, None)
+    if len(matrix) >= 2:
+        stats, errors = _resampled_means(matrix, n_resamples, seed, method == "studentized")
     result = {}
     for j, name in enumerate(names):
-        ci = percentile_interval(stats[:, j], 0.95) if stats is not None and n[j] >= 2 else None
+        ci = None
+        if stats is not None and n[j] >= 2:
+            if errors is None:
+                ci = percentile_interval(stats[:, j], 0.95)
+            else:
+                ci = studentized_interval(matrix[:, j], stats[:, j], errors[:, j], 0.95)
         value = float(values[j]) if n[j] else None
         result[name] = Estimate(value=value, ci95=ci, n=int(n[j]))
     return result
@@ -161,6 +180,36 @@ def percentile_interval(stats: np.ndarray, level: float) -> tuple[float, float] 
     tail = (1 - level) / 2 * 100
     ordered = np.sort(finite)
     return _percentile(ordered, tail), _percentile(ordered, 100 - tail)
+
+
+def studentized_interval(
+    values: np.ndarray, means: np.ndarray, errors: np.ndarray, level: float
+) -> tuple[float, float] | None:
+    """The bootstrap-t interval of the mean of `values` (NaN skipped), from resampled means
+    and their standard errors: the mean minus the percentiles of t = (resampled mean -
+    mean) / its error, times the values' own error (Efron and Tibshirani, "An
+    Introduction to the Bootstrap", 1993, ch. 12). It corrects the skewness that the
+    percentile interval carries over from the values, and is cut to their range, where a
+    percentile interval always lies.
+
+    A resample whose values all agree has no error and no t: it is left out, as a NaN
+    mean is. It is rare unless a few items differ from the rest (one resample in 3,500
+    when 8 of 200 do), a sample no bootstrap reads well: guard it (pass^k takes the
+    betting interval there), as a t of +-infinity would stretch the interval to the
+    values' range."""
+    counted = values[~np.isnan(values)]
+    mean = float(counted.mean())
+    error = float(counted.std(ddof=1)) / np.sqrt(counted.size)
+    if error == 0:  # every value alike: so is every resample
+        return mean, mean
+    with np.errstate(invalid="ignore", divide="ignore"):
+        spread_out = errors > _NO_SPREAD * (counted.max() - counted.min())
+        t = np.where(spread_out, (means - mean) / errors, np.nan)
+    spread = percentile_interval(t, level)
+    if spread is None:
+        return None
+    lo, hi = mean - spread[1] * error, mean - spread[0] * error
+    return float(max(lo, counted.min())), float(min(hi, counted.max()))
 
 
 def _percentile(ordered: np.ndarray, q: float) -> float:
@@ -232,15 +281,30 @@ def resample_statistic(
 
 def _nanmeans(matrix: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """Resampled means of each column skipping NaN: (n_resamples, k); NaN where none counts."""
+    return _resampled_means(matrix, n_resamples, seed, False)[0]
+
+
+def _resampled_means(
+    matrix: np.ndarray, n_resamples: int, seed: int, errors: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Resampled means of each column skipping NaN, (n_resamples, k), and with `errors`
+    their standard errors (sd / sqrt(count)) from the squares' sums in the same resamples:
+    the squares are functions of the rows, so the distinct rows, and the draws, are the
+    same as without them."""
     counted = ~np.isnan(matrix)
     partial = ~counted.all(axis=0)  # only columns with NaN need their count resampled
-    rows = np.column_stack([np.where(counted, matrix, 0.0), counted[:, partial]])
-    sums = resampled_sums(rows, n_resamples, seed)
-    k = matrix.shape[1]
+    zeroed = np.where(counted, matrix, 0.0)
+    parts = [zeroed, counted[:, partial]] + ([zeroed * zeroed] if errors else [])
+    sums = resampled_sums(np.column_stack(parts), n_resamples, seed)
+    k, p = matrix.shape[1], int(partial.sum())
     n = np.full((n_resamples, k), float(len(matrix)))
-    n[:, partial] = sums[:, k:]
+    n[:, partial] = sums[:, k : k + p]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return sums[:, :k] / n
+        means = sums[:, :k] / n
+        if not errors:
+            return means, None
+        variance = (sums[:, k + p :] - n * means * means) / (n - 1)
+        return means, np.sqrt(np.maximum(variance, 0.0) / n)
 
 
 def _multinomial_chunks(
