@@ -34,8 +34,12 @@ unordered modes: the first extra call where extra calls fail the mode, else A + 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import importlib.machinery
+import importlib.util
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from chatjudge.expected_calls import ExpectedCall, MatchMode
@@ -123,8 +127,6 @@ def maximum_pairs(ok: list[list[bool]], n_actual: int) -> list[tuple[int, int]]:
             by_actual[j] += one
     if forced and max(by_actual) <= 1:
         return [(i, row.index(True)) for i, row in enumerate(ok) if True in row]
-    from scipy.optimize import linear_sum_assignment
-
     # the weights in Python: numpy's set-up costs more than these few cells (issue 31)
     size = len(ok) + n_actual
     share = min(len(ok), n_actual) + 1
@@ -132,5 +134,47 @@ def maximum_pairs(ok: list[list[bool]], n_actual: int) -> list[tuple[int, int]]:
         [1 + (1 - abs(i - j) / size) / share if one else 0.0 for j, one in enumerate(row)]
         for i, row in enumerate(ok)
     ]
-    chosen = linear_sum_assignment(weights, maximize=True)
+    chosen = linear_sum_assignment()(weights, maximize=True)
     return [(int(i), int(j)) for i, j in zip(*chosen, strict=True) if ok[i][j]]
+
+
+Solver = Callable[..., tuple[Any, Any]]
+
+
+@functools.cache
+def linear_sum_assignment() -> Solver:
+    """scipy's `linear_sum_assignment`, loaded with the first row that needs it. Importing
+    `scipy.optimize` loads most of scipy (linear algebra, sparse matrices, the optimizers):
+    0.4 s of CPU, a twentieth of `run -p tool-trajectory` on 100,000 rows, for one solver
+    that is a C extension of its own (`scipy.optimize._lsap`, needing numpy only). That
+    extension is loaded alone where scipy keeps it; where it is not there (another scipy),
+    through `scipy.optimize`: the same function either way."""
+    path = _solver_file()
+    spec = importlib.util.spec_from_file_location(_SOLVER, path) if path else None
+    if spec is not None and spec.loader is not None:
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+            solver: Solver = module.linear_sum_assignment
+            return solver
+        except (ImportError, AttributeError):
+            pass
+    from scipy.optimize import linear_sum_assignment as public
+
+    return public
+
+
+_SOLVER = "scipy.optimize._lsap"
+
+
+def _solver_file() -> Path | None:
+    """The file of scipy's assignment solver, where scipy keeps it (None: not found)."""
+    spec = importlib.util.find_spec("scipy")
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "optimize"
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = folder / f"_lsap{suffix}"
+        if path.is_file():
+            return path
+    return None
