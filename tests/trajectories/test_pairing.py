@@ -181,3 +181,14 @@ def test_without_the_solver_file_scipy_optimize_gives_it(monkeypatch: pytest.Mon
         test_a_matching_with_choices_pairs_near_positions()
     finally:
         pairing_module.linear_sum_assignment.cache_clear()
+
+
+def test_calls_in_place_are_paired_in_place_as_the_solver_pairs_them() -> None:
+    """Every call the expected one at its place, though each could take the other: the
+    unordered modes take the pairs in place without the solver, which finds the same."""
+    expected, _ = read_expected_calls([{"name": "f", "extra_arguments": True}] * 2)
+    actual = [("f", {"n": 1}), ("f", {"n": 2})]
+    for mode in ("any-order", "superset", "subset"):
+        pairing = pair_calls(expected, actual, mode)  # type: ignore[arg-type]
+        assert (pairing.match, pairing.pairs, pairing.left_at) == (True, [(0, 0), (1, 1)], None)
+    assert pairing_module.maximum_pairs([[True, True], [True, True]], 2) == [(0, 0), (1, 1)]

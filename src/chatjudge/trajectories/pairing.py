@@ -10,7 +10,9 @@ where two exist. The matching is scipy's `linear_sum_assignment` (an exact assig
 weights 1 + a bonus below 1 in all, larger for nearer positions: the most pairs first, and
 among matchings of that size the one that pairs calls at nearby steps (the one a reader
 expects to see). Where no call has a choice (each expected call accepts at most one call
-and each call is accepted by at most one expected call) the pairs are forced, and read off.
+and each call is accepted by at most one expected call) the pairs are forced, and read off;
+where every call is the expected one at its place, those pairs are taken (no other matching
+of that size is as near).
 
 The mode decides `trajectory_match` (E expected calls, A actual ones, M matched):
 - `exact`: A = E and call k is expected call k for every k;
@@ -74,6 +76,10 @@ def pair_calls(
             return Pairing(True, prefix, None)
         left = prefix[-1][1] + 2 if prefix else 1
         return Pairing(False, maximum_pairs(_accepted(expected, actual), n_actual), left)
+    if n_expected == n_actual and all(map(_accepts, expected, actual)):
+        # Every call where it is expected: the pairs in place are the one maximum matching
+        # with no distance, which the solver would give (and every unordered mode holds).
+        return Pairing(True, [(k, k) for k in range(n_actual)], None)
     pairs = maximum_pairs(_accepted(expected, actual), n_actual)
     paired = {j for _, j in pairs}
     extra = [j for j in range(n_actual) if j not in paired]
@@ -85,6 +91,10 @@ def pair_calls(
     if not extra and not missing:
         return Pairing(True, pairs, None)
     return Pairing(False, pairs, extra[0] + 1 if extra else n_actual + 1)
+
+
+def _accepts(expected: ExpectedCall, call: Call) -> bool:
+    return expected.accepts(*call)
 
 
 def _accepted(expected: Sequence[ExpectedCall], actual: Sequence[Call]) -> list[list[bool]]:
