@@ -60,6 +60,17 @@ def test_values_that_are_not_json_never_stop_a_write() -> None:
     }
 
 
+def test_keys_that_are_not_text_are_written_wherever_they_are() -> None:
+    """A write tries without orjson's option for such keys first (it doubles every write's
+    time): a record with one deep inside, or with numpy values beside text keys only, is
+    written as with the option."""
+    day = datetime.date(2026, 1, 2)
+    text_keys = {"count": np.int64(3), "scores": np.array([1.5, 2.0]), "day": day}
+    assert jsoncodec.dumps(text_keys) == b'{"count":3,"scores":[1.5,2.0],"day":"2026-01-02"}'
+    deep = {"fields": {"rows": [{"ok": True}, {2: "b", "a": np.float64(0.5)}]}}
+    assert jsoncodec.dumps(deep) == b'{"fields":{"rows":[{"ok":true},{"2":"b","a":0.5}]}}'
+
+
 def test_a_lone_surrogate_is_written_escaped() -> None:
     encoded = jsoncodec.dumps({"rationale": "cut \ud83d"})
     assert b"\\ud83d" in encoded

@@ -117,6 +117,8 @@ def json_equal(a: Any, b: Any) -> bool:
     value (1 equals 1.0), and true / false only equal to themselves."""
     if type(a) is str:  # the usual argument, first
         return type(b) is str and a == b
+    if type(a) in _PLAIN_NUMBERS and type(b) in _PLAIN_NUMBERS:  # the next usual: no bool
+        return a == b
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, dict):
@@ -153,8 +155,12 @@ def json_subset(expected: Any, actual: Any) -> bool:
     return json_equal(expected, actual)
 
 
+_NUMBERS = (int, float)  # a tuple: `int | float` is built again at every call
+_PLAIN_NUMBERS = frozenset(_NUMBERS)  # the types themselves, not subclasses (bool is one)
+
+
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, _NUMBERS) and not isinstance(value, bool)
 
 
 def read_expected_calls(value: Any) -> tuple[list[ExpectedCall], list[str]]:

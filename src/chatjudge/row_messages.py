@@ -83,8 +83,12 @@ def _plain(message: dict[str, Any]) -> bool:
     )
 
 
-_CALL_KEYS = ["id", "type", "function"]
-_FUNCTION_KEYS = ["name", "arguments"]
+# The keys, in order, of what `_Reader` writes: tuples, as `tuple(message)` is compared
+# with them (a list display would be built again at every comparison).
+_TOOL_RESULT_KEYS = ("role", "tool_call_id", "content")
+_CALLING_KEYS = ("role", "content", "tool_calls")
+_CALL_KEYS = ("id", "type", "function")
+_FUNCTION_KEYS = ("name", "arguments")
 
 
 def _as_written(messages: list[Any], count_unparsed: bool) -> Conversation | None:
@@ -104,7 +108,7 @@ def _as_written(messages: list[Any], count_unparsed: bool) -> Conversation | Non
             return None
         role = message.get("role")
         if role == "tool":
-            if list(message) != ["role", "tool_call_id", "content"]:
+            if tuple(message) != _TOOL_RESULT_KEYS:
                 return None
             call_id = message["tool_call_id"]
             if type(message["content"]) is not str or call_id not in open_calls:
@@ -120,17 +124,17 @@ def _as_written(messages: list[Any], count_unparsed: bool) -> Conversation | Non
         calls = message["tool_calls"]
         if (
             role != "assistant"
-            or list(message) != ["role", "content", "tool_calls"]
+            or tuple(message) != _CALLING_KEYS
             or type(message["content"]) is not str
             or type(calls) is not list
             or not calls
         ):
             return None
         for call in calls:
-            if type(call) is not dict or list(call) != _CALL_KEYS or call["type"] != "function":
+            if type(call) is not dict or tuple(call) != _CALL_KEYS or call["type"] != "function":
                 return None
             function, call_id = call["function"], call["id"]
-            if type(function) is not dict or list(function) != _FUNCTION_KEYS:
+            if type(function) is not dict or tuple(function) != _FUNCTION_KEYS:
                 return None
             name, arguments = function["name"], function["arguments"]
             if type(name) is not str or not name or type(call_id) is not str or not call_id:

@@ -244,3 +244,25 @@ def test_ratios_weigh_items_by_their_denominator() -> None:
     assert hi == pytest.approx(ratio + 1.96 * se, abs=0.4 * se)
     nothing = bootstrap_ratios({"r": ([0.0, 0.0], [0.0, 0.0])})["r"]
     assert (nothing.value, nothing.ci95, nothing.n) == (None, None, 0)
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        np.random.default_rng(5).integers(0, 4, size=(5_000, 6)).astype(float),  # few distinct
+        np.random.default_rng(6).normal(size=(300, 3)),  # every row distinct
+        np.array([[2.0, 1.0], [1.0, 3.0], [2.0, 0.5], [1.0, 3.0]]),  # the first column leads
+        np.array([[1.0, np.nan], [1.0, np.nan], [0.0, 2.0]]),  # NaN: numpy's own
+        np.array([[-0.0, 1.0], [0.0, 1.0], [1.0, 1.0]]),  # -0.0: numpy's own
+        np.array([[4.0, 2.0]]),
+        np.empty((0, 2)),
+    ],
+)
+def test_distinct_rows_are_numpys_unique_rows_in_its_order(rows: np.ndarray) -> None:
+    """The resampled sums draw over the distinct rows in order: any other order, or count,
+    would change every interval."""
+    distinct, counts = bootstrap_module.distinct_rows(rows)
+    expected, expected_counts = np.unique(rows, axis=0, return_counts=True)
+    np.testing.assert_array_equal(distinct, expected)
+    np.testing.assert_array_equal(counts, expected_counts)
+    assert counts.sum() == len(rows)

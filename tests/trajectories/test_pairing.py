@@ -3,10 +3,14 @@ the cases greedy pairing and an order check on bipartite pairs get wrong."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
+import numpy as np
 import pytest
 
+import chatjudge.trajectories.pairing as pairing_module
 from chatjudge.expected_calls import read_expected_calls
 from chatjudge.trajectories import pair_calls
 
@@ -135,3 +139,56 @@ def test_duplicate_calls_count_once_each() -> None:
     pairing = pair_calls(expected, [GET, GET], "superset")
     assert pairing.match and len(pairing.pairs) == 1
     assert not pair_calls(expected, [GET, GET], "any-order").match
+
+
+def test_the_solver_is_scipys_own_loaded_without_scipy_optimize() -> None:
+    """A row with choices (the greedy case) is paired in a process that never imports
+    `scipy.optimize` (0.4 s of a run), by the very function that module exports."""
+    script = """
+import sys
+from chatjudge.expected_calls import read_expected_calls
+from chatjudge.trajectories import pair_calls
+expected, _ = read_expected_calls([
+    {"name": "search", "arguments": {"q": None}, "compare": {"q": "ignore"}},
+    {"name": "search", "arguments": {"q": "paris"}},
+])
+actual = [("search", {"q": "paris"}), ("search", {"q": "london"})]
+print(sorted(pair_calls(expected, actual, "any-order").pairs), "scipy.optimize" in sys.modules)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["[(0,", "1),", "(1,", "0)]", "False"]
+    from scipy.optimize import linear_sum_assignment as public
+
+    solve = pairing_module.linear_sum_assignment()
+    weights = np.random.default_rng(3).random((6, 5)) * (np.arange(5) % 2 + 1)
+    for maximize in (True, False):
+        got, want = solve(weights, maximize=maximize), public(weights, maximize=maximize)
+        np.testing.assert_array_equal(np.array(got), np.array(want))
+
+
+def test_without_the_solver_file_scipy_optimize_gives_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where scipy keeps its solver elsewhere, the public import is taken: the rows that
+    need the matching pair as before."""
+    monkeypatch.setattr(pairing_module, "_solver_file", lambda: None)
+    pairing_module.linear_sum_assignment.cache_clear()
+    try:
+        from scipy.optimize import linear_sum_assignment as public
+
+        assert pairing_module.linear_sum_assignment() is public
+        test_greedy_pairing_would_lose_a_pair_the_matching_keeps()
+        test_a_matching_with_choices_pairs_near_positions()
+    finally:
+        pairing_module.linear_sum_assignment.cache_clear()
+
+
+def test_calls_in_place_are_paired_in_place_as_the_solver_pairs_them() -> None:
+    """Every call the expected one at its place, though each could take the other: the
+    unordered modes take the pairs in place without the solver, which finds the same."""
+    expected, _ = read_expected_calls([{"name": "f", "extra_arguments": True}] * 2)
+    actual = [("f", {"n": 1}), ("f", {"n": 2})]
+    for mode in ("any-order", "superset", "subset"):
+        pairing = pair_calls(expected, actual, mode)  # type: ignore[arg-type]
+        assert (pairing.match, pairing.pairs, pairing.left_at) == (True, [(0, 0), (1, 1)], None)
+    assert pairing_module.maximum_pairs([[True, True], [True, True]], 2) == [(0, 0), (1, 1)]

@@ -168,7 +168,13 @@ def id_of(data: dict[str, Any], number: int) -> str:
 
 
 def _limited(rows: Iterable[RawRow], limit: int | None) -> Iterator[Any]:
+    if limit is None:  # no generator of its own: a layer less for every row to pass
+        return iter(rows)
+    return _first(rows, limit)
+
+
+def _first(rows: Iterable[RawRow], limit: int) -> Iterator[Any]:
     for i, raw in enumerate(rows):
-        if limit is not None and i >= limit:
+        if i >= limit:
             return
         yield raw

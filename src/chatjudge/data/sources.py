@@ -96,21 +96,24 @@ def _kind(path: Path) -> str | None:
 
 
 def _rows(data: Any, *, checked: bool = False) -> Iterator[RawRow]:
+    """The rows of `data`, from the reader of its kind itself (not through a generator of
+    this function's: every row of a large file would pass one more)."""
     if isinstance(data, list):
-        for i, rec in enumerate(data, 1):
-            yield RawRow(i, rec) if isinstance(rec, dict) else RawRow(i, None, _not_object(rec))
-        return
+        return _list_rows(data)
     if not isinstance(data, str | Path):
-        yield from _dataframe_rows(data)
-        return
+        return _dataframe_rows(data)
     path = Path(data)
     kind = _kind(path)
     if kind == "jsonl":
-        yield from _jsonl_rows(path, None if checked else jsoncodec.INPUT_DEPTH)
-    elif kind == "csv":
-        yield from _csv_rows(path)
-    else:
-        yield from _parquet_rows(path)
+        return _jsonl_rows(path, None if checked else jsoncodec.INPUT_DEPTH)
+    if kind == "csv":
+        return _csv_rows(path)
+    return _parquet_rows(path)
+
+
+def _list_rows(data: list[Any]) -> Iterator[RawRow]:
+    for i, rec in enumerate(data, 1):
+        yield RawRow(i, rec) if isinstance(rec, dict) else RawRow(i, None, _not_object(rec))
 
 
 def _not_object(value: Any) -> str:
@@ -118,9 +121,9 @@ def _not_object(value: Any) -> str:
 
 
 def _jsonl_rows(path: Path, max_depth: int | None) -> Iterator[RawRow]:
-    with path.open("rb") as fh:
+    with path.open("rb", buffering=1 << 20) as fh:  # read twice (validation, items): large reads
         for number, line in enumerate(fh, 1):
-            if not line.strip():
+            if not line or line.isspace():  # not `strip()`: it copies every line
                 continue
             try:
                 rec = jsoncodec.loads(line, parse_constant=_missing, max_depth=max_depth)

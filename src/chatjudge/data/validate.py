@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,13 +94,24 @@ NO_TOOLS = (
 
 def _expected_problems(number: int, value: Any, data: dict[str, Any]) -> list[Problem]:
     """An `expected_tool_calls` cell's problems, and its row's `match`."""
-    from chatjudge.expected_calls import read_expected_calls, read_match  # tool-trajectory's
-
+    read_expected_calls, read_match = _expected_readers()
     found = [Problem(number, EXPECTED_TOOL_CALLS, p) for p in read_expected_calls(value)[1]]
     problem = read_match(data.get("match"))[1]
     if problem is not None:
         found.append(Problem(number, "match", problem))
     return found
+
+
+@functools.cache
+def _expected_readers() -> tuple[
+    Callable[[Any], tuple[list[Any], list[str]]], Callable[[Any], tuple[Any, str | None]]
+]:
+    """tool-trajectory's readers, loaded with the first row that has expected calls (a
+    judged run never loads them), once: an import statement in a function costs 1.5 µs
+    a row."""
+    from chatjudge.expected_calls import read_expected_calls, read_match
+
+    return read_expected_calls, read_match
 
 
 def _calls_tools(messages: list[Any]) -> bool:

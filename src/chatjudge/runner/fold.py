@@ -54,7 +54,8 @@ class Folder:
         """Write, hand over and count one item's record."""
         # Buffered: the store is the durable record, results.jsonl is rebuilt by a re-run.
         line = jsoncodec.dumps(record)
-        self.out.write(line + b"\n")
+        self.out.write(line)  # not `line + b"\n"`: a copy of every record
+        self.out.write(b"\n")
         if self.on_item is not None:
             self.on_item(record, line)
         ok = count(self.summary, record)

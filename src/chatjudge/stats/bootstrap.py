@@ -234,7 +234,7 @@ def resampled_sums(rows: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     _check_resamples(n_resamples)
     n = len(rows)
     rng = np.random.default_rng(seed)
-    distinct, frequency = np.unique(rows, axis=0, return_counts=True)
+    distinct, frequency = distinct_rows(rows)
     sums = np.empty((n_resamples, rows.shape[1]))
     if len(distinct) * 8 <= n:
         start = 0
@@ -249,6 +249,18 @@ def resampled_sums(rows: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     return sums
 
 
+def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(rows, axis=0, return_counts=True)`, the same rows in the same order: by a
+    sort of the columns as keys, 4 times faster than numpy's sort of whole rows (0.35 s of a
+    100,000-item summary). Rows with NaN or -0.0, whose order or representative numpy
+    decides its own way, are left to numpy."""
+    if len(rows) < 2 or np.isnan(rows).any() or (np.signbit(rows) & (rows == 0)).any():
+        return np.unique(rows, axis=0, return_counts=True)
+    ordered = rows[np.lexsort(rows.T[::-1])]  # the first column the first key, as numpy's
+    starts = np.flatnonzero(np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)])
+    return ordered[starts], np.diff(np.r_[starts, len(ordered)])
+
+
 def resampled_counts(
     rows: np.ndarray, n_resamples: int, seed: int
 ) -> tuple[np.ndarray, Iterator[np.ndarray]]:
@@ -258,7 +270,7 @@ def resampled_counts(
     weighted by their frequency; each chunk is a (resamples, distinct rows) array.
     """
     _check_resamples(n_resamples)
-    distinct, frequency = np.unique(rows, axis=0, return_counts=True)
+    distinct, frequency = distinct_rows(rows)
     rng = np.random.default_rng(seed)
     return distinct, _multinomial_chunks(rng, frequency, n_resamples)
 

@@ -8,6 +8,7 @@ import datetime as dt
 import math
 from array import array
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,16 +36,29 @@ def metric_value(spec: MetricSpec, scores: dict[str, Any]) -> float:
 
 def metric_parts(spec: MetricSpec, scores: dict[str, Any]) -> tuple[float, float]:
     """An item's numerator and denominator of a metric (the denominator of a mean is 1)."""
-    value = scores[spec.source]
-    if spec.equals is not None:
-        return (1.0 if value == spec.equals else 0.0), 1.0
+    return _parts(scores, _fields(spec))
+
+
+# What `_parts` reads of a metric: source, equals, offset, scale, denominator.
+_Fields = tuple[str, str | None, float, float, tuple[str, ...]]
+
+
+def _fields(spec: MetricSpec) -> _Fields:
+    return spec.source, spec.equals, spec.offset, spec.scale, spec.denominator
+
+
+def _parts(scores: dict[str, Any], fields: _Fields) -> tuple[float, float]:
+    source, equals, offset, scale, denominator = fields  # a tuple: cheaper than 5 arguments
+    value = scores[source]
+    if equals is not None:
+        return (1.0 if value == equals else 0.0), 1.0
     if value is None:
         return math.nan, 1.0
-    top = (float(value) + spec.offset) * spec.scale
-    if not spec.denominator:
+    top = (float(value) + offset) * scale
+    if not denominator:
         return top, 1.0
     bottom = 0.0  # a loop, not sum(...): this runs for every item and metric
-    for name in spec.denominator:
+    for name in denominator:
         bottom += float(scores[name])
     return top, bottom
 
@@ -60,6 +74,8 @@ class SummaryBuilder:
         self.n_items = 0
         self.n_failed = 0
         self._values: dict[str, array[float]] = _columns(protocol)
+        self._plan = _plan(protocol, self._values)
+        self._judge_plans: dict[str, _Plan] = {}
         self._consistency: array[float] = array("d")
         self._per_judge: dict[str, dict[str, array[float]]] = defaultdict(
             lambda: _columns(protocol)
@@ -93,12 +109,15 @@ class SummaryBuilder:
         self._order.append(index)
         if task is not None:
             self._tasks[index] = task
-        _add(self.protocol, self._values, scores)
+        _add(self._plan, scores)
         if self.flip:
             self._consistency.append(float("nan") if consistent is None else float(consistent))
         if judge_scores:
             for judge, js in judge_scores.items():
-                _add(self.protocol, self._per_judge[judge], js)
+                plan = self._judge_plans.get(judge)
+                if plan is None:
+                    plan = self._judge_plans[judge] = _plan(self.protocol, self._per_judge[judge])
+                _add(plan, js)
                 self._panel[judge].append(_label(self.protocol, js))
 
     def add_simulation(self, index: int, simulated: dict[str, Any]) -> None:
@@ -263,12 +282,29 @@ def _columns(protocol: Protocol) -> dict[str, array[float]]:
     return columns
 
 
-def _add(protocol: Protocol, columns: dict[str, array[float]], scores: dict[str, Any]) -> None:
-    for spec in protocol.metrics:
-        top, bottom = metric_parts(spec, scores)
-        columns[spec.name].append(top)
-        if spec.denominator:
-            columns[spec.name + _DENOMINATOR].append(bottom)
+# Per metric, its fields and the appends of its columns (of values, of denominators).
+_Plan = list[tuple[_Fields, Callable[[float], None], Callable[[float], None] | None]]
+
+
+def _plan(protocol: Protocol, columns: dict[str, array[float]]) -> _Plan:
+    """How `_add` fills `columns`, read once: a metric's fields are pydantic attributes (80 ns
+    each, five a metric an item: 0.3 s of a 100,000-item run)."""
+    return [
+        (
+            _fields(spec),
+            columns[spec.name].append,
+            columns[spec.name + _DENOMINATOR].append if spec.denominator else None,
+        )
+        for spec in protocol.metrics
+    ]
+
+
+def _add(plan: _Plan, scores: dict[str, Any]) -> None:
+    for fields, values, denominators in plan:
+        top, bottom = _parts(scores, fields)
+        values(top)
+        if denominators is not None:
+            denominators(bottom)
 
 
 def _metrics(

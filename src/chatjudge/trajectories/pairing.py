@@ -10,7 +10,9 @@ where two exist. The matching is scipy's `linear_sum_assignment` (an exact assig
 weights 1 + a bonus below 1 in all, larger for nearer positions: the most pairs first, and
 among matchings of that size the one that pairs calls at nearby steps (the one a reader
 expects to see). Where no call has a choice (each expected call accepts at most one call
-and each call is accepted by at most one expected call) the pairs are forced, and read off.
+and each call is accepted by at most one expected call) the pairs are forced, and read off;
+where every call is the expected one at its place, those pairs are taken (no other matching
+of that size is as near).
 
 The mode decides `trajectory_match` (E expected calls, A actual ones, M matched):
 - `exact`: A = E and call k is expected call k for every k;
@@ -34,8 +36,12 @@ unordered modes: the first extra call where extra calls fail the mode, else A + 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import importlib.machinery
+import importlib.util
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from chatjudge.expected_calls import ExpectedCall, MatchMode
@@ -70,6 +76,10 @@ def pair_calls(
             return Pairing(True, prefix, None)
         left = prefix[-1][1] + 2 if prefix else 1
         return Pairing(False, maximum_pairs(_accepted(expected, actual), n_actual), left)
+    if n_expected == n_actual and all(map(_accepts, expected, actual)):
+        # Every call where it is expected: the pairs in place are the one maximum matching
+        # with no distance, which the solver would give (and every unordered mode holds).
+        return Pairing(True, [(k, k) for k in range(n_actual)], None)
     pairs = maximum_pairs(_accepted(expected, actual), n_actual)
     paired = {j for _, j in pairs}
     extra = [j for j in range(n_actual) if j not in paired]
@@ -81,6 +91,10 @@ def pair_calls(
     if not extra and not missing:
         return Pairing(True, pairs, None)
     return Pairing(False, pairs, extra[0] + 1 if extra else n_actual + 1)
+
+
+def _accepts(expected: ExpectedCall, call: Call) -> bool:
+    return expected.accepts(*call)
 
 
 def _accepted(expected: Sequence[ExpectedCall], actual: Sequence[Call]) -> list[list[bool]]:
@@ -123,8 +137,6 @@ def maximum_pairs(ok: list[list[bool]], n_actual: int) -> list[tuple[int, int]]:
             by_actual[j] += one
     if forced and max(by_actual) <= 1:
         return [(i, row.index(True)) for i, row in enumerate(ok) if True in row]
-    from scipy.optimize import linear_sum_assignment
-
     # the weights in Python: numpy's set-up costs more than these few cells (issue 31)
     size = len(ok) + n_actual
     share = min(len(ok), n_actual) + 1
@@ -132,5 +144,47 @@ def maximum_pairs(ok: list[list[bool]], n_actual: int) -> list[tuple[int, int]]:
         [1 + (1 - abs(i - j) / size) / share if one else 0.0 for j, one in enumerate(row)]
         for i, row in enumerate(ok)
     ]
-    chosen = linear_sum_assignment(weights, maximize=True)
+    chosen = linear_sum_assignment()(weights, maximize=True)
     return [(int(i), int(j)) for i, j in zip(*chosen, strict=True) if ok[i][j]]
+
+
+Solver = Callable[..., tuple[Any, Any]]
+
+
+@functools.cache
+def linear_sum_assignment() -> Solver:
+    """scipy's `linear_sum_assignment`, loaded with the first row that needs it. Importing
+    `scipy.optimize` loads most of scipy (linear algebra, sparse matrices, the optimizers):
+    0.4 s of CPU, a twentieth of `run -p tool-trajectory` on 100,000 rows, for one solver
+    that is a C extension of its own (`scipy.optimize._lsap`, needing numpy only). That
+    extension is loaded alone where scipy keeps it; where it is not there (another scipy),
+    through `scipy.optimize`: the same function either way."""
+    path = _solver_file()
+    spec = importlib.util.spec_from_file_location(_SOLVER, path) if path else None
+    if spec is not None and spec.loader is not None:
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+            solver: Solver = module.linear_sum_assignment
+            return solver
+        except (ImportError, AttributeError):
+            pass
+    from scipy.optimize import linear_sum_assignment as public
+
+    return public
+
+
+_SOLVER = "scipy.optimize._lsap"
+
+
+def _solver_file() -> Path | None:
+    """The file of scipy's assignment solver, where scipy keeps it (None: not found)."""
+    spec = importlib.util.find_spec("scipy")
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "optimize"
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = folder / f"_lsap{suffix}"
+        if path.is_file():
+            return path
+    return None
