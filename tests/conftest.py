@@ -73,7 +73,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist, on the controller: tell each worker where the groups go."""
-    node.workerinput[INPUT_KEY] = str(node.config.stash[GROUPS_FILE])
+    if GROUPS_FILE in node.config.stash:
+        node.workerinput[INPUT_KEY] = str(node.config.stash[GROUPS_FILE])
 
 
 @pytest.hookimpl(optionalhook=True)
