@@ -27,30 +27,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Tests that share a fixture of `SHARED_BY_NAME`, or one of package, module or class
     scope, run on one worker: the fixture is set up once, not once per worker that gets one
     of them (the report tests' Chromium, a Ray cluster, a loaded model). Such groups are
-    handed out first, so that no long one is left to run alone at the end."""
+    handed out first, the widest fixtures first (a llama.cpp server's tests are the longest
+    group), so that no long one is left to run alone at the end."""
     grouped: dict[str, str] = {}
+    order: dict[str, int] = {}
     for item in items:
-        group = _group(item)
-        if group:
+        found = _group(item)
+        if found:
+            order[item.nodeid], group = found
             item.add_marker(pytest.mark.xdist_group(group))
             grouped[item.nodeid] = group
-    items.sort(key=lambda item: item.nodeid not in grouped)  # stable: file order otherwise
+    items.sort(key=lambda item: order.get(item.nodeid, len(SCOPES)))  # stable: file order
     write_groups(config, grouped)  # for the controller (tests/support/xdist_groups.py)
 
 
-def _group(item: pytest.Item) -> str | None:
+SCOPES = ("session", "package", "module")  # the order groups are handed out in
+
+
+def _group(item: pytest.Item) -> tuple[int, str] | None:
+    """The place in `SCOPES` of the fixture a test shares, and its group."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
     names = [name for name in info.names_closure if name in SHARED_BY_NAME]
     if names:
-        return SHARED_BY_NAME[names[0]]
+        return 0, SHARED_BY_NAME[names[0]]
     for defs in info.name2fixturedefs.values():
         if defs and defs[-1].scope == "package":  # its conftest's folder, e.g. tests/report
-            return defs[-1].baseid
+            return 1, defs[-1].baseid
     for defs in info.name2fixturedefs.values():
         if defs and defs[-1].scope in ("module", "class"):
-            return item.nodeid.split("::", 1)[0]
+            return 2, item.nodeid.split("::", 1)[0]
     return None
 
 
@@ -63,6 +70,8 @@ def pytest_configure(config: pytest.Config) -> None:
         os.close(fd)
         os.unlink(name)  # the first worker writes it
         config.stash[GROUPS_FILE] = Path(name)
+        # units in the order collected (above), not xdist's default of the most tests first
+        config.option.loadscopereorder = False
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
