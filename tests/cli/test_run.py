@@ -388,7 +388,10 @@ path = "polite"
 min = 1
 max = 3
 """
-N = 32  # ~500 bytes of results each: about 16 fill the first block written
+N = 14  # items judged, each ~0.3 s of CPU: the first block is written after 3 of them
+# The ids are not in the prompt: ~1.5 KB ids make a results line of ~3.5 KB (the id is in it
+# twice), so the first 8 KB block is written after 3 items, not 16, with 11 still to judge.
+PADDED_ID = "-" + "x" * 1500
 
 
 def _children(pid: int) -> list[int]:
@@ -403,11 +406,14 @@ def test_a_local_worker_killed_by_sigsegv_stops_the_run_cleanly_and_it_resumes(
 ) -> None:
     """A native crash in llama.cpp is an error naming the signal, the model and the fix; what
     finished stays in results.jsonl and the store; exit 1; the same command then resumes.
-    Calls of ~50 prompt tokens and a one-number verdict (~0.2 s of CPU each, where a
+    Calls of ~50 prompt tokens and a one-number verdict (~0.3 s of CPU each, where a
     built-in template's ~1,000 tokens cost 10 s): enough of them to fill the first 8 KB."""
     protocol = tmp_path / "polite.toml"
     protocol.write_text(POLITE, encoding="utf-8")
-    rows = [{"id": f"r{i:02d}", "response": f"Thanks for asking: it is {i}."} for i in range(N)]
+    rows = [
+        {"id": f"r{i:02d}{PADDED_ID}", "response": f"Thanks for asking: it is {i}."}
+        for i in range(N)
+    ]
     data = write_jsonl(tmp_path / "replies.jsonl", rows)
     out = tmp_path / "run"
     args = ["run", str(data), "-p", str(protocol), "--judge", "local"]
