@@ -121,7 +121,7 @@ def _not_object(value: Any) -> str:
 
 
 def _jsonl_rows(path: Path, max_depth: int | None) -> Iterator[RawRow]:
-    with path.open("rb", buffering=1 << 20) as fh:  # read twice (validation, items): large reads
+    with path.open("rb") as fh:
         for number, line in enumerate(fh, 1):
             if not line or line.isspace():  # not `strip()`: it copies every line
                 continue
