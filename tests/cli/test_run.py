@@ -22,6 +22,7 @@ from chatjudge.protocols import get_protocol
 from chatjudge.types import Reply
 from tests.runner.conftest import pointwise_rows, read_results, write_jsonl
 from tests.support.cli import run_cli
+from tests.support.protocols import POLITE
 from tests.support.stub_openai import StubServer
 
 SECRET = "sk-test-DO-NOT-LEAK-4f9c2b"
@@ -374,20 +375,6 @@ def test_prompt_row_0_says_rows_count_from_1() -> None:
     assert "rows are numbered from 1" in done.stderr
 
 
-# The local judge's cheapest verdict: a short prompt and one number to reply.
-POLITE = """name = "polite"
-kind = "pointwise"
-template = "Is this reply polite? {response}"
-
-[[fields]]
-name = "response"
-
-[[scores]]
-name = "polite"
-path = "polite"
-min = 1
-max = 3
-"""
 N = 14  # items judged, each ~0.3 s of CPU: the first block is written after 3 of them
 # The ids are not in the prompt: ~1.5 KB ids make a results line of ~3.5 KB (the id is in it
 # twice), so the first 8 KB block is written after 3 items, not 16, with 11 still to judge.

@@ -28,6 +28,7 @@ from chatjudge.models import get_model
 from chatjudge.options import ClientOptions
 from tests.cluster.local import local_cluster
 from tests.runner.conftest import pointwise_rows, read_results, write_jsonl
+from tests.support.protocols import POLITE
 from tests.support.stub_openai import StubServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -231,21 +232,6 @@ def test_rate_limits_hold_for_the_whole_cluster(
     assert time.monotonic() - started >= 2.0
 
 
-# A one-line protocol: what runs on Ray is the point, not the template (a built-in's ~1,000
-# prompt tokens cost the embedded model ~10 s of CPU a call; these ~40 tokens, ~0.4 s).
-POLITE = """name = "polite"
-kind = "pointwise"
-template = "Is this reply polite? {response}"
-
-[[fields]]
-name = "response"
-
-[[scores]]
-name = "polite"
-path = "polite"
-min = 1
-max = 3
-"""
 
 
 def test_the_local_judge_runs_as_actors(cluster: str, tmp_path: Path) -> None:
