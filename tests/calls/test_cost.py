@@ -16,7 +16,7 @@ import chatjudge
 from chatjudge.errors import BudgetReachedError
 from tests.runner.conftest import pointwise_rows, write_jsonl
 from tests.support.budget import largest_worst_case
-from tests.support.cli import run_cli
+from tests.support.cli import run_cli, run_process
 from tests.support.stub_openai import StubServer
 
 PRICES = ("--price-in", "100", "--price-out", "200")  # USD per million: visible sums
@@ -250,7 +250,7 @@ def test_a_dry_run_counts_openai_tokens_with_the_shipped_encoding_offline(
     port = closed.getsockname()[1]
     closed.close()
     data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(3))
-    done = run_cli(
+    done = run_process(  # a process: this one may have read the encoding already
         "run", str(data), "-p", "interactivity-accuracy", "-j", "openai/gpt-4o",
         "--out", str(tmp_path / "run"), "--dry-run", key="sk-unused-in-a-dry-run",
         HTTPS_PROXY=f"http://127.0.0.1:{port}", HTTP_PROXY=f"http://127.0.0.1:{port}",

@@ -428,7 +428,7 @@ def test_a_local_worker_killed_by_sigsegv_stops_the_run_cleanly_and_it_resumes(
     with contextlib.closing(sqlite3.connect(out / "calls.sqlite")) as db:
         assert db.execute("SELECT count(*) FROM calls").fetchone()[0] >= len(finished)
 
-    done = run_cli(*args, timeout=240)
+    done = run_cli(*args)
     assert done.returncode == 0, done.stderr
     again = read_results(out)
     assert len(again) == N

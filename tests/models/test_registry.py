@@ -28,7 +28,7 @@ from chatjudge.models.openai import OpenAIModel
 from chatjudge.models.registry import BUILTIN, base_url_providers, provider_list
 from chatjudge.types import ModelRequest, Reply
 from tests.models.test_contract import ADAPTERS
-from tests.support.cli import run_cli
+from tests.support.cli import run_process
 
 # Built from a Python callable, never from `provider/model`.
 NOT_NAMED: set[type[Model]] = {FunctionModel, ToolFunctionModel}
@@ -307,7 +307,7 @@ def test_the_cli_judges_with_a_distributions_provider(installed: Path, tmp_path:
     )
     data, out = EXAMPLES / "pairwise_chat_quality.jsonl", tmp_path / "run"
     args = ["run", str(data), "-p", "pairwise-chat-quality", "-j", "myprov/fixed"]
-    result = run_cli(*args, "--out", str(out), "--quiet", **cli_env(installed))
+    result = run_process(*args, "--out", str(out), "--quiet", **cli_env(installed))
     assert result.returncode == 0, result.stderr
 
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
@@ -317,7 +317,7 @@ def test_the_cli_judges_with_a_distributions_provider(installed: Path, tmp_path:
     assert {c["raw"] for c in calls} == {'{"explanation": "always A", "pairwise_choice": "A"}'}
     # The first response in both orders: position, not preference, so a tie every time.
     assert {(r["status"], r["scores"]["pairwise_choice"]) for r in rows} == {("ok", "TIE")}
-    help = run_cli("run", "--help", **cli_env(installed))
+    help = run_process("run", "--help", **cli_env(installed))
     assert "myprov/MODEL" in " ".join(help.stdout.split())
 
 
@@ -327,7 +327,7 @@ def test_the_cli_refuses_a_broken_provider_naming_its_distribution(
     write_dist(installed, "acme-judges", "myprov = acme_judges.gone:FixedModel")
     data = EXAMPLES / "pairwise_chat_quality.jsonl"
     args = ["run", str(data), "-p", "pairwise-chat-quality", "-j", "myprov/x"]
-    result = run_cli(*args, "--out", str(tmp_path / "run"), **cli_env(installed))
+    result = run_process(*args, "--out", str(tmp_path / "run"), **cli_env(installed))
     assert result.returncode == 2
     assert "provider 'myprov' of acme-judges 1.0" in " ".join(result.stderr.split())
     assert not (tmp_path / "run" / "results.jsonl").exists()

@@ -28,10 +28,12 @@ from chatjudge.produce import build_generation
 from chatjudge.protocols import get_protocol
 from chatjudge.report.terminal import produced_table
 from chatjudge.sync import run_sync
-from tests.support.cli import run_cli
+from tests.support.cli import run_cli, run_process
 from tests.support.stub_openai import StubServer
 
 chatjudge_cli = partial(run_cli, key="dummy")
+# The user's module is found on PYTHONPATH, which a process reads as it starts.
+chatjudge_process = partial(run_process, key="dummy")
 PRICES = ("--price-in", "100", "--price-out", "200")
 
 
@@ -232,7 +234,7 @@ def test_user_functions_answer_sync_async_and_their_failures_go_back_to_the_mode
     data = write_jsonl(tmp_path / "rows.jsonl", rows)
     out = tmp_path / "out.jsonl"
     started = time.monotonic()
-    done = chatjudge_cli(
+    done = chatjudge_process(
         "generate", str(data), "-m", "openai/stub", "--base-url", stub.base_url,
         "--out", str(out), "--tools", f"{module}:TOOLS", "--tool-timeout", "0.5",
         PYTHONPATH=with_path(tmp_path),
@@ -410,7 +412,7 @@ def test_every_bad_tool_setting_is_exit_2_before_anything_is_sent(
     }
     for extra, message in cli_cases.items():
         out = tmp_path / "out.jsonl"
-        done = chatjudge_cli("generate", str(data), "-m", "openai/stub", "--base-url",
+        done = chatjudge_process("generate", str(data), "-m", "openai/stub", "--base-url",
                              stub.base_url, "--out", str(out), *extra,
                              PYTHONPATH=with_path(tmp_path), COLUMNS="300")  # fmt: skip
         assert done.returncode == 2, (extra, done.stderr)
@@ -441,7 +443,7 @@ def test_every_bad_tool_setting_is_exit_2_before_anything_is_sent(
     assert stub.stats.requests == 0
     # Without rows that have tools, nothing is asked of the tool options but a sound --tools.
     plain = write_jsonl(tmp_path / "plain.jsonl", [plain_row(0)])
-    done = chatjudge_cli(
+    done = chatjudge_process(
         "generate",
         str(plain),
         "-m",
