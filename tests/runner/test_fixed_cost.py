@@ -31,6 +31,7 @@ MODULES_NOT_ON_A_RUN = (
     *("chatjudge.cli.produce", "chatjudge.cli.traces"),
     *("chatjudge.analysis", "chatjudge.merge", "chatjudge.produce", "chatjudge.traces"),
     *("chatjudge.report.gate_section", "chatjudge.report.gate_text"),
+    *("chatjudge.report.compare_page", "chatjudge.report.heatmap", "chatjudge.report.curve_chart"),
     *("chatjudge.stats.ratings", "chatjudge.stats.reliability", "chatjudge.stats.sequential"),
     *("chatjudge.trajectories", "chatjudge.expected_calls", "chatjudge.stats.passk"),
     "chatjudge.formats.produced",  # generate's, simulate's and import's records

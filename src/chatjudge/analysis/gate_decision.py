@@ -23,8 +23,9 @@ from chatjudge.formats.analyses import (
     GateSlice,
     GateSmallSample,
 )
+from chatjudge.stats.decision import decide, mde80, rows_to_decide
 from chatjudge.stats.noise import noise_split
-from chatjudge.stats.paired import Difference, decide, mde80, rows_to_decide
+from chatjudge.stats.paired import Difference
 from chatjudge.stats.small_sample import SmallSample
 
 Require = Literal["not-worse", "better"]

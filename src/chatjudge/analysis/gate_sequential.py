@@ -38,7 +38,7 @@ from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol, get_protocol
 from chatjudge.rundir import GATE, RESULTS, iter_results
 from chatjudge.runner import build_engine
-from chatjudge.stats.paired import decide
+from chatjudge.stats.decision import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
 from chatjudge.summarize.tries import parse_passk
 from chatjudge.sync import run_sync

@@ -3,6 +3,10 @@
 Every chart labels itself: values are written on the bars, axes carry titles and
 rows are named directly, so nobody has to hunt for a legend. Text goes through
 `Markup.format`, which escapes it (judge and model names are user input).
+
+Here: what every chart shares (the rows it is given, text widths) and the two charts
+of one value per row, count bars and intervals. The pass^k curves (`curve_chart`)
+and the comparison page's win-rate matrix (`heatmap`) have modules of their own.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ def text_width(text: str) -> float:
     return sum(4.5 if c in _NARROW else 11.0 if c in _WIDE or c.isupper() else CHAR_W for c in text)
 
 
-def _fit(text: str, width: float) -> str:
+def fit_text(text: str, width: float) -> str:
     """`text`, cut with an ellipsis where needed to fit `width`."""
     if text_width(text) <= width:
         return text
@@ -181,13 +185,13 @@ def interval_chart(
                 'text-anchor="end"><title>{full}</title>{label}</text>'
             ).format(
                 key=r.key,
-                v=_attr(r.value),
-                lo=_attr(r.ci95[0] if r.ci95 else None),
-                hi=_attr(r.ci95[1] if r.ci95 else None),
+                v=attr_number(r.value),
+                lo=attr_number(r.ci95[0] if r.ci95 else None),
+                hi=attr_number(r.ci95[1] if r.ci95 else None),
                 x=left - 10,
                 y=cy + 4,
                 full=r.label,
-                label=_fit(r.label, label_w - 16),
+                label=fit_text(r.label, label_w - 16),
             )
         )
         if r.value is not None:
@@ -245,183 +249,6 @@ def interval_chart(
     return Markup("").join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Series:
-    """One line of a curve chart: a share at each k, with its 95% intervals."""
-
-    label: str
-    points: Sequence[Interval]  # label: the k, written under the axis
-    tone: str = "primary"
-    key: str = ""
-
-
-def curve_chart(series: Sequence[Series], *, x_title: str, key: str = "") -> Markup:
-    """Shares (0-100%) against k = 1, 2, ...: a line per series through its values, a
-    whisker over each value's interval, and the series named at its last point."""
-    ks = max((len(s.points) for s in series), default=1)
-    left, top, plot_w, plot_h = 48.0, 12.0, max(60.0 * ks, 240.0), 180.0
-    right = max((text_width(s.label) for s in series), default=40) + 24
-    width, height = left + plot_w + right, top + plot_h + 50
-
-    def sx(i: int) -> float:
-        return left + plot_w * (i + 0.5) / ks
-
-    def sy(v: float) -> float:
-        return top + plot_h * (1 - v)
-
-    parts = [
-        Markup(
-            '<svg class="chart" viewBox="0 0 {w:.0f} {h:.0f}" style="max-width:{w:.0f}px" '
-            'role="img" data-chart="{key}"><title>{t}</title>'
-        ).format(w=width, h=height, key=key, t=x_title)
-    ]
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(
-            Markup(
-                '<line class="grid" x1="{l}" y1="{y:.1f}" x2="{r:.1f}" y2="{y:.1f}"/>'
-                '<text class="tick" x="{tx}" y="{ty:.1f}" text-anchor="end">{label}</text>'
-            ).format(
-                l=left,
-                r=left + plot_w,
-                y=sy(tick),
-                tx=left - 6,
-                ty=sy(tick) + 4,
-                label=f"{tick * 100:.0f}%",
-            )  # fmt: skip
-        )
-    for i in range(ks):
-        label = series[0].points[i].label if i < len(series[0].points) else str(i + 1)
-        parts.append(
-            Markup(
-                '<text class="tick" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{k}</text>'
-            ).format(x=sx(i), y=top + plot_h + 16, k=label)
-        )
-    for s in series:
-        shown = [(i, p) for i, p in enumerate(s.points) if p.value is not None]
-        path = " ".join(f"{'M' if n == 0 else 'L'}{sx(i):.1f} {sy(p.value or 0):.1f}"
-                        for n, (i, p) in enumerate(shown))  # fmt: skip
-        parts.append(
-            Markup(
-                '<g class="series" data-key="{key}"><path class="curve curve-{tone}" d="{d}"/>'
-            ).format(key=s.key, tone=s.tone, d=path)
-        )
-        for i, p in shown:
-            if p.ci95:
-                a, b = sy(p.ci95[0]), sy(p.ci95[1])
-                parts.append(
-                    Markup(
-                        '<path class="whisker" d="M{x:.1f} {a:.1f}V{b:.1f}'
-                        'M{x0:.1f} {a:.1f}H{x1:.1f}M{x0:.1f} {b:.1f}H{x1:.1f}"/>'
-                    ).format(x=sx(i), a=a, b=b, x0=sx(i) - 4, x1=sx(i) + 4)
-                )
-            parts.append(
-                Markup(
-                    '<circle class="dot tone-{tone}" cx="{x:.1f}" cy="{y:.1f}" r="5" '
-                    'data-key="{key}" data-value="{v}" data-lo="{lo}" data-hi="{hi}">'
-                    "<title>{t}</title></circle>"
-                ).format(
-                    tone=s.tone,
-                    x=sx(i),
-                    y=sy(p.value or 0),
-                    key=p.key,
-                    v=_attr(p.value),
-                    lo=_attr(p.ci95[0] if p.ci95 else None),
-                    hi=_attr(p.ci95[1] if p.ci95 else None),
-                    t=p.note,
-                )  # fmt: skip
-            )
-        if shown:
-            i, last = shown[-1]
-            parts.append(
-                Markup('<text class="row-label" x="{x:.1f}" y="{y:.1f}">{label}</text>').format(
-                    x=sx(i) + 10, y=sy(last.value or 0) + 4, label=s.label
-                )
-            )
-        parts.append(Markup("</g>"))
-    parts.append(
-        Markup(
-            '<text class="axis-title" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{t}</text>'
-        ).format(x=left + plot_w / 2, y=height - 6, t=x_title)
-    )
-    parts.append(Markup("</svg>"))
-    return Markup("").join(parts)
-
-
-def heatmap(
-    labels: Sequence[str],
-    matrix: Sequence[Sequence[float | None]],
-    *,
-    fmt: Fmt,
-    title: str,
-    counts: Sequence[Sequence[int | None]] | None = None,
-) -> Markup:
-    """A square matrix, cells shaded from red (0) through grey (0.5) to green (1), values written.
-
-    Rows and columns share `labels`: row names on the left, column names slanted on top.
-    """
-    cell, n = 72.0, len(labels)
-    label_w = min(max((text_width(s) for s in labels), default=40) + 16, 220)
-    slant = min(max((text_width(s) for s in labels), default=30), 170.0)  # column label length
-    left, top = label_w, 30 + slant * 0.57  # sin 35°
-    width = max(left + cell * n + slant * 0.82, left + text_width(title)) + 10  # cos 35°
-    height = top + cell * n + 8
-    parts = [
-        Markup(
-            '<svg class="chart heatmap" viewBox="0 0 {w:.0f} {h:.0f}" style="max-width:{w:.0f}px" '
-            'role="img" data-chart="win-rates"><title>{t}</title>'
-            '<text class="axis-title" x="{x:.1f}" y="14">{t}</text>'
-        ).format(w=width, h=height, t=title, x=left)
-    ]
-    for j, name in enumerate(labels):
-        parts.append(
-            Markup(
-                '<text class="tick" transform="translate({x:.1f} {y:.1f}) rotate(-35)">'
-                "<title>{full}</title>{label}</text>"
-            ).format(
-                x=left + cell * j + cell / 2 - 4, y=top - 8, full=name, label=_fit(name, slant)
-            )
-        )
-    for i, name in enumerate(labels):
-        y = top + cell * i
-        parts.append(
-            Markup(
-                '<text class="row-label" x="{x:.1f}" y="{y:.1f}" text-anchor="end">'
-                "<title>{full}</title>{label}</text>"
-            ).format(x=left - 8, y=y + cell / 2 + 4, full=name, label=_fit(name, label_w - 16))
-        )
-        for j, value in enumerate(matrix[i]):
-            x = left + cell * j
-            n_ij = counts[i][j] if counts else None
-            parts.append(
-                Markup(
-                    '<g class="cell" data-row="{row}" data-col="{col}" data-value="{v}">'
-                    '<rect x="{x:.1f}" y="{y:.1f}" width="{c:.0f}" height="{c:.0f}" '
-                    'fill="{fill}" class="heat"/>'
-                    '<text class="cell-value" x="{cx:.1f}" y="{cy:.1f}" text-anchor="middle">'
-                    "{text}</text>{n}</g>"
-                ).format(
-                    row=name,
-                    col=labels[j],
-                    v=_attr(value),
-                    x=x + 1,
-                    y=y + 1,
-                    c=cell - 2,
-                    fill=_heat(value),
-                    cx=x + cell / 2,
-                    cy=y + cell / 2 + (0 if n_ij else 5),
-                    text="—" if value is None else fmt(value),
-                    n=Markup(
-                        '<text class="cell-note" x="{cx:.1f}" y="{cy:.1f}" '
-                        'text-anchor="middle">n={n}</text>'
-                    ).format(cx=x + cell / 2, cy=y + cell / 2 + 16, n=n_ij)
-                    if n_ij
-                    else "",
-                )
-            )
-    parts.append(Markup("</svg>"))
-    return Markup("").join(parts)
-
-
 def _value_text(row: Interval, fmt: Fmt) -> str:
     if row.value is None:
         return "no data"
@@ -431,7 +258,8 @@ def _value_text(row: Interval, fmt: Fmt) -> str:
     return text + (f"  {row.note}" if row.note else "")
 
 
-def _attr(value: float | None) -> str:
+def attr_number(value: float | None) -> str:
+    """A number as a `data-` attribute holds it: its repr, or empty for none."""
     return "" if value is None else repr(float(value))
 
 
@@ -451,14 +279,3 @@ def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
     first = math.ceil(lo / step) * step
     return [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
-
-
-def _heat(value: float | None) -> str:
-    """Diverging fill: red below 0.5, green above, pale grey at an even split."""
-    if value is None:
-        return "#eef0f2"
-    t = max(-1.0, min(1.0, (value - 0.5) * 2))
-    base = (238, 240, 242)
-    end = (64, 145, 108) if t >= 0 else (196, 84, 72)
-    r, g, b = (round(c0 + (c1 - c0) * abs(t)) for c0, c1 in zip(base, end, strict=True))
-    return f"#{r:02x}{g:02x}{b:02x}"

@@ -14,7 +14,7 @@ from markupsafe import Markup
 from chatjudge.formats.analyses import Gate
 from chatjudge.report.charts import CHART_W, ROW_H, Interval, Section, text_width
 from chatjudge.report.gate_text import corrections, small_sample
-from chatjudge.stats.paired import Outcome
+from chatjudge.stats.decision import Outcome
 
 TONE: dict[Outcome, str] = {"pass": "win", "fail": "loss", "inconclusive": "tie"}
 REF_COLOR = {"zero": "#8a94a6", "margin": "#c4533f"}

@@ -1,4 +1,4 @@
-"""Writing the self-contained HTML pages: a run's report and a model comparison.
+"""Writing a run's self-contained HTML page (the comparison page is `compare_page`'s).
 
 The page is one file: styles, script and SVG charts are inlined and the items are
 embedded as JSON in a `<script type="application/json">` block that the inline
@@ -9,38 +9,26 @@ usable with 100,000 items. Items are streamed from `results.jsonl` into the file
 from __future__ import annotations
 
 import codecs
-import contextlib
-import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import partial
-from importlib.resources import files
 from pathlib import Path
 from typing import IO, Any
 
-from jinja2 import (
-    BytecodeCache,
-    Environment,
-    FileSystemBytecodeCache,
-    PackageLoader,
-    StrictUndefined,
-)
-from jinja2.bccache import Bucket
 from markupsafe import Markup
 
 from chatjudge import jsoncodec
 from chatjudge.protocols import BUILTIN, ScoreSpec, get_protocol
-from chatjudge.report.charts import Interval, Section, heatmap, interval_chart
 from chatjudge.report.format import (
     format_ci,
     format_count,
-    format_share,
     format_value,
     is_pass_k,
     is_share,
     metric_label,
 )
 from chatjudge.report.load import ResultStats, read_summary, slim_item, whole_item
+from chatjudge.report.page import render_page
 from chatjudge.report.sections import build_sections
 from chatjudge.report.terminal import cost_rows
 from chatjudge.rundir import REPORT, iter_results
@@ -64,34 +52,6 @@ HINTS = {
     "ended_by_user": "the simulated user was satisfied and ended it",
     "ended_by_max_turns": "cut at the turn cap",
 }
-
-
-class _TemplateCache(FileSystemBytecodeCache):
-    """jinja2's cache of compiled templates, in its private directory under the system's
-    temporary one: a page is then not compiled from source on every run (0.017 s of a
-    small run's CPU). A cache that cannot be written is left alone; the page is not."""
-
-    def dump_bytecode(self, bucket: Bucket) -> None:
-        with contextlib.suppress(OSError):
-            super().dump_bytecode(bucket)
-
-
-def _template_cache() -> BytecodeCache | None:
-    """The cache, or none where jinja2 finds no directory of this user's to hold it."""
-    try:
-        return _TemplateCache()
-    except (OSError, RuntimeError):
-        return None
-
-
-_ENV = Environment(
-    loader=PackageLoader("chatjudge.report", "templates"),
-    bytecode_cache=_template_cache(),
-    autoescape=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    undefined=StrictUndefined,
-)
 
 
 def json_for_script(value: Any) -> Markup:
@@ -221,7 +181,7 @@ def _write_page(
         "config": json_for_script(config),
         "items": items,
     }
-    return _write(_ENV.get_template("report.html.j2").generate(**context), path)
+    return render_page("report.html.j2", context, path)
 
 
 def label_scales(summary: dict[str, Any], stats: ResultStats) -> list[dict[str, Any]]:
@@ -255,107 +215,6 @@ def label_scales(summary: dict[str, Any], stats: ResultStats) -> list[dict[str, 
             }
         )
     return scales
-
-
-def write_compare_report(out_path: Path, comparison: dict[str, Any]) -> Path:
-    """Write the comparison page of `chatjudge compare` to `out_path`; return it.
-
-    `comparison` holds:
-      - `models`: list of model names, the order of the matrices below;
-      - `ratings`: `[{"model": str, "rating": float, "ci95": [lo, hi] | None,
-        "n_battles": int (optional)}]`, Bradley-Terry ratings on any scale (Elo-like from
-        `chatjudge.stats.bradley_terry(...).to_dict()["ratings"]`) with 95% intervals;
-      - `win_rates`: `win_rates[i][j]`, the share of battles between `models[i]` and
-        `models[j]` won by `models[i]`, ties counted as half; `None` or NaN on the diagonal
-        and when the two never met (a numpy array from `win_rate_matrix` is fine);
-      - `n_battles`: total number of battles (judged item pairs);
-      - optional `battles`: `battles[i][j]`, battles between `models[i]` and `models[j]`;
-      - optional `protocol`, `judge` (strings), `runs` (run directories compared),
-        `created` (ISO time), `scale` (a sentence saying what a rating difference means).
-    """
-    out_path = Path(out_path)
-    ratings = sorted(comparison["ratings"], key=lambda r: r["rating"], reverse=True)
-    # The matrices follow `models`; the page shows them strongest first, like the ranking.
-    models = [str(m) for m in comparison["models"]]
-    rated = [str(r["model"]) for r in ratings]
-    order = [models.index(m) for m in rated if m in models]
-    order += [i for i in range(len(models)) if i not in order]
-    fmt_rating = partial(format_value, "rating")
-    rating_chart = interval_chart(
-        [
-            Interval(
-                label=str(r["model"]),
-                value=r["rating"],
-                ci95=r.get("ci95"),
-                key=str(r["model"]),
-                note=_battles(r.get("n_battles")),
-            )
-            for r in ratings
-        ],
-        fmt=fmt_rating,
-        x_title="Bradley-Terry rating",
-        bars=False,
-        key="ratings",
-        size=900,
-    )
-    win_chart = heatmap(
-        [models[i] for i in order],
-        _reorder(comparison["win_rates"], order),
-        fmt=lambda v: format_share(v, digits=0),
-        title="How often the row model beat the column model",
-        counts=_reorder(comparison["battles"], order) if comparison.get("battles") else None,
-    )
-    context = {
-        "comparison": comparison,
-        "ratings": [
-            {
-                **r,
-                "text": fmt_rating(r["rating"]),
-                "ci_text": format_ci("rating", r.get("ci95"), r["rating"]),
-            }
-            for r in ratings
-        ],
-        "sections": [
-            Section(
-                "ratings",
-                "Ratings",
-                "Bradley-Terry ratings with 95% bootstrap intervals; "
-                "overlapping intervals mean the order is not settled.",
-                rating_chart,
-            ),
-            Section(
-                "win-rates",
-                "Pairwise win rates",
-                "Each cell: how often the row model beat "
-                "the column model (ties count half), and the number of battles.",
-                win_chart,
-            ),
-        ],
-        "n_battles": format_count(comparison.get("n_battles")),
-        "has_battles": any("n_battles" in r for r in ratings),
-    }
-    return _write(_ENV.get_template("compare.html.j2").generate(**context), out_path)
-
-
-def _reorder(matrix: Any, order: list[int]) -> list[list[Any]]:
-    """Rows and columns in `order`; NaN (pairs that never met) becomes None. Takes numpy too."""
-    rows = matrix.tolist() if hasattr(matrix, "tolist") else matrix
-    return [
-        [None if v is None or v != v else v for v in (rows[i][j] for j in order)] for i in order
-    ]
-
-
-def _battles(n: int | None) -> str:
-    return "" if n is None else f"{n:,} battles"
-
-
-def _write(chunks: Iterable[str], path: Path) -> Path:
-    """Write the page next to its final name first, so a reader never sees half a report."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as out:
-        out.writelines(chunks)
-    os.replace(tmp, path)
-    return path
 
 
 def _metric_cards(metrics: dict[str, Any]) -> list[dict[str, Any]]:
@@ -407,11 +266,3 @@ def _usage(summary: dict[str, Any]) -> list[tuple[str, str]]:
     for label, usd, note in cost_rows(summary):
         rows.append((label, f"{usd} ({note})" if note else usd))
     return rows
-
-
-def static_text(name: str) -> Markup:
-    """A shipped stylesheet or script, inlined into the page (our own code, not data)."""
-    return Markup(files("chatjudge.report").joinpath("static", name).read_text("utf-8"))
-
-
-_ENV.globals["static_text"] = static_text

@@ -8,15 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge.formats.io import read_model
-from chatjudge.report.charts import (
-    Bar,
-    Interval,
-    Section,
-    Series,
-    count_bars,
-    curve_chart,
-    interval_chart,
-)
+from chatjudge.report.charts import Bar, Interval, Section, count_bars, interval_chart
 from chatjudge.report.format import (
     format_ci,
     format_share,
@@ -303,6 +295,9 @@ def calibration_sections(calibrated: dict[str, Any]) -> list[Section]:
 def passk_sections(tried: dict[str, Any], metrics: dict[str, Any]) -> list[Section]:
     """Per 0/1 metric, pass^k and pass@k against k: how fast success on every try falls,
     and success on some try rises, as an agent is asked again."""
+    # imported here: only a run that tries its tasks more than once draws curves
+    from chatjudge.report.curve_chart import Series, curve_chart
+
     sections = []
     ks = range(1, tried["max_k"] + 1)
     for name in tried["metrics"]:

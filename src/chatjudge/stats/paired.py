@@ -1,4 +1,4 @@
-"""The paired difference between two versions of an assistant, and the gate's decision.
+"""The paired difference between two versions of an assistant, with its interval.
 
 A gate compares a candidate with a baseline on the same rows (conversations). Each row
 gives one number per side, already averaged over what is nested inside it (samples,
@@ -17,6 +17,7 @@ one-sided error rate at (1 - level) / 2:
 Both are approximations that fail on a small sample; given the range a unit's
 difference can take, `chatjudge.stats.small_sample` guards it with a rule valid at
 every n (the exact sign test, or the betting interval).
+The gate's decision from the interval, and its power, are `chatjudge.stats.decision`'s.
 `docs/statistics.md` gives the references and when not to trust each.
 """
 
@@ -25,7 +26,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from statistics import NormalDist
-from typing import Literal
 
 import numpy as np
 
@@ -33,17 +33,11 @@ from chatjudge.stats.bootstrap import resampled_sums
 from chatjudge.stats.small_sample import (
     SmallSample,
     check_three_point,
-    equal_distance,
-    equal_units,
     guarded_interval,
     small_sample,
 )
 
 _NORMAL = NormalDist()  # quantiles without loading scipy on the run's start-up path
-Require = Literal["not-worse", "better"]
-Outcome = Literal["pass", "fail", "inconclusive"]
-
-_Z80 = 2.80  # z(0.975) + z(0.80), rounded as the gate prints it: MDE = 2.80 x SE
 _HUGE = 1e12  # stands for an infinite score statistic inside the root finder
 
 
@@ -319,95 +313,6 @@ def _unit_sums(diff: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarray, np.n
         raise ValueError(f"clusters has {labels.size} labels for {diff.size} rows: one per row")
     _, index = np.unique(labels, return_inverse=True)
     return np.bincount(index, weights=diff), np.bincount(index).astype(float)
-
-
-def decide(ci: tuple[float, float], margin: float, require: Require) -> Outcome:
-    """The gate's outcome from the two-sided interval [lo, hi] of Δ.
-
-    not-worse: pass if lo > -margin, fail if hi < -margin; better: pass if lo > 0,
-    fail if hi < 0; otherwise inconclusive. With a 95% interval each wrong outcome
-    has a one-sided error rate of at most 0.025.
-    """
-    lo, hi = ci
-    boundary = _boundary(margin, require)
-    if lo > boundary:
-        return "pass"
-    if hi < boundary:
-        return "fail"
-    return "inconclusive"
-
-
-def mde80(
-    se: float,
-    *,
-    n_units: int | None = None,
-    lower: float | None = None,
-    boundary: float = 0.0,
-) -> float:
-    """Minimum detectable effect: the distance from the boundary found with 80% power.
-
-    2.80 x SE, for a two-sided 95% interval (z 1.96 + z 0.84). Given `n_units` and
-    `lower`, the lowest difference a unit can take, never less than `equal_distance`:
-    a small sample's guard passes nothing closer to the boundary, and it is not 0
-    where the SE is (every unit equal).
-    """
-    if se < 0:
-        raise ValueError(f"a standard error is >= 0, got {se}")
-    if n_units is None or lower is None:
-        return _Z80 * se
-    return max(_Z80 * se, equal_distance(n_units, boundary - lower))
-
-
-def power(delta: float, se: float, margin: float, require: Require) -> float:
-    """Predicted probability of `pass` when the true difference is `delta`.
-
-    Normal approximation: Δ estimated ~ N(delta, se^2), pass when Δ - 1.96 se clears
-    the boundary (-margin for not-worse, 0 for better).
-    """
-    if se < 0:
-        raise ValueError(f"a standard error is >= 0, got {se}")
-    distance = delta - _boundary(margin, require)
-    if se == 0:
-        return 1.0 if distance > 0 else 0.0
-    return float(_NORMAL.cdf(distance / se - _NORMAL.inv_cdf(0.975)))
-
-
-def rows_to_decide(
-    diff: Difference,
-    margin: float,
-    require: Require,
-    bounds: tuple[float, float] | None = None,
-) -> int | None:
-    """About how many rows (same variance, observed Δ) would make the interval exclude the boundary.
-
-    The 95% normal interval's half-width shrinks as 1/sqrt(rows); this is the row
-    count where it equals the distance from the observed Δ to the boundary (fewer
-    than `n_rows` when already decided). Given `bounds`, the range of a row's
-    difference, never fewer than `equal_units` (in rows): what the small-sample guard
-    needs even when every unit differs alike. A projection, not a promise: at that size
-    the interval decides about half the time, and gating again after adding rows is
-    peeking (use a sequential gate). None when Δ is on the boundary.
-    """
-    boundary = _boundary(margin, require)
-    distance = abs(diff.value - boundary)
-    if distance == 0:
-        return None
-    z = float(_NORMAL.inv_cdf(0.975))
-    rows = math.ceil(diff.n_rows * (z * diff.se / distance) ** 2)
-    if bounds is not None:
-        per_unit = diff.n_rows / diff.n_units
-        rows = max(rows, math.ceil(per_unit * equal_units(diff.value, boundary, bounds)))
-    return max(1, rows)
-
-
-def _boundary(margin: float, require: Require) -> float:
-    if margin < 0:
-        raise ValueError(f"the margin is >= 0 (Δ may be that far below 0), got {margin}")
-    if require == "not-worse":
-        return -margin
-    if require == "better":
-        return 0.0
-    raise ValueError(f"require is 'not-worse' or 'better', got {require!r}")
 
 
 def as_column(values: np.ndarray, name: str, item: str = "row") -> np.ndarray:
