@@ -35,6 +35,9 @@ MODULES_NOT_ON_A_RUN = (
     *("chatjudge.stats.ratings", "chatjudge.stats.reliability", "chatjudge.stats.sequential"),
     *("chatjudge.trajectories", "chatjudge.expected_calls", "chatjudge.stats.passk"),
     "chatjudge.formats.produced",  # generate's, simulate's and import's records
+    # The other providers' classes, which only the help that names them needs
+    *("chatjudge.models.local", "chatjudge.models.anthropic", "chatjudge.models.google"),
+    *("chatjudge.models.sdk", "chatjudge.models.tools"),
     "chatjudge.otel",
     "krippendorff",
     "numpy.ma",  # np.percentile's, in the bootstrap's intervals
