@@ -40,6 +40,7 @@ MODULES_NOT_ON_A_RUN = (
     *("chatjudge.models.sdk", "chatjudge.models.tools"),
     "chatjudge.otel",
     "krippendorff",
+    "tomllib",  # a --prices file's or a custom protocol's, which a plain run has none of
     "numpy.ma",  # np.percentile's, in the bootstrap's intervals
     "rich.progress",  # the bar, drawn on a terminal only
     "rich._emoji_codes",  # 0.9 MB of `:name:` codes, which the consoles do not replace
