@@ -36,7 +36,7 @@ MODULES_NOT_ON_A_RUN = (
     *("chatjudge.stats.label_agreement", "chatjudge.stats.rank_correlation"),
     *("chatjudge.trajectories", "chatjudge.expected_calls", "chatjudge.stats.passk"),
     "chatjudge.formats.produced",  # generate's, simulate's and import's records
-    "chatjudge.calls.estimate",  # the dry run's
+    *("chatjudge.calls.estimate", "chatjudge.models.tokens"),  # the dry run's
     # The other providers' classes, which only the help that names them needs
     *("chatjudge.models.local", "chatjudge.models.anthropic", "chatjudge.models.google"),
     *("chatjudge.models.sdk", "chatjudge.models.tools"),
