@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from chatjudge import sync
-from chatjudge.calls.estimate import CostEstimate
 from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
@@ -21,6 +20,7 @@ from chatjudge.rundir import REPORT, iter_results
 from chatjudge.runner import Engine, build_engine
 
 if TYPE_CHECKING:
+    from chatjudge.calls.estimate import CostEstimate
     from chatjudge.formats.alignment import Alignment
     from chatjudge.formats.analyses import Gate
     from chatjudge.otel import Exported

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from chatjudge.cli import app
-from chatjudge.models import registry
+from chatjudge.cli.help import named
 from chatjudge.options import COMMAND_OPTIONS, flags_of, help_of, option_fields
 from tests.support.cli import run_cli
 
@@ -25,7 +25,7 @@ def _help(command: str) -> str:
 def test_gate_help_lists_every_option_in_the_gates_words() -> None:
     text = _help("gate")
     for name, info in option_fields("gate"):
-        described = help_of(info, "gate", base_url_providers=registry.base_url_providers())
+        described = named(help_of(info, "gate"))
         assert described
         assert flags_of(name, info)[0] in text
         assert " ".join(described.split()[:4]) in text, name

@@ -10,6 +10,7 @@ import inspect
 import json
 import os
 import pkgutil
+import re
 import sys
 import textwrap
 from collections.abc import Iterable, Iterator
@@ -17,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from typer.main import get_command
+from typer.testing import CliRunner
 
 import chatjudge.models
 from chatjudge.cli import app
@@ -164,9 +165,12 @@ def test_only_a_bare_provider_takes_its_name_alone(monkeypatch: pytest.MonkeyPat
 
 
 def option_help(command: str, flag: str) -> str:
-    params = get_command(app).commands[command].params  # type: ignore[attr-defined]
-    (param,) = [p for p in params if flag in p.opts]
-    return str(param.help)
+    """The line of `chatjudge COMMAND --help` that shows `flag`: the providers are named as
+    the help is shown, not as the command is built."""
+    done = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "250"})
+    assert done.exit_code == 0, done.output
+    shown = re.compile(rf"(?<![\w-]){flag}(?![\w-])")
+    return next(line for line in done.output.splitlines() if shown.search(line))
 
 
 @pytest.mark.parametrize(

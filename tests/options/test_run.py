@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 import chatjudge
 from chatjudge.cli import app
+from chatjudge.cli.help import named
 from chatjudge.errors import UsageError
 from chatjudge.models import check_options, get_model
-from chatjudge.models.registry import base_url_providers
 from chatjudge.options import ClientOptions, RunConfig, flags_of, help_of, option_fields
 from chatjudge.rundir import default_out_dir
 from tests.runner.conftest import pointwise_rows, write_jsonl
@@ -253,7 +253,7 @@ def test_run_help_lists_every_option(run_help: str, name: str, info: FieldInfo) 
     assert line is not None, f"{flags[0]} is not in `chatjudge run --help`"
     for flag in flags:
         assert re.search(rf"(?<![\w-]){flag}(?![\w-])", line), (flag, line)
-    described = help_of(info, "run", base_url_providers=base_url_providers())
+    described = named(help_of(info, "run"))
     assert described
     assert " ".join(described.split()[:4]) in " ".join(line.split())
 

@@ -33,10 +33,16 @@ MODULES_NOT_ON_A_RUN = (
     *("chatjudge.report.gate_section", "chatjudge.report.gate_text"),
     *("chatjudge.report.compare_page", "chatjudge.report.heatmap", "chatjudge.report.curve_chart"),
     *("chatjudge.stats.ratings", "chatjudge.stats.reliability", "chatjudge.stats.sequential"),
+    *("chatjudge.stats.label_agreement", "chatjudge.stats.rank_correlation"),
     *("chatjudge.trajectories", "chatjudge.expected_calls", "chatjudge.stats.passk"),
     "chatjudge.formats.produced",  # generate's, simulate's and import's records
+    *("chatjudge.calls.estimate", "chatjudge.models.tokens"),  # the dry run's
+    # The other providers' classes, which only the help that names them needs
+    *("chatjudge.models.local", "chatjudge.models.anthropic", "chatjudge.models.google"),
+    *("chatjudge.models.sdk", "chatjudge.models.tools"),
     "chatjudge.otel",
     "krippendorff",
+    "tomllib",  # a --prices file's or a custom protocol's, which a plain run has none of
     "numpy.ma",  # np.percentile's, in the bootstrap's intervals
     "rich.progress",  # the bar, drawn on a terminal only
     "rich._emoji_codes",  # 0.9 MB of `:name:` codes, which the consoles do not replace

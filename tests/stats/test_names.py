@@ -9,7 +9,8 @@ import sys
 
 _PROBE = """
 import importlib, pkgutil, types
-import chatjudge.stats.agreement, chatjudge.stats.correlation, chatjudge.stats.style  # first
+import chatjudge.stats.label_agreement, chatjudge.stats.rank_correlation  # first
+import chatjudge.stats.style
 import chatjudge.stats as stats
 for name in stats.__all__:
     assert not isinstance(getattr(stats, name), types.ModuleType), name

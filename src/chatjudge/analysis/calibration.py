@@ -34,7 +34,7 @@ from chatjudge.formats.results import ResultRecord
 from chatjudge.protocols import BUILTIN, get_protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
 from chatjudge.rundir import iter_results, read_summary
-from chatjudge.stats.agreement import normalize_label
+from chatjudge.stats.label_agreement import normalize_label
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text
 

@@ -12,7 +12,6 @@ once per model per command, not per call.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +69,8 @@ def table_version() -> str:
 def load_prices(path: Path) -> dict[str, Price]:
     """`--prices FILE.toml`: `[models."openai/my-model"] input = 1.0, output = 2.0`
     (USD per million tokens); a bad file or entry is a usage error naming it."""
+    import tomllib  # here: a run without --prices reads no TOML (issue 29, item 8)
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

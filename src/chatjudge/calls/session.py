@@ -21,20 +21,10 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatjudge.calls.budget import Budget, Starts, budget_for, meter_for, reached_error
 from chatjudge.calls.caller import Caller
-from chatjudge.calls.estimate import (
-    CostEstimate,
-    DryCaller,
-    NotSent,
-    RoleEstimate,
-    count_conversation,
-    count_tool_steps,
-    finish,
-    role_estimate,
-)
 from chatjudge.calls.ledger import Ledger
 from chatjudge.calls.policy import CallPolicy
 from chatjudge.calls.pool import Pool
@@ -48,6 +38,9 @@ from chatjudge.options import RunConfig
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
 from chatjudge.types import Message
+
+if TYPE_CHECKING:
+    from chatjudge.calls.estimate import CostEstimate, NotSent, RoleEstimate
 
 __all__ = ["Budget", "CostEstimate", "NotSent", "Seat", "Session", "Starts", "Stopped"]
 
@@ -129,6 +122,8 @@ class Session:
             model, price = seat.model, self.prices[seat.model.name]
             self._ledgers[seat] = Ledger(store, lookup=lookup)
             if isinstance(store, StoreReader):
+                from chatjudge.calls.estimate import DryCaller, role_estimate  # dry: `_DRY_RUN`
+
                 mean = store.mean_output_tokens(model.name)
                 account = role_estimate(seat.role, model, price, mean)
                 self._accounts[seat] = account
@@ -221,6 +216,8 @@ class Session:
     ) -> None:
         """Dry run: count a conversation the store does not hold whole, from its start
         (`estimate.count_conversation`)."""
+        from chatjudge.calls.estimate import count_conversation
+
         count_conversation(self._accounts[user], self._accounts[assistant], opening, first,
                            turns, caps, steps)  # fmt: skip
 
@@ -229,10 +226,28 @@ class Session:
     ) -> None:
         """Dry run: count the steps a turn offered tools may take after the first one the
         store does not hold (`estimate.count_tool_steps`)."""
+        from chatjudge.calls.estimate import count_tool_steps
+
         count_tool_steps(self._accounts[seat], messages, further, cap, max_steps)
 
     def estimate(self, command: str, rows: int) -> CostEstimate:
         """Dry run: what was counted, per seat, priced."""
+        from chatjudge.calls.estimate import finish
+
         for seat, account in self._accounts.items():
             account.answered_by_store = self._ledgers[seat].usage.cached_calls
         return finish(command, rows, list(self._accounts.values()), self.prices)
+
+
+# The dry run's names that the commands take from here (`NotSent`, `CostEstimate`), and the
+# dry run's code above, are imported as a dry run needs them: a run that sends its calls
+# never loads `estimate` (issue 29, item 8).
+_DRY_RUN = {"CostEstimate", "NotSent"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _DRY_RUN:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from chatjudge.calls import estimate
+
+    return getattr(estimate, name)

@@ -24,7 +24,6 @@ from chatjudge.errors import (
     FatalModelError,
     UsageError,
 )
-from chatjudge.models import registry
 from chatjudge.options import (
     COLUMN_HELP,
     HUMAN_HELP,
@@ -135,7 +134,7 @@ def _flag(name: str, info: Any, command: str) -> inspect.Parameter:
     default = info.default
     if default == ():  # a repeatable option
         annotation, default = list[str] | None, None
-    help = help_of(info, command, base_url_providers=registry.base_url_providers())
+    help = help_of(info, command)  # providers named as help is shown (`cli.help.named`)
     option = typer.Option(*flags_of(name, info), help=help, metavar=metavar_of(info))
     return inspect.Parameter(
         name,

@@ -4,7 +4,8 @@ typer re-wraps a command's first paragraph but keeps the line breaks of the othe
 option help (so a docstring wrapped at 100 columns prints broken mid-sentence), and it
 shows every flag with a `<bool>` value that a flag never takes. The command and group
 classes here join each paragraph into one line, for the terminal to wrap, and show flags
-bare: `--quiet`, `--flip / --no-flip`, `--help`.
+bare: `--quiet`, `--flip / --no-flip`, `--help`. They also name the providers where an
+option's help stands for them, as the help is shown.
 """
 
 from __future__ import annotations
@@ -20,6 +21,20 @@ def paragraphs(text: str | None) -> str | None:
     if not text:
         return text
     return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n"))
+
+
+def named(text: str | None) -> str | None:
+    """`text` with the providers named where it stands for them (`PROVIDERS`,
+    `BASE_URL_PROVIDERS`), from their classes, imported here: when help is shown, not for a
+    run, which needs one provider's class, not all of them (issue 29, item 8)."""
+    from chatjudge.options.declare import BASE_URL_PROVIDERS, PROVIDERS
+
+    if not text or (PROVIDERS not in text and BASE_URL_PROVIDERS not in text):
+        return text
+    from chatjudge.models import registry
+
+    text = text.replace(PROVIDERS, registry.provider_list())
+    return text.replace(BASE_URL_PROVIDERS, registry.base_url_providers())
 
 
 def _tidy(params: list[Any]) -> None:
@@ -40,6 +55,11 @@ class Command(TyperCommand):
         kwargs["help"] = paragraphs(kwargs.get("help"))
         super().__init__(name, **kwargs)
         _tidy(self.params)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        for param in self.params:
+            param.help = named(getattr(param, "help", None))  # type: ignore[attr-defined]
+        super().format_help(ctx, formatter)
 
     def get_help_option(self, ctx: Any) -> Any:
         option = super().get_help_option(ctx)

@@ -29,7 +29,7 @@ from chatjudge.cli.common import (
     with_options,
 )
 from chatjudge.errors import ChatJudgeError, ExitCode
-from chatjudge.models.registry import provider_list
+from chatjudge.options.declare import PROVIDERS
 
 if TYPE_CHECKING:
     from chatjudge.calls.estimate import CostEstimate
@@ -70,7 +70,7 @@ def generate(
     ],
     model: Annotated[
         str,
-        typer.Option("--model", "-m", help=f"The model under test: {provider_list()}."),
+        typer.Option("--model", "-m", help=f"The model under test: {PROVIDERS}."),
     ],
     field: Annotated[
         str,
@@ -120,7 +120,7 @@ def simulate(
     ],
     assistant: Annotated[
         str,
-        typer.Option("--assistant", "-a", help=f"The assistant under test: {provider_list()}."),
+        typer.Option("--assistant", "-a", help=f"The assistant under test: {PROVIDERS}."),
     ],
     user: Annotated[
         str | None,

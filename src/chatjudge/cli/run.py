@@ -33,7 +33,7 @@ from chatjudge.cli.common import (
 )
 from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees
 from chatjudge.errors import ChatJudgeError, DataValidationError, ExitCode, UsageError
-from chatjudge.models.registry import provider_list
+from chatjudge.options.declare import PROVIDERS
 from chatjudge.options.texts import JUDGE_SEES_HELP, TOOL_RESULT_CHARS_HELP
 
 DataArg = Annotated[Path, typer.Argument(help="JSONL, CSV or Parquet file of items.")]
@@ -43,7 +43,7 @@ JudgeOpt = Annotated[
     typer.Option(
         "--judge",
         "-j",
-        help=f"{provider_list()}; repeat for a panel. Default: local; none for a "
+        help=f"{PROVIDERS}; repeat for a panel. Default: local; none for a "
         "deterministic protocol (tool-trajectory), which refuses one.",
     ),
 ]

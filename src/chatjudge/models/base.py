@@ -15,10 +15,10 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from chatjudge import secrets
-from chatjudge.models.tokens import Tokenizer
 from chatjudge.types import ModelRequest, Reply
 
 if TYPE_CHECKING:
+    from chatjudge.models.tokens import Tokenizer
     from chatjudge.options import ClientOptions
 
 GENERATION = frozenset({"temperature", "max_tokens", "seed"})
@@ -72,6 +72,8 @@ class Model(ABC):
 
     def tokenizer(self) -> Tokenizer:
         """How `--dry-run` counts this model's input tokens (default: an approximation)."""
+        from chatjudge.models.tokens import Tokenizer  # counting: a run that sends needs none
+
         return Tokenizer()
 
     def credentials_found(self) -> bool:

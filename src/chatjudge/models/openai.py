@@ -31,7 +31,6 @@ from chatjudge.errors import (
 )
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.headers import retry_after
-from chatjudge.models.tokens import Tokenizer, tiktoken_for
 from chatjudge.options import ClientOptions
 from chatjudge.types import (
     GenerationSettings,
@@ -44,6 +43,8 @@ from chatjudge.types import (
 
 if TYPE_CHECKING:  # imported with the first session: help texts read this class's attributes
     import aiohttp
+
+    from chatjudge.models.tokens import Tokenizer
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MODES = ("json_schema", "json_object", "instruction")
@@ -82,6 +83,8 @@ class OpenAIModel(Model):
         self._heads: dict[tuple[str, GenerationSettings, str | None], bytes] = {}
 
     def tokenizer(self) -> Tokenizer:
+        from chatjudge.models.tokens import tiktoken_for  # counting: a run that sends needs none
+
         return tiktoken_for(self.model)
 
     def identity(self) -> dict[str, Any]:

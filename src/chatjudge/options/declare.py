@@ -37,9 +37,11 @@ def option(
     return Field(default, description=help, json_schema_extra=extra, **limits)
 
 
-# Stands in a help text for the providers that take --base-url: the CLI, which may import
-# the providers' classes (this module sits below them), names them (`help_of`).
+# Stand in a help text for the providers that take --base-url, and for every way to name a
+# model: the CLI names them as it shows help (`chatjudge.cli.help`), importing the providers'
+# classes, which declare them, only then (this module sits below them; a run needs one).
 BASE_URL_PROVIDERS = "{base_url_providers}"
+PROVIDERS = "{providers}"
 
 
 class OptionGroup(BaseModel):
@@ -59,11 +61,11 @@ def metavar_of(info: FieldInfo) -> str | None:
     return metavar
 
 
-def help_of(info: FieldInfo, command: str, *, base_url_providers: str) -> str | None:
+def help_of(info: FieldInfo, command: str) -> str | None:
     """An option's help in `command`'s words (`--base-url`: the judges' endpoint for `run`,
-    the model under test's for `generate`), naming the providers that take a base URL."""
-    text = extra_of(info).get("help_for", {}).get(command, info.description)
-    return text and text.replace(BASE_URL_PROVIDERS, base_url_providers)
+    the model under test's for `generate`); providers still stand as `BASE_URL_PROVIDERS`."""
+    text: str | None = extra_of(info).get("help_for", {}).get(command, info.description)
+    return text
 
 
 def extra_of(info: FieldInfo) -> dict[str, Any]:

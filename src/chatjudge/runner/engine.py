@@ -21,11 +21,11 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import RunProgress
-from chatjudge.calls.session import Budget, CostEstimate, Seat, Session, Stopped
+from chatjudge.calls.session import Budget, Seat, Session, Stopped
 from chatjudge.calls.usage import Usage
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import fingerprint, of, share
@@ -42,6 +42,9 @@ from chatjudge.runner.fold import Folder, OnItem, scored_record
 from chatjudge.runner.plan import Call, JudgeLane, Planner
 from chatjudge.summarize.run import SummaryBuilder
 from chatjudge.sync import run_sync
+
+if TYPE_CHECKING:
+    from chatjudge.calls.session import CostEstimate  # the dry run's, which a run never loads
 
 SCORER_JUDGE = "deterministic"  # what a deterministic protocol's summary names as its judge
 

@@ -1,18 +1,14 @@
 """Statistics on plain sequences: bootstrap and betting intervals, agreement, ratings.
 
 Each name's module is imported when the name is first used, so that a run's summary, which
-needs the bootstraps and style control, loads neither the ratings, the reliability
-(krippendorff) nor the sequential tests (issue 29, item 8)."""
+needs the bootstraps and style control, loads neither the agreement and correlation with
+human labels, the ratings, the reliability (krippendorff) nor the sequential tests (issue 29,
+item 8)."""
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
-
-# Functions named as their module: bound now, over the submodule that importing it sets as
-# this package's attribute (bound later, a direct import of the submodule would hide them).
-from chatjudge.stats.agreement import Agreement, agreement, normalize_label
-from chatjudge.stats.correlation import Correlation, correlation
 
 if TYPE_CHECKING:
     from chatjudge.stats.betting import betting_interval
@@ -23,6 +19,7 @@ if TYPE_CHECKING:
         bootstrap_ratios,
     )
     from chatjudge.stats.decision import Outcome, Require, decide, mde80, power, rows_to_decide
+    from chatjudge.stats.label_agreement import Agreement, agreement, normalize_label
     from chatjudge.stats.noise import NoiseSplit, noise_split
     from chatjudge.stats.paired import (
         Difference,
@@ -32,6 +29,7 @@ if TYPE_CHECKING:
     )
     from chatjudge.stats.passk import PassK, pass_at, pass_hat, pass_k
     from chatjudge.stats.ppi import Calibrated, ppi_mean
+    from chatjudge.stats.rank_correlation import Correlation, correlation
     from chatjudge.stats.ratings import Rating, Ratings, bradley_terry, win_rate_matrix
     from chatjudge.stats.reliability import krippendorff_alpha, krippendorff_alpha_ci
     from chatjudge.stats.sequential import confidence_sequence, confidence_sequence_path
@@ -40,8 +38,10 @@ if TYPE_CHECKING:
 
 # Each public name and the module of this package that defines it.
 _HOME: dict[str, str] = {
+    "Agreement": "label_agreement",
     "Calibrated": "ppi",
     "Controlled": "style",
+    "Correlation": "rank_correlation",
     "Difference": "paired",
     "Estimate": "bootstrap",
     "NoiseSplit": "noise",
@@ -52,6 +52,7 @@ _HOME: dict[str, str] = {
     "Require": "decision",
     "SmallSample": "small_sample",
     "StyleControl": "style",
+    "agreement": "label_agreement",
     "betting_interval": "betting",
     "bootstrap_ci": "bootstrap",
     "bootstrap_metrics": "bootstrap",
@@ -60,11 +61,13 @@ _HOME: dict[str, str] = {
     "confidence_sequence": "sequential",
     "confidence_sequence_path": "sequential",
     "controlled_fits": "style",
+    "correlation": "rank_correlation",
     "decide": "decision",
     "krippendorff_alpha": "reliability",
     "krippendorff_alpha_ci": "reliability",
     "mde80": "decision",
     "noise_split": "noise",
+    "normalize_label": "label_agreement",
     "paired_difference": "paired",
     "paired_ratio_difference": "paired",
     "pass_at": "passk",

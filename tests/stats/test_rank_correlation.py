@@ -10,7 +10,7 @@ from scipy import stats
 
 from chatjudge.stats import correlation
 from chatjudge.stats.bootstrap import resampled_counts
-from chatjudge.stats.correlation import _pair_signs, _weighted_kendall, _weighted_spearman
+from chatjudge.stats.rank_correlation import _pair_signs, _weighted_kendall, _weighted_spearman
 
 JUDGE = [1, 2, 2, 3, np.nan, 4, 5, 3, 1, 4, 2]
 HUMAN = [2, 1, 3, 3, 5, 5, 4, np.nan, 1, 4, 2]
