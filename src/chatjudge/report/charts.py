@@ -125,12 +125,7 @@ def count_bars(
                 ly=top + plot_h + 18,
             )
         )
-    parts.append(
-        Markup(
-            '<text class="axis-title" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{t}</text>'
-        ).format(x=left + slot * len(bars) / 2, y=height - 10, t=x_title)
-    )
-    parts.append(Markup("</svg>"))
+    parts.append(closing_title(left + slot * len(bars) / 2, height - 10, x_title))
     return Markup("").join(parts)
 
 
@@ -240,12 +235,7 @@ def interval_chart(
                 )
             )
         parts.append(Markup("</g>"))
-    parts.append(
-        Markup(
-            '<text class="axis-title" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{t}</text>'
-        ).format(x=left + plot_w / 2, y=height - 6, t=x_title)
-    )
-    parts.append(Markup("</svg>"))
+    parts.append(closing_title(left + plot_w / 2, height - 6, x_title))
     return Markup("").join(parts)
 
 
@@ -256,6 +246,13 @@ def _value_text(row: Interval, fmt: Fmt) -> str:
     if row.ci95:
         text += f"  [{fmt(row.ci95[0])}, {fmt(row.ci95[1])}]"
     return text + (f"  {row.note}" if row.note else "")
+
+
+def closing_title(x: float, y: float, title: str) -> Markup:
+    """A chart's x-axis title, centred on `x`, and the end of its `<svg>`."""
+    return Markup(
+        '<text class="axis-title" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{t}</text></svg>'
+    ).format(x=x, y=y, t=title)
 
 
 def attr_number(value: float | None) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from chatjudge.report.charts import Interval, attr_number, text_width
+from chatjudge.report.charts import Interval, attr_number, closing_title, text_width
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +108,5 @@ def curve_chart(series: Sequence[Series], *, x_title: str, key: str = "") -> Mar
                 )
             )
         parts.append(Markup("</g>"))
-    parts.append(
-        Markup(
-            '<text class="axis-title" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{t}</text>'
-        ).format(x=left + plot_w / 2, y=height - 6, t=x_title)
-    )
-    parts.append(Markup("</svg>"))
+    parts.append(closing_title(left + plot_w / 2, height - 6, x_title))
     return Markup("").join(parts)

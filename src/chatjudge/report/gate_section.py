@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from markupsafe import Markup
 
 from chatjudge.formats.analyses import Gate
-from chatjudge.report.charts import CHART_W, ROW_H, Interval, Section, text_width
+from chatjudge.report.charts import (
+    CHART_W,
+    ROW_H,
+    Interval,
+    Section,
+    closing_title,
+    text_width,
+)
 from chatjudge.report.gate_text import corrections, small_sample
 from chatjudge.stats.decision import Outcome
 
@@ -160,10 +167,7 @@ def forest(rows: Sequence[Interval], margin: float, *, key: str) -> Markup:
             )
         )
     parts.append(
-        Markup(
-            '<text class="axis-title" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">'
-            "difference, candidate − baseline</text></svg>"
-        ).format(x=label_w + plot_w / 2, y=height - 6)
+        closing_title(label_w + plot_w / 2, height - 6, "difference, candidate − baseline")
     )
     return Markup("").join(parts)
 
