@@ -704,6 +704,9 @@ def test_rows_without_a_value_for_by_are_one_slice(tmp_path: Path) -> None:
     assert "tier=(missing)" in done.stdout
     with pytest.raises(UsageError, match="row 'q0' has no field 'topic' \\(--by\\)"):
         chatjudge.gate(cand, base, metric="accuracy", by="topic", report=False)
+    done = run_cli("gate", "--baseline", str(base), "--candidate", str(cand), "--by", "topic")
+    assert done.returncode == 2 and "no field 'topic' (--by), nor has any other row" in done.stderr
+    assert "their fields: answer, chat, chat_history, id, question, tier." in done.stderr
 
 
 def test_null_nan_and_absent_are_the_missing_slice() -> None:

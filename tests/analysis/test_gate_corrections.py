@@ -113,3 +113,22 @@ def test_a_controlled_rate_on_few_rows_is_under_the_small_sample_rule(tmp_path: 
     assert g.outcome == "inconclusive" and g.difference.ci95[0] <= 0
     assert g.method.endswith("sign-test on the raw preference")
     assert g.small_sample is not None and g.small_sample.sign_p == [0.125, 1.0]
+
+
+def test_human_calibrated_figures_stay_within_the_metrics_range(tmp_path: Path) -> None:
+    """PPI's correction and its normal interval reach past a rate's 1 here (1.0022 within
+    [0.871, 1.133]); gate.json and the text hold them within [0, 1]."""
+    run = judged(pairwise_rows(["C"] * 16 + ["T"] * 4), tmp_path / "pw", fair_judge)
+    labels = tmp_path / "h.jsonl"
+    human = {0: "B", 1: "B", 2: "B", 3: "B", 16: "B", 17: "B", 18: "SAME", 19: "SAME"}
+    labels.write_text("".join(json.dumps({"id": f"p{i}", "label": h}) + "\n"
+                              for i, h in human.items()))  # fmt: skip
+    unclipped = ppi_mean(np.array([1.0] * 16 + [0.5] * 4), np.array([1.0] * 4 + [0.5] * 4),
+                         np.array([1.0] * 6 + [0.5] * 2))  # fmt: skip
+    assert unclipped.value > 1 and unclipped.ci95[1] > 1 and unclipped.human_only.ci95[1] > 1
+    done = cli(str(run), "--human", str(labels), "--markdown", str(tmp_path / "g.md"))
+    assert done.exit_code in (0, 1, 3), done.output
+    pref = read_model(run / "gate.json", Gate).calibrated["preference"]
+    assert pref.value == 1.0 and pref.ci95 == [pytest.approx(unclipped.ci95[0]), 1.0]
+    assert pref.human_only.ci95 is not None and pref.human_only.ci95[1] == 1.0
+    assert "1.0000 [0.8713, 1.0000]" in (tmp_path / "g.md").read_text()

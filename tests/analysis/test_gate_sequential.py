@@ -158,6 +158,10 @@ def test_cli_sequential_stops_at_its_budget_with_exit_4(tmp_path: Path) -> None:
     assert "Budget: $40.0000" in result.output and "a larger budget resumes" in result.output
     g = read_model(out / GATE, Gate)
     assert g.sequential is not None and g.sequential.stopped == "budget"
+    # undecided, the rows left still need judging: no call is saved
+    assert g.sequential.calls_saved == 0 and "judge calls saved" not in result.output
+    left = 400 - g.sequential.rows_judged
+    assert f"{left:,} rows left unjudged, no judge call saved" in result.output
     assert g.sequential.cost_usd is not None and g.sequential.cost_usd <= 40
     assert 0 < sent < 2 * 400
     # The command writes the run's report with the gate's section (the report is the CLI's).

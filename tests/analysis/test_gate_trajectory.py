@@ -1,6 +1,7 @@
 """`chatjudge gate` on `run -p tool-trajectory` runs: a micro metric (matched calls over
 calls made, summed over items) is compared as the difference of the two runs' ratios, not
-as a mean of per-item values; pass^k of `trajectory_match` from rows sharing a `task_id`."""
+as a mean of per-item values (from 30 units: `test_gate_small` has fewer); pass^k of
+`trajectory_match` from rows sharing a `task_id`."""
 
 from __future__ import annotations
 
@@ -24,14 +25,18 @@ PRECISION_ROWS: list[tuple[list[Call], list[Call]]] = [
 ]
 
 
-def runs(tmp_path: Path, pairs: list[tuple[list[Call], list[Call]]]) -> tuple[Path, Path]:
-    """The baseline's and the candidate's run directories, written by `run`."""
+def runs(
+    tmp_path: Path, pairs: list[tuple[list[Call], list[Call]]], times: int = 1
+) -> tuple[Path, Path]:
+    """The baseline's and the candidate's run directories, written by `run`: `pairs` over
+    and over `times` times, in `group` by their place in `pairs` (even, odd)."""
     dirs = []
     for side, name in ((0, "b"), (1, "c")):
         rows = [
-            {"id": f"r{k}", "group": k % 2, "response_trajectory": trajectory(*calls[side])}
-            for k, calls in enumerate(pairs)
-        ]
+            {"id": f"r{k}", "group": k % len(pairs) % 2,
+             "response_trajectory": trajectory(*calls[side])}
+            for k, calls in enumerate(pairs * times)
+        ]  # fmt: skip
         data = write_rows(tmp_path / f"{name}.jsonl", rows)
         done = run_cli("run", str(data), "-p", "tool-trajectory", "--out", str(tmp_path / name))
         assert done.returncode == 0, done.stderr
@@ -49,13 +54,14 @@ def gate(tmp_path: Path, base: Path, cand: Path, metric: str, *more: str) -> dic
 
 
 def test_a_micro_metric_gates_the_difference_of_the_runs_ratios(tmp_path: Path) -> None:
-    base, cand = runs(tmp_path, PRECISION_ROWS[:4])
+    base, cand = runs(tmp_path, PRECISION_ROWS[:4], times=8)  # 32 units: not a small sample
     decision = gate(tmp_path, base, cand, "tool_call_precision")
-    # by hand: the baseline matched 2+1+1+0 = 4 of 2+4+1+1 = 8 calls made, the candidate
-    # 2+2+2+1 = 7 of 4+2+2+1 = 9: Δ = 7/9 - 4/8 = 5/18 (the mean of the items' own
-    # precisions would give 0.875 - 0.5625 = 0.3125; of their numerators, 0.75)
+    # by hand, 8 times over: the baseline matched 2+1+1+0 = 4 of 2+4+1+1 = 8 calls made,
+    # the candidate 2+2+2+1 = 7 of 4+2+2+1 = 9: Δ = 7/9 - 4/8 = 5/18 (the mean of the items'
+    # own precisions would give 0.875 - 0.5625 = 0.3125; of their numerators, 0.75)
     assert decision["difference"]["value"] == round(5 / 18, 6)
-    assert decision["n_pairs"] == 4 and decision["method"].startswith("ratio-cluster-bootstrap")
+    assert decision["n_pairs"] == 32 and decision["method"] == "ratio-cluster-bootstrap"
+    assert decision["decided_on"] is None
     lo, hi = decision["difference"]["ci95"]
     assert lo <= 5 / 18 <= hi
     summaries = [json.loads((d / "summary.json").read_text())["metrics"] for d in (base, cand)]
@@ -69,11 +75,11 @@ def test_a_micro_metric_gates_the_difference_of_the_runs_ratios(tmp_path: Path) 
 
 
 def test_an_item_with_no_call_made_counts_in_the_sums_and_slices(tmp_path: Path) -> None:
-    base, cand = runs(tmp_path, PRECISION_ROWS)
+    base, cand = runs(tmp_path, PRECISION_ROWS, times=8)
     decision = gate(tmp_path, base, cand, "tool_call_precision", "--by", "group")
     # the baseline's last item made no call (no precision of its own): 4 of 8 calls made
     # stays; the candidate's made one and matched it: 8 of 10. Δ = 0.8 - 0.5
-    assert decision["difference"]["value"] == 0.3 and decision["n_pairs"] == 5
+    assert decision["difference"]["value"] == 0.3 and decision["n_pairs"] == 40
     # by group, each slice its own ratios: items 0, 2, 4 matched 3 of 3 against 5 of 7;
     # items 1, 3, 1 of 5 against 3 of 3
     slices = {s["value"]: s["difference"]["value"] for s in decision["slices"]}
@@ -85,7 +91,8 @@ def test_a_micro_metric_with_no_call_in_a_run_is_exit_2(tmp_path: Path) -> None:
     out = tmp_path / "gate.json"
     done = run_cli("gate", "--baseline", str(base), "--candidate", str(cand), "--metric",
                    "tool_call_precision", "--allow-mismatch", "--out", str(out))  # fmt: skip
-    assert done.returncode == 2 and "denominators sum to 0" in done.stderr
+    assert done.returncode == 2, done.stderr
+    assert "the baseline's actual_calls sum to 0 over the 2 paired row(s)" in done.stderr
     assert not out.exists()
 
 

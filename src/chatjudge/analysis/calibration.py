@@ -77,7 +77,8 @@ def calibrate_run(
         judge_all = np.array([metric(judge_of(judged[i])) for i in order])
         judge_labelled = np.array([metric(judge_of(judged[i])) for i in ids])
         human = np.array([np.mean([metric(v) for v in by_id[i]]) for i in ids])
-        out["calibrated"][name] = ppi_mean(judge_all, judge_labelled, human).to_dict()
+        found = ppi_mean(judge_all, judge_labelled, human).to_dict()
+        out["calibrated"][name] = clipped(found, _range(summary.kind, summary.protocol, name))
     gap = _length_gap([judged[i] for i in order], labelled)
     if gap is not None:
         out["warnings"].append(gap)
@@ -232,6 +233,41 @@ def _metrics(kind: str, protocol: str, columns: dict[str, str]) -> dict[str, tup
         specs = [m for m in get_protocol(protocol).metrics if m.source in rated]
         return {m.name: (m.source, _transform(m)) for m in specs}
     return {name: (name, float) for name in columns.values()}
+
+
+def _range(kind: str, protocol: str, metric: str) -> tuple[float, float] | None:
+    """What `metric` can be: a rate's [0, 1], a built-in score's range transformed as the
+    metric transforms it; None where the run does not say (a custom protocol's score)."""
+    if kind == "pairwise":
+        return (0.0, 1.0)
+    if protocol not in BUILTIN:
+        return None
+    proto = get_protocol(protocol)
+    spec = next(m for m in proto.metrics if m.name == metric)
+    score = next((s for s in proto.scores if s.name == spec.source), None)
+    if score is None:
+        return None
+    low, high = sorted((end + spec.offset) * spec.scale for end in (score.min, score.max))
+    return (low, high)
+
+
+def clipped(found: dict[str, Any], bounds: tuple[float, float] | None) -> dict[str, Any]:
+    """A calibrated figure (and its judge-only and human-only ones) within the metric's
+    range: a normal interval, and PPI's correction, can reach past it (a rate of 1.03)."""
+    if bounds is None:
+        return found
+    low, high = bounds
+
+    def within(figure: dict[str, Any]) -> dict[str, Any]:
+        value, ci = figure["value"], figure["ci95"]
+        return {
+            **figure,
+            "value": None if value is None else min(max(value, low), high),
+            "ci95": None if ci is None else [min(max(v, low), high) for v in ci],
+        }
+
+    return {**within(found), "judge_only": within(found["judge_only"]),
+            "human_only": within(found["human_only"])}  # fmt: skip
 
 
 def _equals(side: str) -> Metric:

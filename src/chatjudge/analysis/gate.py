@@ -9,8 +9,9 @@ decision follows DESIGN.md §8: not-worse passes when lo > -margin and fails whe
 hi < -margin; better passes when lo > 0 and fails when hi < 0; else inconclusive.
 The statistics are `chatjudge.stats.paired`'s; `gate_pairing` pairs the runs' rows and
 gives the statistics what the protocol knows (the range a row's difference can take,
-which guards a small sample's interval), `gate_decision` decides and builds the record,
-and this module checks the inputs, applies the corrections and writes `gate.json`.
+which guards a small sample's interval), `gate_small` decides a small sample of a ratio
+(micro) metric on its macro figure, `gate_decision` decides and builds the record, and
+this module checks the inputs, applies the corrections and writes `gate.json`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ from chatjudge.analysis.gate_decision import (
     gate_difference,
 )
 from chatjudge.analysis.gate_pairing import pair, same_baseline
+from chatjudge.analysis.gate_small import (
+    check_defined,
+    small_ratio_pairs,
+    warn_left_out,
+    why_macro,
+)
 from chatjudge.analysis.gate_units import (
     RunRows,
     check_metric,
@@ -119,7 +126,16 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
             f"{len(paired.ids)} row(s) in {units} unit(s) judged ok{both}: an interval needs "
             f"at least 2 units, nothing to gate on ({counts_text(counts)})"
         )
+    check_defined(proto, name, paired)
     diff = raw = paired.difference(None, boundary(s.margin, require), 0.95, s.seed)
+    small_ratio = raw.small if paired.ratio else None  # nothing guards it: `gate_small`
+    macro = None
+    if small_ratio is not None and base_dir is not None:
+        macro = small_ratio_pairs(proto, name, (base_dir, cand_dir), joined, s.cluster)
+    if macro is not None:
+        _, cand, paired, counts = macro
+        diff = raw = paired.difference(None, boundary(s.margin, require), 0.95, s.seed)
+    warn_left_out(proto, macro[0] if macro else name, cand, paired)
     style = style_of(paired.rows, paired.candidate, s.seed) if _one_pairwise(proto, base) else None
     if control is not None:
         if style is None:
@@ -140,6 +156,9 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
         metric_name, s.margin, require, s.cluster, s.by, s.slices_must_not_regress, s.seed
     )
     result = assemble(paired, counts, diff, decision, mismatches=found, runs=runs)
+    if macro is not None and small_ratio is not None:
+        result.decided_on = macro[0]
+        result.reason = f"{why_macro(name, macro[0], small_ratio.why)}: {result.reason}"
     if style is not None:
         result.corrected = {k: Metric(**v) for k, v in corrected(style).items()}
         result.style_control = style.to_dict()

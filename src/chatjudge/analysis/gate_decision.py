@@ -8,6 +8,7 @@ record; the one-shot gate and the sequential gate both record through it.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,7 +27,7 @@ from chatjudge.formats.analyses import (
 from chatjudge.stats.decision import decide, mde80, rows_to_decide
 from chatjudge.stats.noise import noise_split
 from chatjudge.stats.paired import Difference
-from chatjudge.stats.small_sample import SmallSample
+from chatjudge.stats.small_sample import SMALL_UNITS, SmallSample
 
 Require = Literal["not-worse", "better"]
 SLICE_MIN_ROWS = 30  # a smaller slice is shown but never fails the gate
@@ -62,6 +63,14 @@ def assemble(
     ci = (float(diff.ci95[0]), float(diff.ci95[1]))
     outcome = decide(ci, s.margin, s.require)
     reason = _reason(outcome, ci, s.margin, s.require)
+    unguarded = diff.small is not None and diff.small.rule == "unguarded"
+    if unguarded:  # no interval valid at this size: the approximation never decides
+        assert diff.small is not None
+        outcome = "inconclusive"
+        reason = (
+            f"a small sample ({diff.small.why}) of a metric with no known range per row: "
+            "no interval valid at this size can decide it"
+        )
     bound = boundary(s.margin, s.require)
     slices = _slices(paired, s.by, s.margin, s.seed) if s.by else []
     if s.slices_must_not_regress and outcome != "fail":
@@ -89,7 +98,9 @@ def assemble(
             6,
         ),
         rows_to_decide=(
-            rows_to_decide(diff, s.margin, s.require, paired.bounds) if undecided else None
+            _rows_to_decide(diff, s.margin, s.require, paired.bounds, unguarded)
+            if undecided
+            else None
         ),
         small_sample=_small(diff.small, paired.bounds),
         margin=s.margin,
@@ -117,6 +128,21 @@ def boundary(margin: float, require: Require) -> float:
 def gate_difference(diff: Difference) -> GateDifference:
     """Δ and its interval as gate.json records them, rounded to 6 places."""
     return GateDifference(value=round(diff.value, 6), ci95=[round(float(v), 6) for v in diff.ci95])
+
+
+def _rows_to_decide(
+    diff: Difference,
+    margin: float,
+    require: Require,
+    bounds: tuple[float, float] | None,
+    unguarded: bool,
+) -> int | None:
+    """The projection, and for a metric with no known range no fewer rows than a sample
+    that is not small needs (`SMALL_UNITS` units)."""
+    rows = rows_to_decide(diff, margin, require, bounds)
+    if rows is None or not unguarded:
+        return rows
+    return max(rows, math.ceil(diff.n_rows / diff.n_units * SMALL_UNITS))
 
 
 def _reason(outcome: str, ci: tuple[float, float], margin: float, require: str) -> str:
@@ -158,19 +184,21 @@ def _slices(paired: Paired, by: str, margin: float, seed: int) -> list[GateSlice
         clusters = paired.clusters[mask] if paired.clusters is not None else None
         units = len(set(clusters)) if clusters is not None else n
         method = None
+        guarded = True  # a small slice with no known range never regresses
         if units < 2:
             delta = paired.point(mask)
             ci: list[float] | None = None
         else:
             d = paired.difference(mask, -margin, level, seed)
             delta, ci, method = float(d.value), [round(float(v), 6) for v in d.ci95], d.method
+            guarded = d.small is None or d.small.rule != "unguarded"
         out.append(
             GateSlice(
                 value=value,
                 n_pairs=n,
                 difference=GateDifference(value=round(delta, 6), ci95=ci or []),
                 level=round(level, 6),
-                below_margin=ci is not None and ci[1] < -margin,
+                below_margin=ci is not None and ci[1] < -margin and guarded,
                 counts=n >= SLICE_MIN_ROWS,
                 method=method,
             )

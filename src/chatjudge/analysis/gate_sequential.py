@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -42,6 +42,8 @@ from chatjudge.stats.decision import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
 from chatjudge.summarize.tries import parse_passk
 from chatjudge.sync import run_sync
+
+Stopped = Literal["decided", "exhausted", "budget"]
 
 
 def gate_sequential(
@@ -137,6 +139,13 @@ def gate_sequential(
     gate = assemble(paired, counts, cs, settings, mismatches=[], runs=runs, project=False)
     per_row = _calls_per_row(proto, judge, options) * (1 if pairwise else 2)
     rows_judged = min(sum(1 for _ in iter_results(d)) for d in dirs.values())  # a cut batch too
+    stopped: Stopped = (
+        "decided"
+        if gate.outcome != "inconclusive"
+        else "budget"
+        if batches.reached
+        else "exhausted"
+    )
     gate.sequential = GateSequential(
         batch=batch,
         batches=n_batches,
@@ -144,14 +153,9 @@ def gate_sequential(
         rows_total=len(cand_rows),
         rows_judged=rows_judged,
         calls=rows_judged * per_row,
-        calls_saved=(len(cand_rows) - rows_judged) * per_row,
-        stopped=(
-            "decided"
-            if gate.outcome != "inconclusive"
-            else "budget"
-            if batches.reached
-            else "exhausted"
-        ),
+        # only a decision saves the rest: a budget's undecided gate still needs them
+        calls_saved=(len(cand_rows) - rows_judged) * per_row if stopped == "decided" else 0,
+        stopped=stopped,
         max_cost_usd=limit,
         cost_usd=batches.spent,
     )

@@ -38,6 +38,7 @@ from chatjudge.summarize.tries import PASS_HAT, parse_passk, task_of, zero_one_m
 PREFERENCE = "preference"  # pairwise: the candidate's preference rate, ties counting half
 VOTE = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}
 MISSING = "(missing)"  # the `--by` slice of rows with no value for the field
+MAX_FIELDS = 30  # the fields an unknown `--by` lists
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,9 +294,12 @@ def slice_values(ids: Sequence[str], rows: Sequence[dict[str, Any]], name: str) 
     """Each row's value of column `name` (for `--by`), as text; null, NaN or absent is
     the one slice `(missing)`. Refused only when no row has the column at all."""
     if ids and not any(name in fields for fields in rows):
+        known = sorted({k for fields in rows for k in fields})
+        shown = ", ".join(known[:MAX_FIELDS]) + (" ..." if len(known) > MAX_FIELDS else "")
         raise UsageError(
-            f"row {ids[0]!r} has no field {name!r} (--by): results of runs made before "
-            "chatjudge kept every input column lack it; join the input with --data FILE"
+            f"row {ids[0]!r} has no field {name!r} (--by), nor has any other row; their "
+            f"fields: {shown or '(none)'}. Results of runs made before chatjudge kept every "
+            "input column lack them: join the input with --data FILE"
         )
     return [MISSING if _missing(f.get(name)) else str(f[name]) for f in rows]
 

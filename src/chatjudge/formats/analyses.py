@@ -144,6 +144,8 @@ class Gate(Versioned):
     looks: list[GateLook]
     sequential: GateSequential | None = None
     small_sample: GateSmallSample | None = None  # set when the rule for few units applied
+    # the figure decided on when not `metric`: a ratio on a small sample, its macro figure
+    decided_on: str | None = None
     # Corrections for the judge's biases, named as such (one pairwise run: style control;
     # --human: the candidate run's metrics as the humans would rate them).
     control: Literal["length", "style"] | None = None  # the difference is this controlled rate's

@@ -31,7 +31,7 @@ def gate_sections(gate: Gate) -> list[Section]:
     """The gate's difference (always) and its slices (with `--by`)."""
     bound = "0" if gate.require == "better" or not gate.margin else f"−{gate.margin:g}"
     main = Interval(
-        label=f"{gate.metric}: candidate − baseline",
+        label=f"{gate.decided_on or gate.metric}: candidate − baseline",
         value=gate.difference.value,
         ci95=gate.difference.ci95,
         tone=TONE[gate.outcome],

@@ -35,6 +35,12 @@ def notes(g: Gate) -> list[str]:
         f"Minimum detectable effect at 80% power with these rows: ±{g.mde80:.4f} "
         f"(standard error {g.se:.4f}, {g.method}){_out_of_reach(g)}."
     )
+    if g.decided_on is not None:
+        lines.append(
+            f"Decided on {g.decided_on}, the mean of each row's own ratio: {g.metric} is a "
+            "ratio over all rows, and nothing bounds one row's share of it, so no interval "
+            "of it is valid on a small sample; a row's own ratio differs by at most 1."
+        )
     if g.small_sample is not None:
         lines.append(small_sample(g))
     if g.outcome == "inconclusive" and g.sequential is None:
@@ -71,9 +77,14 @@ def notes(g: Gate) -> list[str]:
         lines.append("Accepted mismatches (--allow-mismatch): " + "; ".join(g.mismatches) + ".")
     if g.sequential is not None:
         s = g.sequential
+        saved = (
+            f"{s.calls_saved:,} judge calls saved"
+            if s.stopped == "decided"
+            else f"{s.rows_total - s.rows_judged:,} rows left unjudged, no judge call saved"
+        )
         lines.append(
             f"Sequential: {s.rows_judged:,} of {s.rows_total:,} rows judged in {s.batches} "
-            f"batch(es) of {s.batch}, {s.stopped}; {s.calls_saved:,} judge calls saved."
+            f"batch(es) of {s.batch}, {s.stopped}; {saved}."
         )
         if s.max_cost_usd is not None:
             spent = "unknown" if s.cost_usd is None else f"${s.cost_usd:,.4f}"
@@ -105,9 +116,15 @@ def small_sample(g: Gate) -> str:
             f"[{low:g}, {high:g}] ({interval(s.betting_ci)})."
         )
     return (
-        f"Small sample, {s.why}: no range is known for this metric, so nothing guards "
-        "the interval, which is an approximation this small."
+        f"Small sample, {s.why}: no range is known for one row's difference of this metric, "
+        "so no interval valid at this size exists and the gate is inconclusive until the "
+        "sample is not small (30 units that differ, 3 distinct differences)."
     )
+
+
+def figure(g: Gate) -> str:
+    """The metric, and the figure decided on when that is another (`decided_on`)."""
+    return g.metric if g.decided_on is None else f"{g.metric}, decided on {g.decided_on}"
 
 
 def _out_of_reach(g: Gate) -> str:
@@ -172,7 +189,7 @@ def table(g: Gate) -> RenderableType:
         "outcome",
         "MDE 80%",
         "n pairs",
-        title=f"gate: {g.metric} (candidate − baseline)",
+        title=f"gate: {figure(g)} (candidate − baseline)",
         caption=counts_text(g.counts),
     )
     main.add_row(
@@ -197,7 +214,7 @@ def markdown(g: Gate) -> str:
     lines = [
         f"### chatjudge gate: {ICON[g.outcome]}",
         "",
-        f"{g.metric}, {rule(g)}. Runs: {runs}.",
+        f"{figure(g)}, {rule(g)}. Runs: {runs}.",
         "",
         "| Δ | 95% CI | margin | outcome | MDE (80%) | pairs | unpaired / failed |",
         "|---|---|---|---|---|---|---|",
