@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -161,6 +162,30 @@ async def test_ordinary_exception_becomes_a_non_retryable_judge_error() -> None:
     assert not info.value.retryable and not info.value.fatal
     assert "ValueError: model server said no" in str(info.value)
     assert isinstance(info.value.__cause__, ValueError)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_system_exit_from_the_function_is_its_error_not_the_end_of_the_run(kind: str) -> None:
+    def exiting(prompt: str) -> str:
+        sys.exit("gave up")
+
+    async def exiting_async(prompt: str) -> str:
+        sys.exit("gave up")
+
+    with pytest.raises(ModelError) as info:
+        await FunctionModel(exiting if kind == "sync" else exiting_async).generate(request())
+    assert type(info.value) is ModelError and not info.value.retryable
+    assert "SystemExit: gave up" in str(info.value)
+
+
+async def test_a_dict_reply_holding_nan_is_sent_on_as_valid_json() -> None:
+    def strict(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    reply = await FunctionModel(
+        lambda prompt: {"score": float("nan"), "n": [float("inf")]}
+    ).generate(request())
+    assert json.loads(reply.text, parse_constant=strict) == {"score": None, "n": [None]}
 
 
 async def test_judge_errors_pass_through_with_their_retry_policy() -> None:

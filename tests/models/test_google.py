@@ -380,6 +380,18 @@ async def test_calls_without_ids_are_numbered_across_the_conversation(
     assert final.text == "From the tool: Snow (call_3) | Snow (call_4)"
 
 
+async def test_a_result_holding_nan_goes_as_valid_json(
+    closing: Closing, google_stub: GoogleStub
+) -> None:
+    """The SDK would write a NaN read from the result as `NaN`, which is not JSON."""
+    messages: list[Message] = [*TWO_CALLS]
+    messages[4] = {**messages[4], "content": '{"sky": "rain", "temp_c": NaN, "p": [-Infinity]}'}
+    await closing(model_at(google_stub)).generate(ModelRequest(messages, tools=[WEATHER]))
+    [sent] = google_stub.requests
+    response = sent.body["contents"][2]["parts"][1]["functionResponse"]["response"]
+    assert response == {"sky": "rain", "temp_c": None, "p": [None]}
+
+
 async def test_a_result_answering_no_call_is_a_bad_request_before_sending(
     closing: Closing, google_stub: GoogleStub
 ) -> None:

@@ -266,6 +266,59 @@ def test_user_functions_answer_sync_async_and_their_failures_go_back_to_the_mode
     assert summary["unmatched_tool_calls"] == 0
 
 
+PLAIN_TOOLS = '''
+def search(query: str, step: int) -> str:
+    """Look something up."""
+    return f"found {step}"
+
+TOOLS = {"search": search}
+'''
+
+
+def test_user_functions_are_offered_to_rows_without_tools_as_simulate_offers_them(
+    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows without a tools column (nor calls) are offered definitions made from the
+    functions; a row's own tools still win; a model that cannot be offered tools is refused."""
+    module = tools_module(tmp_path, PLAIN_TOOLS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stub.configure(record=True)
+    own = {**plain_row(1), "tools": [{"name": "lookup", "parameters": {"type": "object"}}]}
+    out = chatjudge.generate([plain_row(0), own], "openai/stub", "response",
+                             tmp_path / "out.jsonl", base_url=stub.base_url,
+                             tools=f"{module}:TOOLS")  # fmt: skip
+    plain, with_own = read_jsonl(out)
+    assert [m["content"] for m in plain["response_trajectory"] if m["role"] == "tool"] == [
+        "found 1", "found 2"
+    ]  # fmt: skip
+    assert plain["response"] == "From the tool: found 1 | found 2"
+    assert plain["response_ended"] == "final"
+    offered = {
+        body["messages"][-1]["content"]: [t["function"] for t in body["tools"]]
+        for body in (r["body"] for r in stub.stats.recorded)
+        if body["messages"][-1]["role"] == "user"
+    }
+    assert offered["Plain question 0?"] == [
+        {
+            "name": "search",
+            "description": "Look something up.",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "step": {"type": "integer"}},
+                "required": ["query", "step"],
+            },
+        }
+    ]
+    assert [f["name"] for f in offered["Plain question 1?"]] == ["lookup"]
+    assert with_own["response_trajectory"][1]["content"].startswith("error: no tool named 'lookup'")
+    assert summary_of(out)["tool_steps"] == 6
+    local = run_cli("generate", str(write_jsonl(tmp_path / "plain.jsonl", [plain_row(0)])),
+                    "-m", "local", "--out", str(tmp_path / "l.jsonl"), "--tools",
+                    f"{module}:TOOLS")  # fmt: skip
+    assert local.returncode == 2
+    assert "--tools: local cannot be offered tools" in local.stderr
+
+
 # --- the cap, and what the judge sees --------------------------------------------------------
 
 

@@ -1,15 +1,19 @@
 """chatjudge.produce.tool_answers: which recorded result a replayed call gets. Arguments are
 compared as canonical JSON (key order and spacing aside, every value's type kept), and a
-call that matches none is told so with its arguments written canonically."""
+call that matches none is told so with its arguments written canonically. The user's
+functions: held to their timeout even when async and blocking; whatever they raise is their
+error; their results are valid JSON."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
+import time
 
 import pytest
 
-from chatjudge.produce.tool_answers import Recording, ToolAnswer
+from chatjudge.produce.tool_answers import Functions, Recording, ToolAnswer
 from chatjudge.types import ToolUse
 
 
@@ -67,3 +71,69 @@ def test_a_call_with_no_recorded_result_is_told_its_canonical_arguments() -> Non
         "unmatched",
     )
     assert answer(recorded(('{"a": 1}', "R")), "").text.endswith("the arguments (none)")
+
+
+# --- --tools: the user's functions -------------------------------------------------------------
+
+
+def called(fn, timeout: float = 5.0, arguments: str = "{}") -> ToolAnswer:
+    """`fn`'s answer to one call, as `--tools {"tool": fn}` gives it."""
+    functions = Functions({"tool": fn}, timeout)
+    return asyncio.run(functions.answer(ToolUse("x", "tool", arguments)))
+
+
+def test_an_async_function_that_blocks_is_held_to_its_timeout() -> None:
+    async def blocking() -> str:
+        time.sleep(3)  # blocks whatever loop runs it
+        return "late"
+
+    started = time.monotonic()
+    assert called(blocking, timeout=0.2) == ToolAnswer("error: tool timed out after 0.2 s", "error")
+    assert time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_system_exit_from_a_function_is_its_error_not_the_end_of_the_command(kind: str) -> None:
+    def exiting() -> str:
+        sys.exit("no more")
+
+    async def exiting_async() -> str:
+        sys.exit(3)
+
+    if kind == "sync":
+        assert called(exiting) == ToolAnswer("error: SystemExit: no more", "error")
+    else:
+        assert called(exiting_async) == ToolAnswer("error: SystemExit: 3", "error")
+
+
+def test_an_async_function_still_awaits_what_it_awaits() -> None:
+    async def waiting(n: int) -> dict:
+        await asyncio.sleep(0.01)
+        return {"n": n, "async": True}
+
+    assert called(waiting, arguments='{"n": 2}') == ToolAnswer('{"n": 2, "async": true}')
+
+
+def test_nan_and_infinity_in_a_result_are_written_as_valid_json() -> None:
+    def measured() -> dict:
+        return {"mean": float("nan"), "bounds": [float("-inf"), 1.5, float("inf")]}
+
+    def strict(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    got = called(measured)
+    assert got.miss is None
+    assert json.loads(got.text, parse_constant=strict) == {
+        "mean": None,
+        "bounds": [None, 1.5, None],
+    }
+
+
+def test_a_result_json_cannot_hold_is_the_function_s_error() -> None:
+    def cyclic() -> list:
+        loop: list = []
+        loop.append(loop)
+        return loop
+
+    got = called(cyclic)
+    assert got.miss == "error" and got.text.startswith("error: tool returned what JSON cannot hold")

@@ -90,10 +90,12 @@ def generate(
     A row with tools (a tools column, or tool calls in its history, prompt or trajectory,
     from which definitions are derived) offers them to the model; its calls are answered by
     --tool-replay or --tools, until it answers in text or has been called --max-tool-steps
-    times. Such a row also gets the turn's messages (the calls, their results, the final
-    message) in response_trajectory, or baseline_trajectory with --field
-    baseline_model_response (the columns pairwise-chat-quality shows the judge), and
-    FIELD_ended: final, or max_tool_steps where the turn ends on calls without results.
+    times; with --tools, a row without tools is offered the functions (definitions made from
+    their names, parameters and docstrings), as simulate offers them. Such a row also gets
+    the turn's messages (the calls, their results, the final message) in
+    response_trajectory, or baseline_trajectory with --field baseline_model_response (the
+    columns pairwise-chat-quality shows the judge), and FIELD_ended: final, or
+    max_tool_steps where the turn ends on calls without results.
     Rows with tools and neither option, or a model that cannot be offered tools (local):
     exit 2, nothing sent."""
     from chatjudge.produce import build_generation

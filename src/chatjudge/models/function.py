@@ -6,8 +6,8 @@ instruction (the runner appends it, as for every model that does not
 `supports_schema`), and `schema` (the verdict JSON schema) is passed when its
 signature takes a second positional parameter. As a model under test it is called
 `fn(messages)` with OpenAI-style messages. It returns the reply text, a dict (sent on
-as JSON) or a `Reply` (to report token usage). Sync callables run in a worker thread
-so that a slow one does not block the event loop.
+as JSON, NaN and infinity as null) or a `Reply` (to report token usage). Sync callables
+run in a worker thread so that a slow one does not block the event loop.
 
 Tools: a model under test whose signature takes a `tools` keyword (or `**kwargs`) is a
 `ToolFunctionModel`, which `supports_tools`: when a row offers tools it is called
@@ -18,8 +18,8 @@ them: set-up refuses it for a row with tools, as it refuses the local model.
 
 Errors: a `chatjudge.errors.ModelError` raised by the callable passes through with its
 retry policy (raise `RateLimitError` or `ServerError` to be retried); any other
-exception becomes a non-retryable `ModelError` carrying the exception's text, so the
-item is recorded as failed and the run goes on.
+exception, `SystemExit` too, becomes a non-retryable `ModelError` carrying the exception's
+text, so the item is recorded as failed and the run goes on.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chatjudge.errors import ModelError, UsageError
+from chatjudge.jsoncodec import finite
 from chatjudge.models.base import Model
 from chatjudge.models.tools import refuse_tools
 from chatjudge.options import ClientOptions
@@ -81,7 +82,7 @@ class FunctionModel(Model):
                     result = await result
         except ModelError:
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # the function's sys.exit() ends its call only
             raise ModelError(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
         return _reply(result, self.name)
 
@@ -149,5 +150,5 @@ def _reply(result: Any, name: str) -> Reply:
     if isinstance(result, str):
         return Reply(result)
     if isinstance(result, dict):
-        return Reply(json.dumps(result, ensure_ascii=False))
+        return Reply(json.dumps(finite(result), ensure_ascii=False, allow_nan=False))
     raise ModelError(f"{name} returned {type(result).__name__}; expected str, dict or Reply")

@@ -43,6 +43,7 @@ from chatjudge.errors import (
     ServerError,
     error_for_status,
 )
+from chatjudge.jsoncodec import finite
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.headers import retry_after
 from chatjudge.models.sdk import import_sdk
@@ -213,12 +214,13 @@ def _contents(messages: list[Message]) -> tuple[str, Any]:
 
 def _response(message: Message, names: dict[str, str]) -> dict[str, Any]:
     """A tool message as Gemini's function response: the called function's name, and the
-    result as the object its text holds, else as `{"output": TEXT}`."""
+    result as the object its text holds (its NaN and infinity as null: the request is
+    JSON), else as `{"output": TEXT}`."""
     ident = message.get("tool_call_id", "")
     if ident not in names:
         raise BadRequestError(f"a tool result answers no call in the conversation ({ident!r})")
     try:
-        value = json.loads(message["content"])
+        value = finite(json.loads(message["content"]))
     except ValueError:
         value = None
     output = value if isinstance(value, dict) else {"output": message["content"]}

@@ -70,6 +70,12 @@ def base_url_providers() -> str:
     return ", ".join(f"{n}/" for n in BUILTIN if _builtin(n).max_base_urls > 0)
 
 
+def builtin_secret_env_vars() -> tuple[str, ...]:
+    """The variables of every built-in provider's keys (its class declares them): text that
+    no provider sent, a tool's result, may quote any of them."""
+    return tuple(v for name in BUILTIN for v in _builtin(name).secret_env_vars)
+
+
 def spellings_of(name: str, cls: type[Model]) -> list[str]:
     """How a model of the provider is named: `local`, `local/PATH.gguf`."""
     named = f"{name}/{cls.model_hint}"

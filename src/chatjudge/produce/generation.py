@@ -13,9 +13,10 @@ task that a run's pass^k reads.
 A row with tools (a `tools` column, or tool calls in its conversation or trajectory, from
 which definitions are derived) offers them to the model, whose calls are answered by
 `--tool-replay` or `--tools` (`tool_answers`), turn by turn up to `--max-tool-steps`
-(`tool_loop`). Its row also gets the turn's messages in the trajectory column the pairwise
+(`tool_loop`); with `--tools`, a row without tools is offered the functions, as `simulate`
+offers them. Its row also gets the turn's messages in the trajectory column the pairwise
 protocol reads for that field (`response_trajectory`, `baseline_trajectory`) and
-`<field>_ended`. A row without tools is answered, and written, as it always was.
+`<field>_ended`. A row offered no tools is answered, and written, as it always was.
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ class Generation:
         role = Role(session.caller(seat), session.ledger(seat), self.config.generation.settings())
         answered = _Answered(OrderedWriter(out))
         written = (self.field, TRAJECTORY[self.field], f"{self.field}_ended")
-        with_tools = _ToolRows(role, self, session, seat) if self.tools is not None else None
+        answering = self.tools
+        with_tools = _ToolRows(role, self, session, seat) if answering is not None else None
         no_tools = self.config.tools.no_tools
         samples = self.config.run.samples
 
@@ -148,8 +150,11 @@ class Generation:
                 row.update(id=f"{item.id}#{sample}", sample=sample)
             usage = dict(row["usage"]) if isinstance(row.get("usage"), dict) else {}
             try:
-                if with_tools is not None and item.tools:
-                    text, used, more = await with_tools.turn(item, sample, order, answered.tools)
+                offered = answering.offered(item.tools) if answering is not None else None
+                if with_tools is not None and offered:
+                    text, used, more = await with_tools.turn(
+                        item, offered, sample, order, answered.tools
+                    )
                 else:
                     asked = request_messages(item)
                     if no_tools and item.tools:  # their calls and results read as text
@@ -190,11 +195,16 @@ class _ToolRows:
     seat: Seat
 
     async def turn(
-        self, item: Item, sample: int, order: int, totals: dict[str, int]
+        self,
+        item: Item,
+        tools: list[dict[str, Any]],
+        sample: int,
+        order: int,
+        totals: dict[str, int],
     ) -> tuple[str, Usage, dict[str, Any]]:
-        """The row's final text, what its steps used, and the columns it adds (its
-        trajectory, why it ended); counts the steps, unmatched calls and errors in
-        `totals`."""
+        """The row's final text, offered `tools`, what its steps used, and the columns it
+        adds (its trajectory, why it ended); counts the steps, unmatched calls and errors
+        in `totals`."""
         gen, config = self.generation, self.generation.config
         assert gen.tools is not None
         recorded = [item.fields.get("history"), item.fields.get("prompt")]
@@ -208,7 +218,7 @@ class _ToolRows:
             self.role,
             request_messages(item),
             sample,
-            tools=item.tools,
+            tools=tools,
             answers=gen.tools.answers(recorded),
             max_steps=max_steps,
             order=order,

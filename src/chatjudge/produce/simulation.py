@@ -41,7 +41,7 @@ from chatjudge.options import RunConfig
 from chatjudge.produce.driver import OrderedWriter, drive, estimated, produced, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.roles import Role
-from chatjudge.produce.tool_answers import ToolAnswering, definitions_of
+from chatjudge.produce.tool_answers import ToolAnswering
 from chatjudge.produce.tool_loop import ToolTurn, tool_turn
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
 from chatjudge.rundir import Produced
@@ -165,7 +165,7 @@ class Simulation:
     def _tools(self, steps: int) -> _AssistantTools | None:
         if self.tools is None or self.tools.functions is None:
             return None
-        return _AssistantTools(self.tools, definitions_of(self.tools.functions.functions), steps)
+        return _AssistantTools(self.tools, self.tools.definitions, steps)
 
     def _user_settings(self) -> GenerationSettings:
         sim = self.config.simulation

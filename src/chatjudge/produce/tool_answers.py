@@ -9,12 +9,21 @@ gets the k-th recorded result (a tool polled until it changes), and later ones t
 call with no recorded result gets a tool message saying so, and is counted.
 
 The user's functions are a dict of tool name to callable, sync or async, called with the
-call's arguments (a JSON object) as keywords, each limited to `--tool-timeout` seconds. A
-sync function runs in a daemon thread of its own: one that hangs past its timeout is left
-behind (Python cannot stop a thread) without keeping the command from exiting. What a
-function returns is the result (a string as it is, anything else as JSON); an exception, a
-timeout, arguments that are not a JSON object or a name the dict does not hold go back to
-the model as the tool's error text, and are counted.
+call's arguments (a JSON object) as keywords, each limited to `--tool-timeout` seconds. Each
+call runs in a daemon thread of its own (an async function in an event loop of its own
+there), so that one that blocks, async or not, is held to its timeout too: one that hangs
+past it is left behind (Python cannot stop a thread) without keeping the command from
+exiting. What a function returns is the result (a string as it is, anything else as JSON,
+NaN and infinity as null, as in every file chatjudge writes); anything it raises
+(`SystemExit` too), a timeout, arguments that are not a JSON object or a name the dict does
+not hold go back to the model as the tool's error text, and are counted. A function may
+return anything it can read, the environment's keys among them: its answers are masked as
+the models' replies are (`chatjudge.secrets`), with the keys of every built-in provider, so
+that none reaches the model, the output or the store.
+
+With `--tools`, a row without tools of its own is offered the functions (definitions made
+from them, `definitions_of`); with `--tool-replay` it has nothing to replay, and is
+answered without tools.
 """
 
 from __future__ import annotations
@@ -27,16 +36,16 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import orjson
 
-from chatjudge import jsoncodec
+from chatjudge import jsoncodec, secrets
 from chatjudge.errors import UsageError
 from chatjudge.messages import canonical_arguments
-from chatjudge.models import Model
+from chatjudge.models import Model, registry
 from chatjudge.options import ToolOptions
 from chatjudge.tool_definitions import tool
 from chatjudge.types import ToolUse
@@ -183,7 +192,15 @@ class Functions:
     functions: dict[str, Callable[..., Any]]
     timeout: float
 
+    def __post_init__(self) -> None:
+        # A function reads what it likes: any provider's key, not only the run's models'.
+        secrets.remember_env(*registry.builtin_secret_env_vars())
+
     async def answer(self, call: ToolUse) -> ToolAnswer:
+        answer = await self._answer(call)
+        return ToolAnswer(secrets.mask(answer.text), answer.miss)
+
+    async def _answer(self, call: ToolUse) -> ToolAnswer:
         fn = self.functions.get(call.name)
         if fn is None:
             known = ", ".join(sorted(self.functions)) or "none"
@@ -198,46 +215,51 @@ class Functions:
                 "error",
             )
         try:
-            result = await asyncio.wait_for(_called(fn, arguments), self.timeout)
+            result, raised = await asyncio.wait_for(_called(fn, arguments), self.timeout)
         except TimeoutError:
             return ToolAnswer(f"error: {call.name} timed out after {self.timeout:g} s", "error")
-        except Exception as exc:
-            return ToolAnswer(f"error: {type(exc).__name__}: {exc}", "error")
+        if raised is not None:
+            return ToolAnswer(f"error: {type(raised).__name__}: {raised}", "error")
         if isinstance(result, str):
             return ToolAnswer(result)
-        return ToolAnswer(json.dumps(result, ensure_ascii=False, default=str))
+        try:
+            text = json.dumps(jsoncodec.finite(result), ensure_ascii=False, default=str,
+                              allow_nan=False)  # fmt: skip
+        except (ValueError, RecursionError) as exc:  # a cycle; a NaN as a key
+            return ToolAnswer(f"error: {call.name} returned what JSON cannot hold: {exc}", "error")
+        return ToolAnswer(text)
 
 
-async def _called(fn: Callable[..., Any], arguments: dict[str, Any]) -> Any:
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 -- an object with `async def __call__`
-    ):
-        return await fn(**arguments)
+async def _called(
+    fn: Callable[..., Any], arguments: dict[str, Any]
+) -> tuple[Any, BaseException | None]:
+    """`fn(**arguments)` in a daemon thread of its own (module doc): what it returned, or
+    what it raised, whatever that is (a tool's `SystemExit` ends the tool, not the command)."""
     loop = asyncio.get_running_loop()
-    done: asyncio.Future[Any] = loop.create_future()
+    done: asyncio.Future[tuple[Any, BaseException | None]] = loop.create_future()
 
-    def settle(result: Any, error: BaseException | None) -> None:
-        if done.cancelled():
-            return
-        if error is not None:
-            done.set_exception(error)
-        else:
-            done.set_result(result)
+    def settle(outcome: tuple[Any, BaseException | None]) -> None:
+        if not done.cancelled():
+            done.set_result(outcome)
 
     def run() -> None:
-        result, error = None, None
+        outcome: tuple[Any, BaseException | None]
         try:
             result = fn(**arguments)
-        except Exception as exc:  # every failure goes back to the model
-            error = exc
+            if inspect.isawaitable(result):  # async, or a sync callable returning a coroutine
+                result = asyncio.run(_awaited(result))
+            outcome = (result, None)
+        except BaseException as exc:  # every failure goes back to the model
+            outcome = (None, exc)
         with contextlib.suppress(RuntimeError):  # it outlived the command: nobody waits
-            loop.call_soon_threadsafe(settle, result, error)
+            loop.call_soon_threadsafe(settle, outcome)
 
     threading.Thread(target=run, name=f"tool-{getattr(fn, '__name__', 'fn')}", daemon=True).start()
-    result = await done
-    if inspect.isawaitable(result):  # a sync callable that returns a coroutine
-        result = await result
-    return result
+    return await done
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 # --- which, checked before anything is sent -------------------------------------------------
@@ -248,6 +270,16 @@ class ToolAnswering:
     """How a command answers tool calls: by replay, or with the user's functions."""
 
     functions: Functions | None = None  # None: replay
+    # Offered to a row without tools of its own: the functions' definitions (replay: none).
+    definitions: list[dict[str, Any]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.definitions = definitions_of(self.functions.functions) if self.functions else []
+
+    def offered(self, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+        """What a row's turn is offered: its own tools, else the definitions (none: the
+        turn is answered without tools)."""
+        return tools or self.definitions
 
     def answers(self, recorded: Iterable[Any]) -> Answers:
         """The answers of one turn of a row whose recorded conversations are `recorded`."""
@@ -259,11 +291,11 @@ class ToolAnswering:
 def tool_answering(
     options: ToolOptions, tool_rows: int, model: Model, *, replay: bool = True
 ) -> ToolAnswering | None:
-    """How the tool calls of `model` are answered, or None where no row has tools (they
-    are answered as without tools, and `--tools` is only checked). Refused (UsageError)
-    before anything is sent: both ways given; rows with tools and neither (`replay`: whether
-    the command can replay); rows with tools and a model that cannot be offered them; a
-    `--tools` that is not a dict of functions."""
+    """How the tool calls of `model` are answered, or None where no row has tools and
+    `--tools` gives none (they are answered as without tools). Refused (UsageError) before
+    anything is sent: both ways given; rows with tools and neither (`replay`: whether the
+    command can replay); rows with tools, or `--tools`, and a model that cannot be offered
+    them; a `--tools` that is not a dict of functions."""
     functions = None
     if options.tool_replay and options.tools:
         raise UsageError("--tool-replay and --tools both answer tool calls: give one of them")
@@ -276,8 +308,13 @@ def tool_answering(
         return None
     if options.tools:
         functions = Functions(load_functions(options.tools), options.tool_timeout)
-    if not tool_rows:
+    if not tool_rows and functions is None:
         return None
+    if not tool_rows and not model.supports_tools:
+        raise UsageError(
+            f"--tools: {model.name} cannot be offered tools: use a model whose provider can "
+            "(openai/MODEL, for one)"
+        )
     if not model.supports_tools:
         raise UsageError(
             f"{tool_rows} row(s) have tools (a tools column, or tool calls in their "
