@@ -163,6 +163,11 @@ def run_differences(
         found.append(f"data: {old.data} vs {new.data}")
     if old.protocol != new.protocol:
         found.append(f"protocol: {old.protocol} vs {new.protocol}")
+    elif None not in (old.protocol_sha256, new.protocol_sha256) and (
+        old.protocol_sha256 != new.protocol_sha256
+    ):  # the same name, another template or rule (a run of an older chatjudge has none)
+        found.append(f"protocol {new.protocol} sha256: {old.protocol_sha256} vs "
+                     f"{new.protocol_sha256}")  # fmt: skip
     if _judges(old) != _judges(new):
         found.append(f"judges: {_judge_names(old)} vs {_judge_names(new)}")
     return found + option_differences(old.config, new.config, "run", ignore=ignore)

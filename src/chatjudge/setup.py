@@ -52,8 +52,9 @@ class Setup:
     def model(
         self, spec: ModelSpec, *, client: ClientOptions | None = None, call_with: str = "prompt"
     ) -> Model:
-        """A model of the command (reached with `client`, by default the command's)."""
-        check_key = key_checked_here(self.config)
+        """A model of the command (reached with `client`, by default the command's); a dry
+        run sends nothing, so it needs no key."""
+        check_key = key_checked_here(self.config) and not self.dry_run
         return get_model(
             spec, client or self.config.client, call_with=call_with, check_key=check_key
         )

@@ -26,7 +26,7 @@ from chatjudge.formats.alignment import Alignment
 from chatjudge.formats.io import write_json
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
-from chatjudge.protocols import Protocol
+from chatjudge.protocols import Protocol, protocol_sha256
 from chatjudge.protocols.toml import protocol_toml
 from chatjudge.rundir import iter_results, read_run_info, read_summary
 
@@ -75,7 +75,7 @@ def align_run(
         return calls.estimate(len(data.ids))
     assert found.held_out is not None
     labels_sha = _sha256(human_path.read_bytes())
-    source_sha = _sha256(source.model_dump_json().encode())
+    source_sha = protocol_sha256(source)
     recommended = found.held_out.difference.ci95[0] > 0
     d = found.held_out.difference
     reason = (

@@ -26,7 +26,8 @@ HEADER_VARIABLES = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADE
 
 @dataclass(frozen=True)
 class Exported:
-    """What an export wrote or sent: records in all, and how many are parented to a span."""
+    """What an export wrote or sent: records in all, and how many are parented to a span;
+    `endpoint` as it may be printed (no password)."""
 
     records: int
     parented: int
@@ -70,10 +71,11 @@ def export_run(
         encoder = Encoder(_resource_attributes(), SCOPE, source.time_unix_nano, observed)
         _write(batches(counts), target, encoder)
     if endpoint is not None:
-        from chatjudge.otel.sdk import send
+        from chatjudge.otel.sdk import send, shown
 
         counts = _Counts()  # the same records again, counted as they are sent
         send(batches(counts), endpoint, source.time_unix_nano, observed)
+        endpoint = shown(endpoint)
     return Exported(counts.records, counts.parented, target, endpoint)
 
 

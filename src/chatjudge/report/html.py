@@ -154,8 +154,10 @@ def _write_page(
     summary: dict[str, Any], stats: ResultStats, items: Iterator[Markup], path: Path
 ) -> Path:
     numeric = stats.numeric_scores()
+    scorer = scorer_of(summary)
     config = {
         "kind": summary.get("kind"),
+        "judgeFree": scorer is not None,
         "numericScores": numeric,
         "choiceScores": stats.choice_scores(),
         "scoreValues": {
@@ -173,15 +175,26 @@ def _write_page(
     }
     context = {
         "summary": summary,
+        "scorer": scorer,
         "metrics": _metric_cards(summary.get("metrics") or {}),
         "simulation": _metric_cards(summary.get("simulation") or {}),
-        "counts": _counts(summary),
-        "usage": _usage(summary),
-        "sections": build_sections(summary, stats, path.parent),
+        "counts": _counts(summary, "Scored" if scorer else "Judged"),
+        "usage": [] if scorer else _usage(summary),  # a judge-free run sends nothing
+        "sections": build_sections(summary, stats, path.parent, judged=scorer is None),
         "config": json_for_script(config),
         "items": items,
     }
     return render_page("report.html.j2", context, path)
+
+
+def scorer_of(summary: dict[str, Any]) -> str | None:
+    """The scorer of a judge-free protocol's run (`tool-trajectory`), which the page shows
+    without a judge; a summary of an older chatjudge names none, so a built-in protocol is
+    asked."""
+    scorer = summary.get("scorer")
+    if scorer is None and summary.get("protocol") in BUILTIN:
+        scorer = get_protocol(summary["protocol"]).scorer
+    return scorer or None
 
 
 def label_scales(summary: dict[str, Any], stats: ResultStats) -> list[dict[str, Any]]:
@@ -243,7 +256,7 @@ def _metric_cards(metrics: dict[str, Any]) -> list[dict[str, Any]]:
     return cards
 
 
-def _counts(summary: dict[str, Any]) -> list[dict[str, Any]]:
+def _counts(summary: dict[str, Any], done: str) -> list[dict[str, Any]]:
     return [
         {
             "key": key,
@@ -251,7 +264,7 @@ def _counts(summary: dict[str, Any]) -> list[dict[str, Any]]:
             "value": summary.get(key),
             "text": format_count(summary.get(key)),
         }
-        for key, label in (("n_items", "Items"), ("n_ok", "Judged"), ("n_failed", "Failed"))
+        for key, label in (("n_items", "Items"), ("n_ok", done), ("n_failed", "Failed"))
     ]
 
 

@@ -35,6 +35,7 @@ from chatjudge.formats.io import write_json
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
+from chatjudge.protocols.digest import protocol_sha256
 from chatjudge.protocols.spec import Protocol
 from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY
 from chatjudge.runner.execute import execute
@@ -224,6 +225,7 @@ class Engine:
         """What this run is (`run.json`): protocol, judges, options, data; never a key."""
         return RunInfo(
             protocol=self.protocol.name,
+            protocol_sha256=protocol_sha256(self.protocol),
             judges=[{"name": m.name, **m.identity()} for m in self.models],
             config=self.config.options("run"),
             data=self.source.name,

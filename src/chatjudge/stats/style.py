@@ -202,11 +202,15 @@ def explain(raw: Estimate, length: Controlled, style: Controlled) -> str:
     side = "above" if points >= 0 else "below"
     explained = (raw.value - length.value) * 100 * (1 if points >= 0 else -1)
     at_equal = f"at equal length the candidate is preferred {_pct(length.value)} of the time"
+    distance = f"the raw preference's {abs(points):.1f} points {side} 50%"
+    if explained > abs(points):  # the controlled preference lies on the other side of 50%
+        return (
+            f"Length explains all of {distance}, and more: at equal length the preference "
+            f"crosses 50%, and the candidate is preferred {_pct(length.value)} of the time{tail}"
+        )
     if explained > 0:
-        head = f"Length explains {explained:.1f} of the raw preference's {abs(points):.1f} points"
-    else:
-        head = f"Length explains none of the raw preference's {abs(points):.1f} points"
-    return f"{head} {side} 50%; {at_equal}{tail}"
+        return f"Length explains {explained:.1f} of {distance}; {at_equal}{tail}"
+    return f"Length explains none of {distance}; {at_equal}{tail}"
 
 
 def _pct(value: float) -> str:

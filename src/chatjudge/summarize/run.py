@@ -185,6 +185,8 @@ class SummaryBuilder:
             optional["unparsed_tool_arguments"] = unparsed_tool_arguments
         if self.protocol.provenance:
             optional["protocol_provenance"] = self.protocol.provenance
+        if self.protocol.scorer:
+            optional["scorer"] = self.protocol.scorer
         return Summary(
             protocol=self.protocol.name,
             kind=self.protocol.kind,
