@@ -49,18 +49,21 @@ def compare(
     from chatjudge.analysis.calibration import calibrate_run
     from chatjudge.formats.analyses import Comparison
     from chatjudge.formats.io import write_json
+    from chatjudge.outputs import check_written
     from chatjudge.report import write_compare_report
     from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT
 
     named = _named_runs(runs)
+    target = out_dir or RUNS_ROOT / ("compare-" + "-".join(named)[:60])
     try:
+        humans = _human_files(human, named)
+        check_written(target, [target / COMPARISON, target / COMPARISON_REPORT], humans.values())
         if control not in (None, "length", "style"):
             raise UsageError(f"--control takes length or style, not {control!r}")
         chosen = cast("Control | None", control)  # checked just above
         result = compare_runs(named, baseline=baseline_name, score=score, control=chosen)
         calibrations = {
-            name: calibrate_run(named[name], path, score=score)
-            for name, path in _human_files(human, named).items()
+            name: calibrate_run(named[name], path, score=score) for name, path in humans.items()
         }
         if calibrations:
             result["calibrated"] = {n: c["calibrated"] for n, c in calibrations.items()}
@@ -68,7 +71,6 @@ def compare(
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None
     _show_ratings(result, calibrations)
-    target = out_dir or RUNS_ROOT / ("compare-" + "-".join(named)[:60])
     target.mkdir(parents=True, exist_ok=True)
     write_json(target / COMPARISON, Comparison.model_validate(result))
     page = write_compare_report(target / COMPARISON_REPORT, result)
@@ -132,9 +134,11 @@ def agree(
     from chatjudge.analysis.agree_text import agreement_lines
     from chatjudge.formats.analyses import Agreement
     from chatjudge.formats.io import write_json
+    from chatjudge.outputs import check_written
     from chatjudge.rundir import AGREEMENT
 
     try:
+        check_written(run_dir / AGREEMENT, [run_dir / AGREEMENT], [human])
         result = agree_with_humans(run_dir, human, column=column, score=score)
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None
