@@ -7,6 +7,7 @@ with nothing sent and the link's target as it was."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -155,3 +156,26 @@ def test_report_never_writes_through_a_link(stub: StubServer, tmp_path: Path) ->
     assert run_cli("report", str(run_dir)).returncode == 0
     untouched(aside, target)
     assert "<html" in (run_dir / "report.html").read_text()
+
+
+def test_export_replaces_its_own_file_and_never_the_runs_data_or_a_link(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    run_dir = pairwise_run(stub, tmp_path)
+    out = tmp_path / "evaluations.jsonl"
+    for _ in range(2):  # the same export again replaces its own file
+        done = run_cli("export", str(run_dir), "--otlp", str(out))
+        assert done.returncode == 0, done.stderr
+        lines = out.read_text().splitlines()
+        assert len(lines) == 1 and json.loads(lines[0])["resourceLogs"]
+    data = tmp_path / "data.jsonl"
+    before = data.read_bytes()
+    refused(run_cli("export", str(run_dir), "--otlp", str(data), "--overwrite"),
+            f"--otlp {data} is the data that {run_dir} judged")  # fmt: skip
+    refused(run_cli("export", str(run_dir), "--otlp", str(data)), "--overwrite")
+    assert data.read_bytes() == before
+    target = victim(tmp_path)
+    linked = link(tmp_path / "linked.jsonl", target)
+    refused(run_cli("export", str(run_dir), "--otlp", str(linked), "--overwrite"),
+            f"{linked} {LINKED}")  # fmt: skip
+    untouched(linked, target)
