@@ -17,6 +17,9 @@ from typing import Any, TypeVar
 import pytest
 
 import chatjudge
+from chatjudge.formats.analyses import Gate
+from chatjudge.formats.io import read_model
+from chatjudge.report.gate_text import markdown
 from tests.runner.conftest import pointwise_rows, write_jsonl
 from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer
@@ -179,3 +182,56 @@ def test_export_replaces_its_own_file_and_never_the_runs_data_or_a_link(
     refused(run_cli("export", str(run_dir), "--otlp", str(linked), "--overwrite"),
             f"{linked} {LINKED}")  # fmt: skip
     untouched(linked, target)
+
+
+def test_gate_out_never_writes_through_a_link(stub: StubServer, tmp_path: Path) -> None:
+    """A link to a gate.json (which --out replaces), and a dangling one: both refused."""
+    run_dir = pairwise_run(stub, tmp_path)
+    earlier = tmp_path / "earlier" / "gate.json"
+    earlier.parent.mkdir()
+    with_key(chatjudge.gate, run_dir, out=earlier)
+    before = earlier.read_bytes()
+    for target in (earlier, tmp_path / "nowhere.json"):
+        linked = tmp_path / "gate.json"
+        linked.unlink(missing_ok=True)
+        link(linked, target)
+        for extra in ((), ("--overwrite",)):
+            refused(run_cli("gate", str(run_dir), "--out", str(linked), *extra),
+                    f"{linked} {LINKED}")  # fmt: skip
+    assert earlier.read_bytes() == before and not (tmp_path / "nowhere.json").exists()
+
+
+def test_gate_markdown_replaces_its_own_summary_and_another_file_only_with_overwrite(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    run_dir = pairwise_run(stub, tmp_path)
+    md = tmp_path / "gate.md"
+    for _ in range(2):  # its own summary: replaced, not added to
+        done = run_cli("gate", str(run_dir), "--markdown", str(md))
+        assert done.returncode in (0, 1, 3), done.stderr
+    assert md.read_text() == markdown(read_model(run_dir / "gate.json", Gate))
+    notes = victim(tmp_path, "notes.md")
+    refused(run_cli("gate", str(run_dir), "--markdown", str(notes)),
+            f"{notes} exists and is not a gate's Markdown summary", "--overwrite")  # fmt: skip
+    assert notes.read_text() == KEPT
+    linked = link(tmp_path / "linked.md", md)
+    refused(run_cli("gate", str(run_dir), "--markdown", str(linked), "--overwrite"),
+            f"{linked} {LINKED}")  # fmt: skip
+    assert run_cli("gate", str(run_dir), "--markdown", str(notes), "--overwrite").returncode != 2
+    assert notes.read_text() == md.read_text()
+
+
+def test_gate_markdown_appends_to_githubs_step_summary(stub: StubServer, tmp_path: Path) -> None:
+    """GitHub's convention: each step appends to $GITHUB_STEP_SUMMARY; the file is known by
+    its resolved path, whatever spelling --markdown gives."""
+    run_dir = pairwise_run(stub, tmp_path)
+    summary = tmp_path / "step_summary"
+    summary.write_text("## Tests\n\nall passed\n")
+    (tmp_path / "sub").mkdir()
+    spellings = (summary, tmp_path / "sub" / ".." / "step_summary")
+    for given in spellings:
+        done = run_cli("gate", str(run_dir), "--markdown", str(given),
+                       GITHUB_STEP_SUMMARY=str(summary))  # fmt: skip
+        assert done.returncode in (0, 1, 3), done.stderr
+    one = markdown(read_model(run_dir / "gate.json", Gate))
+    assert summary.read_text() == "## Tests\n\nall passed\n" + one + one
