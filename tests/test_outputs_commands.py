@@ -235,3 +235,31 @@ def test_gate_markdown_appends_to_githubs_step_summary(stub: StubServer, tmp_pat
         assert done.returncode in (0, 1, 3), done.stderr
     one = markdown(read_model(run_dir / "gate.json", Gate))
     assert summary.read_text() == "## Tests\n\nall passed\n" + one + one
+
+
+def test_align_writes_only_a_directory_of_its_own(stub: StubServer, tmp_path: Path) -> None:
+    """Not over its own -p, not through a link in DIR, not into a run directory, and DIR
+    an existing file is a usage error: each refused before anything is read or sent."""
+    run_dir = pairwise_run(stub, tmp_path)
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"id": "x", "label": "A"}])
+    out = tmp_path / "aligned"
+    out.mkdir()
+    protocol = out / "protocol.toml"
+    protocol.write_text(KEPT)
+
+    def align(target: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+        return run_cli("align", str(run_dir), "--human", str(labels), "--optimizer",
+                       "openai/judge", "--out", str(target), "--base-url", stub.base_url,
+                       *extra, key="dummy")  # fmt: skip
+
+    refused(align(out, "-p", str(protocol)), "this command's input")
+    assert protocol.read_text() == KEPT
+    protocol.unlink()
+    target = victim(tmp_path)
+    linked = link(out / "protocol.toml", target)
+    refused(align(out), f"{linked} {LINKED}")
+    untouched(linked, target)
+    refused(align(run_dir), f"--out {run_dir} is the directory of a chatjudge run")
+    refused(align(target), f"--out {target} is a file, not a directory")
+    assert target.read_text() == KEPT and stub.stats.requests == 0
+    assert sorted(p.name for p in out.iterdir()) == ["protocol.toml"]
