@@ -263,3 +263,22 @@ def test_align_writes_only_a_directory_of_its_own(stub: StubServer, tmp_path: Pa
     refused(align(target), f"--out {target} is a file, not a directory")
     assert target.read_text() == KEPT and stub.stats.requests == 0
     assert sorted(p.name for p in out.iterdir()) == ["protocol.toml"]
+
+
+def test_agree_and_compare_never_write_through_a_link(stub: StubServer, tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", pointwise_rows(4))
+    runs = [tmp_path / "a", tmp_path / "b"]
+    for run_dir in runs:
+        assert judge(stub, data, run_dir).returncode == 0
+    target = victim(tmp_path)
+    labels = write_jsonl(tmp_path / "labels.jsonl",
+                         [{"id": f"item-{i:04d}", "score": 3} for i in range(4)])  # fmt: skip
+    linked = link(runs[0] / "agreement.json", target)
+    refused(run_cli("agree", str(runs[0]), "--human", str(labels)), f"{linked} {LINKED}")
+    untouched(linked, target)
+    out = tmp_path / "compared"
+    out.mkdir()
+    page = link(out / "compare.html", target)
+    refused(run_cli("compare", *map(str, runs), "--out", str(out)), f"{page} {LINKED}")
+    untouched(page, target)
+    assert sorted(p.name for p in out.iterdir()) == ["compare.html"]
