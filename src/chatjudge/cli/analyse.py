@@ -4,6 +4,7 @@ against human raters). Their terminal text is built beside the analyses
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -49,15 +50,13 @@ def compare(
     from chatjudge.analysis.calibration import calibrate_run
     from chatjudge.formats.analyses import Comparison
     from chatjudge.formats.io import write_json
-    from chatjudge.outputs import check_written
     from chatjudge.report import write_compare_report
-    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT
+    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT
 
     named = _named_runs(runs)
-    target = out_dir or RUNS_ROOT / ("compare-" + "-".join(named)[:60])
     try:
         humans = _human_files(human, named)
-        check_written(target, [target / COMPARISON, target / COMPARISON_REPORT], humans.values())
+        target = _compare_target(out_dir, named, humans.values())
         if control not in (None, "length", "style"):
             raise UsageError(f"--control takes length or style, not {control!r}")
         chosen = cast("Control | None", control)  # checked just above
@@ -77,6 +76,16 @@ def compare(
     err.print(
         f"comparison: {target / COMPARISON}\nreport:     {page}", highlight=False, markup=False
     )
+
+
+def _compare_target(out_dir: Path | None, runs: dict[str, Path], inputs: Iterable[Path]) -> Path:
+    """Where compare.json and compare.html go, by the output rule (`chatjudge.outputs`)."""
+    from chatjudge.outputs import check_written
+    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT
+
+    target = out_dir or RUNS_ROOT / ("compare-" + "-".join(runs)[:60])
+    check_written(target, [target / COMPARISON, target / COMPARISON_REPORT], inputs)
+    return target
 
 
 def _named_runs(specs: list[str]) -> dict[str, Path]:
