@@ -26,6 +26,7 @@ from chatjudge.formats.io import read_model
 from chatjudge.formats.results import ResultRecord, read_results
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.formats.summary import Summary
+from chatjudge.writing import open_write
 
 if TYPE_CHECKING:
     from chatjudge.formats.produced import ProducedInfo
@@ -118,7 +119,7 @@ def prepare_output(directory: Path, files: tuple[Path, ...] = (), *, create: boo
             pass
         for path in files:
             if path.exists():
-                with path.open("ab"):
+                with open_write(path, append=True):  # opened, not written: a link refused
                     pass
     except OSError as exc:
         where = exc.filename or directory

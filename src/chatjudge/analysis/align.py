@@ -15,7 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from chatjudge.analysis.align_calls import AlignCalls
+from chatjudge.analysis.align_calls import OPTIMIZER_STORE, AlignCalls
 from chatjudge.analysis.align_measure import human_ceiling
 from chatjudge.analysis.align_search import Labelled, Search, TooFewHeldOut, search, split
 from chatjudge.analysis.calibration import PREFERENCE, read_ratings
@@ -26,9 +26,11 @@ from chatjudge.formats.alignment import Alignment
 from chatjudge.formats.io import write_json
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
+from chatjudge.outputs import check_dir_output
 from chatjudge.protocols import Protocol, protocol_sha256
 from chatjudge.protocols.toml import protocol_toml
 from chatjudge.rundir import iter_results, read_run_info, read_summary
+from chatjudge.writing import open_write
 
 ALIGNMENT, ALIGNED_PROTOCOL = "alignment.json", "protocol.toml"
 NO_GAIN = "no gain shown on held-out labels"
@@ -57,6 +59,10 @@ def align_run(
     would be held out."""
     run_dir, human_path, out_dir = Path(run), Path(human), Path(out)
     config = config or RunConfig.from_options({}, progress=False)
+    given = Path(protocol) if isinstance(protocol, str | Path) else None
+    inputs = [human_path, *([given] if given is not None and given.is_file() else [])]
+    written = [out_dir / name for name in (ALIGNED_PROTOCOL, ALIGNMENT, OPTIMIZER_STORE)]
+    check_dir_output(out_dir, written, inputs)  # before anything is read or sent
     info = read_run_info(run_dir)
     source = resolve_protocol(info, protocol)
     if source.scorer:
@@ -205,7 +211,8 @@ def _write(out_dir: Path, found: Search, result: Alignment) -> None:
         f"{result.reason}."
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / ALIGNED_PROTOCOL).write_text(protocol_toml(protocol, header), encoding="utf-8")
+    with open_write(out_dir / ALIGNED_PROTOCOL) as toml:  # never through a symbolic link
+        toml.write(protocol_toml(protocol, header).encode())
     write_json(out_dir / ALIGNMENT, result)
 
 

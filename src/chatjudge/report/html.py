@@ -18,6 +18,7 @@ from typing import IO, Any
 from markupsafe import Markup
 
 from chatjudge import jsoncodec
+from chatjudge.outputs import check_written
 from chatjudge.protocols import BUILTIN, ScoreSpec, get_protocol
 from chatjudge.report.format import (
     format_ci,
@@ -137,6 +138,8 @@ def write_report(run_dir: Path, *, calibrated: dict[str, Any] | None = None) -> 
     `calibrated` (`calibrated` of `chatjudge.analysis.calibration.calibrate_run`) adds the
     human-calibrated estimates of `chatjudge report --human`."""
     run_dir = Path(run_dir)
+    page = run_dir / REPORT
+    check_written(page, [page], [], run_files=True)  # a link: refused before the results
     summary = read_summary(run_dir)
     if calibrated:
         summary = {**summary, "calibrated": calibrated}

@@ -43,6 +43,7 @@ from chatjudge.runner.fold import Folder, OnItem, scored_record
 from chatjudge.runner.plan import Call, JudgeLane, Planner
 from chatjudge.summarize.run import SummaryBuilder
 from chatjudge.sync import run_sync
+from chatjudge.writing import open_write
 
 if TYPE_CHECKING:
     from chatjudge.calls.session import CostEstimate  # the dry run's, which a run never loads
@@ -91,7 +92,7 @@ class Engine:
         session = self._session(dry_run=False, budget=budget)
         async with session:
             write_json(self.out_dir / RUN_INFO, self.run_info())
-            with (self.out_dir / RESULTS).open("wb") as out, session.progress:
+            with open_write(self.out_dir / RESULTS) as out, session.progress:
                 folder, stopped = await self._judge(session, out, on_item)
         if isinstance(stopped, ModelError):
             raise FatalModelError(f"run stopped: {stopped}", finished=folder.finished) from stopped
@@ -140,7 +141,7 @@ class Engine:
         items = share(rows, of(config.run.shard))
         match, as_written = config.run.match, self.validation.read_as_written
         # a large buffer: a re-run scores everything again, no line is worth a write of its own
-        with (self.out_dir / RESULTS).open("wb", buffering=1 << 20) as out, progress:
+        with open_write(self.out_dir / RESULTS, buffering=1 << 20) as out, progress:
             folder = Folder(self.protocol, [judge], summary, progress, out, on_item)
             for item in items:
                 scored = score_row(item.data, match, as_written=as_written)

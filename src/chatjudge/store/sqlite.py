@@ -18,6 +18,7 @@ import orjson
 from chatjudge.errors import StoreError
 from chatjudge.store.migrations import NewerSchemaError, migrate
 from chatjudge.types import Reply, ToolUse
+from chatjudge.writing import refuse_link
 
 # What a lookup reads; a store of schema 2 (read by a dry run before the run migrates it)
 # has no `tool_calls` column.
@@ -53,6 +54,7 @@ class Store:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        refuse_link(self.path)  # sqlite would write the file a link names
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
