@@ -67,3 +67,25 @@ def test_a_call_with_no_recorded_result_is_told_its_canonical_arguments() -> Non
         "unmatched",
     )
     assert answer(recorded(('{"a": 1}', "R")), "").text.endswith("the arguments (none)")
+
+
+def test_the_recording_pairs_results_with_calls_by_the_one_rule() -> None:
+    """Two parallel calls under one id, then results without ids: each result is the
+    recorded result of its own call (`chatjudge.call_ids`)."""
+
+    def step(ident: str | None, *cities: str) -> dict:
+        calls = [{"id": ident, "type": "function",
+                  "function": {"name": "search", "arguments": json.dumps({"q": city})}}
+                 for city in cities]  # fmt: skip
+        return {"role": "assistant", "content": "", "tool_calls": calls}
+
+    messages = [
+        step("X", "Oslo", "Rome"),
+        {"role": "tool", "tool_call_id": "X", "content": "Oslo: sun"},
+        {"role": "tool", "tool_call_id": "X", "content": "Rome: rain"},
+        step(None, "Paris"),
+        {"role": "tool", "content": "Paris: snow"},
+    ]
+    recording = Recording.of([messages])
+    for city, result in (("Oslo", "sun"), ("Rome", "rain"), ("Paris", "snow")):
+        assert answer(recording, json.dumps({"q": city})) == ToolAnswer(f"{city}: {result}")
