@@ -51,7 +51,7 @@ class Estimate:
     def to_dict(self) -> dict[str, Any]:
         """The `{"value", "ci95", "n"}` object of summary.json (with `too_few` when set)."""
         ci = list(self.ci95) if self.ci95 is not None else None
-        out = {"value": self.value, "ci95": ci, "n": self.n}
+        out: dict[str, Any] = {"value": self.value, "ci95": ci, "n": self.n}
         if self.too_few is not None:
             out["too_few"] = self.too_few
         return out
