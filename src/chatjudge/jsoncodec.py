@@ -58,7 +58,7 @@ def loads(
     except orjson.JSONDecodeError:
         value = _by_json(data, parse_constant, max_depth)
     else:
-        if exact_ints and _long_digits(data):
+        if exact_ints and _inexact(data, value):
             value = _by_json(data, parse_constant, max_depth)
     if max_depth is not None and _deeper(data, value, max_depth):
         raise ValueError(_too_deep(max_depth))
@@ -81,6 +81,18 @@ def _by_json(
 _LONG_RUN = re.compile("[0-9]{19}")
 _DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG = b"0" * 19
+
+
+def _inexact(data: str | bytes, value: Any) -> bool:
+    """Whether orjson may have read an integer beyond 64 bits of `data` as a float: never
+    where `value` is an object whose values are plain and none a float (the usual tool
+    call's arguments, told at once); else where the text holds a run of 19 digits."""
+    if type(value) is dict and _MAY_HOLD.isdisjoint(map(type, value.values())):
+        return False
+    return _long_digits(data)
+
+
+_MAY_HOLD = frozenset((float, dict, list))  # the values that may be or hold such a float
 
 
 def _long_digits(data: str | bytes) -> bool:

@@ -49,7 +49,11 @@ def read_calls(messages: list[dict[str, Any]]) -> Calls:
         made = message.get("tool_calls")
         if not made:
             if waiting and message.get("role") == "tool":
-                _answer(waiting, message.get("tool_call_id"))
+                call_id = message.get("tool_call_id")
+                if call_id and waiting[0][0] == call_id:  # the usual: the earliest call
+                    del waiting[0]
+                else:
+                    _answer(waiting, call_id)
             continue
         several = several or len(made) > 1
         for call in made:
