@@ -288,6 +288,21 @@ def test_a_bad_baseline_trajectory_is_named(trajectory: object, expected: str) -
     assert _problems([{**PW_ROW, "baseline_trajectory": trajectory}], PW) == [expected]
 
 
+def test_a_trajectory_of_json_text_is_checked_as_the_list_it_holds() -> None:
+    answer = {"role": "assistant", "content": "21 °C."}
+    text = json.dumps([CALLS, RESULT, answer])
+    validation = validate(Source([{**PW_ROW, "baseline_trajectory": text}]), PW.fields)
+    assert (validation.n_rows, validation.read_as_written) == (1, False)  # read, not as written
+    assert _problems([{**PW_ROW, "baseline_trajectory": json.dumps([RESULT, answer])}], PW) == [
+        "row 1, field 'baseline_trajectory': message 1: tool result answers no earlier call "
+        "(id 'c1')"
+    ]
+    [problem] = _problems([{**PW_ROW, "response_trajectory": text[:-3]}], PW)
+    assert problem.startswith(
+        "row 1, field 'response_trajectory': is text that is not JSON (expected a list of messages)"
+    )
+
+
 def test_a_baseline_trajectory_may_end_on_its_answer_or_on_calls_cut_at_a_cap() -> None:
     answer = {"role": "assistant", "content": "21 °C."}
     rows = [{**PW_ROW, "baseline_trajectory": [CALLS, RESULT, answer]},

@@ -140,11 +140,12 @@ class Engine:
         )
         items = share(rows, of(config.run.shard))
         match, as_written = config.run.match, self.validation.read_as_written
+        checked = config.run.checked()
         # a large buffer: a re-run scores everything again, no line is worth a write of its own
         with open_write(self.out_dir / RESULTS, buffering=1 << 20) as out, progress:
             folder = Folder(self.protocol, [judge], summary, progress, out, on_item)
             for item in items:
-                scored = score_row(item.data, match, as_written=as_written)
+                scored = score_row(item.data, match, as_written=as_written, checked_tools=checked)
                 if scored.columns:
                     item.data = {**item.data, **scored.columns}
                 folder.write(scored_record(item, judge, scored))
