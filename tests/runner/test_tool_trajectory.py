@@ -279,3 +279,20 @@ def test_an_expected_call_to_a_tool_not_checked_is_a_row_error(tmp_path: Path) -
     empty = run_cli("run", str(data), "-p", "tool-trajectory", "--checked-tools", " ,",
                     "--out", str(tmp_path / "run"))  # fmt: skip
     assert empty.returncode == 2 and "--checked-tools" in empty.stderr
+
+
+def test_a_call_without_a_recorded_result_mid_trajectory_is_counted_not_refused(
+    tmp_path: Path,
+) -> None:
+    """A recording that kept a call but not its result (DESIGN §12): the row is data, the
+    call is counted and named in the rationale, the other calls pair as usual."""
+    messages = trajectory(GET, SEARCH, BOOK)
+    del messages[3]  # search's result
+    data = write_rows(tmp_path / "rows.jsonl", [{"id": "lost", "response_trajectory": messages,
+                                                  "match": "in-order"}])  # fmt: skip
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--out", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    (record,) = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").open()]
+    assert record["scores"]["calls_without_result"] == 1
+    assert record["scores"]["trajectory_match"] == 1
+    assert "no result recorded: call 2 search" in record["rationale"]["trajectory"]

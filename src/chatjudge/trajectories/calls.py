@@ -38,22 +38,19 @@ class Calls:
 
 
 def read_calls(messages: list[dict[str, Any]]) -> Calls:
-    """The calls of messages in OpenAI's format, their steps, and those without a result.
-    A result answers the earliest call without one that has its id, or, where it has no id,
-    the earliest call without one (DESIGN §12's pairing rule)."""
+    """The calls of messages as `read_conversation` gives them, their steps, and those
+    without a result. There every call's id is its own and each result names the call it
+    answers (`chatjudge.call_ids` paired them by DESIGN §12's rule), so a result closes the
+    call of its id."""
     calls: list[Call] = []
     steps: list[int] = []
     several = False
-    waiting: list[tuple[Any, int]] = []  # (id, index) of the calls without a result yet
+    waiting: dict[Any, int] = {}  # id -> index of the calls without a result yet
     for step, message in enumerate(messages):
         made = message.get("tool_calls")
         if not made:
             if waiting and message.get("role") == "tool":
-                call_id = message.get("tool_call_id")
-                if call_id and waiting[0][0] == call_id:  # the usual: the earliest call
-                    del waiting[0]
-                else:
-                    _answer(waiting, call_id)
+                waiting.pop(message.get("tool_call_id"), None)
             continue
         several = several or len(made) > 1
         for call in made:
@@ -64,19 +61,7 @@ def read_calls(messages: list[dict[str, Any]]) -> Calls:
                     arguments = jsoncodec.loads(arguments, exact_ints=True)
                 except ValueError:  # not JSON: kept as recorded
                     pass
-            waiting.append((call.get("id"), len(calls)))
+            waiting[call.get("id")] = len(calls)
             calls.append((function["name"], arguments))
             steps.append(step)
-    return Calls(calls, steps if several else None, [j for _, j in waiting])
-
-
-def _answer(waiting: list[tuple[Any, int]], call_id: Any) -> None:
-    """The call a result answers leaves `waiting` (a result that answers none, which
-    validation refuses, changes nothing)."""
-    if not call_id:
-        del waiting[0]
-        return
-    for k, (waiting_id, _) in enumerate(waiting):  # the first, usually
-        if waiting_id == call_id:
-            del waiting[k]
-            return
+    return Calls(calls, steps if several else None, list(waiting.values()))
