@@ -27,6 +27,8 @@ class Rating(Record):
     rating: float
     ci95: list[float] | None
     n_battles: int
+    # Why `ci95` is null: fewer than 30 battles, or all won or all lost (no valid interval).
+    too_few: str | None = None
 
 
 class Comparison(Versioned):
