@@ -14,12 +14,14 @@ class CalibratedMetric(Record):
     """A human-calibrated (PPI++) metric: what the humans would say over all judged rows."""
 
     value: float
-    ci95: list[float]
+    ci95: list[float] | None  # None only with `too_few`
     n_labels: int
     effective_labels: float  # human labels alone that would give an interval this narrow
     lam: float
     judge_only: Metric
     human_only: Metric
+    # Why `ci95` is null: a small labelled sample of a metric with no known range.
+    too_few: str | None = None
 
 
 class Rating(Record):
