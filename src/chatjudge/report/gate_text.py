@@ -176,7 +176,7 @@ def slice_row(g: Gate, s: GateSlice) -> list[str]:
     return [
         f"{g.by}={s.value}",
         fmt(s.difference.value),
-        interval(s.difference.ci95),
+        interval(s.difference.ci95) if s.difference.ci95 else TOO_FEW,  # one unit: none
         f"{100 * s.level:.2f}%",
         str(s.n_pairs),
         flag,
