@@ -18,6 +18,7 @@ from chatjudge.analysis.calibration import calibrate_run
 from chatjudge.cli import app
 from chatjudge.report import summary_table
 from chatjudge.stats import ppi_mean, style_control
+from chatjudge.stats.intervals import SHARE
 from chatjudge.stats.style import style_counts
 from tests.support.cli import run_cli
 
@@ -172,7 +173,7 @@ def test_agree_writes_calibrated_preference(pairwise_run: Path, tmp_path: Path) 
         np.mean([value[x] for x in (labels[i] if isinstance(labels[i], list) else [labels[i]])])
         for i in ids
     ]
-    expected = ppi_mean([y[i] for i in order], [y[i] for i in ids], human_values)
+    expected = ppi_mean([y[i] for i in order], [y[i] for i in ids], human_values, known=SHARE)
     assert calibrated == expected.to_dict()
     assert set(calibrated) >= {"value", "ci95", "n_labels", "effective_labels"}
     assert calibrated["n_labels"] == N // 2
@@ -343,9 +344,7 @@ def test_pointwise_columns_named_like_scores_and_several_raters(tmp_path: Path) 
     assert written["calibrated"]["accuracy"]["n_labels"] == 15
     bad = tmp_path / "bad.csv"
     bad.write_text("id,score\nd1,2\nd2,high\n")
-    done = runner.invoke(
-        app, ["agree", str(run), "--human", str(bad), "--score", "interactivity"]
-    )
+    done = runner.invoke(app, ["agree", str(run), "--human", str(bad), "--score", "interactivity"])
     assert done.exit_code == 2 and "row 2, field 'score': bad value 'high'" in done.output
 
 

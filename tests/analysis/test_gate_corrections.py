@@ -15,6 +15,7 @@ import chatjudge
 from chatjudge.formats.analyses import Gate
 from chatjudge.formats.io import read_model
 from chatjudge.report.gate_text import markdown
+from chatjudge.stats.intervals import SHARE
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text, style_control, style_counts
 from tests.analysis.test_gate import cli, fair_judge, judged, pairwise_rows, pointwise_rows
@@ -129,11 +130,13 @@ def test_human_calibrated_figures_stay_within_the_metrics_range(tmp_path: Path) 
     labels.write_text("".join(json.dumps({"id": f"p{i}", "label": h}) + "\n"
                               for i, h in human.items()))  # fmt: skip
     unclipped = ppi_mean(np.array([1.0] * 16 + [0.5] * 4), np.array([1.0] * 4 + [0.5] * 4),
-                         np.array([1.0] * 6 + [0.5] * 2))  # fmt: skip
-    assert unclipped.value > 1 and unclipped.ci95[1] > 1 and unclipped.human_only.ci95[1] > 1
+                         np.array([1.0] * 6 + [0.5] * 2), known=SHARE)  # fmt: skip
+    assert unclipped.value > 1 and unclipped.ci95[1] > 1
+    # 8 labels: the normal interval held to the humans' betting interval for [0, 1].
+    assert unclipped.ci95[0] < 0.8713 and unclipped.ci95[0] == unclipped.human_only.ci95[0]
     done = cli(str(run), "--human", str(labels), "--markdown", str(tmp_path / "g.md"))
     assert done.exit_code in (0, 1, 3), done.output
     pref = read_model(run / "gate.json", Gate).calibrated["preference"]
     assert pref.value == 1.0 and pref.ci95 == [pytest.approx(unclipped.ci95[0]), 1.0]
     assert pref.human_only.ci95 is not None and pref.human_only.ci95[1] == 1.0
-    assert "1.0000 [0.8713, 1.0000]" in (tmp_path / "g.md").read_text()
+    assert f"1.0000 [{unclipped.ci95[0]:.4f}, 1.0000]" in (tmp_path / "g.md").read_text()

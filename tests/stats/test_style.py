@@ -10,6 +10,7 @@ from scipy import special
 from chatjudge.stats import style as style_module
 from chatjudge.stats import style_control
 from chatjudge.stats.bootstrap import Estimate
+from chatjudge.stats.intervals import clopper_pearson
 from chatjudge.stats.logistic import fit_logistic
 from chatjudge.stats.style import (
     FEATURES,
@@ -227,3 +228,23 @@ def test_item_weights_are_the_same_resamples_in_any_blocks(
         assert max(len(b) for b in blocks) <= 8
         assert np.array_equal(np.concatenate(blocks), whole)
         assert (whole.sum(axis=1) == n).all()
+
+
+def test_a_small_sample_holds_each_rate_to_the_raw_preferences_valid_interval() -> None:
+    # 5 items, all won: the bootstrap gave the raw preference [1, 1] and the fits a point.
+    y, cand, base = dataset(n=5)
+    found = style_control(np.ones(5), cand, base)
+    assert found.raw.ci95 == clopper_pearson(5, 5)
+    for rate in (found.length, found.style):
+        lo, hi = rate.ci95
+        assert lo <= found.raw.ci95[0] and hi >= found.raw.ci95[1]
+    # With ties (halves), the betting interval for [0, 1] guards the raw mean.
+    ties = style_control(np.array([1.0, 0.5, 1.0, 0.5, 1.0]), cand, base)
+    assert ties.raw.ci95[0] < 0.5 and ties.raw.ci95[1] == pytest.approx(1.0)
+
+
+def test_a_large_sample_keeps_the_fits_own_intervals() -> None:
+    y, cand, base = dataset()
+    found = style_control(y, cand, base)
+    alone = controlled_fits(y, style_features(cand, base)[:, :1], FEATURES[:1])
+    assert found.length.ci95 == alone.ci95

@@ -23,9 +23,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from chatjudge.stats.bootstrap import Estimate
+from chatjudge.stats.small_sample import SMALL_DISTINCT, SMALL_UNITS
 
-SMALL_UNITS = 30  # as `chatjudge.stats.small_sample`: fewer units than this is small...
-SMALL_DISTINCT = 3  # ...and so are fewer distinct values than this
 TOO_FEW = "too few to say"
 
 
@@ -118,6 +117,27 @@ def small_why(x: np.ndarray) -> str | None:
     off = n - int(counts.max())
     if off < SMALL_UNITS:
         return f"{off} of {n} items off the commonest value (fewer than {SMALL_UNITS})"
+    return None
+
+
+def range_too_few(
+    units: np.ndarray, value: float | None, ends: tuple[float, float], noun: str
+) -> str | None:
+    """Why a statistic with a known range (kappa, alpha, a rank correlation in [-1, 1]),
+    bootstrapped over `units` (one row each), has no interval valid at this size: fewer
+    than 30 units, fewer than 3 distinct ones, or a value at an end of its range (perfect
+    agreement: every resample gives it too, so the bootstrap collapses there). None when
+    the bootstrap may speak; `noun` names the units ("pairs", "items")."""
+    n = len(units)
+    if n < SMALL_UNITS:
+        return f"{TOO_FEW}: {n} {noun} (fewer than {SMALL_UNITS})"
+    rows = np.asarray(units, dtype=float).reshape(n, -1)
+    distinct = len(np.unique(np.where(np.isnan(rows), np.inf, rows), axis=0))
+    if distinct < SMALL_DISTINCT:
+        return f"{TOO_FEW}: {distinct} distinct {noun} (fewer than {SMALL_DISTINCT})"
+    slack = 1e-12 * (ends[1] - ends[0])  # a coefficient of 1 computed as 0.9999999999999998
+    if value is not None and (value <= ends[0] + slack or value >= ends[1] - slack):
+        return f"{TOO_FEW}: {value:g} is an end of its range, and so is every resample"
     return None
 
 
