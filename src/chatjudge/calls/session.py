@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatjudge.calls.budget import Budget, Starts, budget_for, meter_for, reached_error
 from chatjudge.calls.caller import Caller
-from chatjudge.calls.ledger import Ledger
+from chatjudge.calls.ledger import Flight, Ledger
 from chatjudge.calls.policy import CallPolicy
 from chatjudge.calls.pool import Pool
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
@@ -118,9 +118,11 @@ class Session:
         lookup = not (config.run.no_cache or store.empty)  # a new store holds nothing
         policy = CallPolicy.of(config)
         by_model: dict[int, Caller] = {}
+        # Calls with equal keys are sent once (`ledger.Flight`), unless every call is to be sent.
+        flights: dict[str, Flight] | None = None if config.run.no_cache or self.dry_run else {}
         for seat in self.seats:
             model, price = seat.model, self.prices[seat.model.name]
-            self._ledgers[seat] = Ledger(store, lookup=lookup)
+            self._ledgers[seat] = Ledger(store, lookup=lookup, flights=flights)
             if isinstance(store, StoreReader):
                 from chatjudge.calls.estimate import DryCaller, role_estimate  # dry: `_DRY_RUN`
 
