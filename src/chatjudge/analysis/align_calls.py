@@ -73,7 +73,7 @@ class AlignCalls:
                 summary=exc.summary,
             ) from None
         self.judge_calls += outcome.summary["usage"].get("calls", 0)
-        self._add_cost(outcome.cost.total_usd)
+        self._add_cost(outcome.cost.invocation_usd)
         return {r.id: r.scores for r in iter_results(out) if r.status == "ok"}
 
     def write_rules(self, prompt: str, name: str) -> str:
@@ -101,7 +101,7 @@ class AlignCalls:
                 ) from None
             usage = session.usage()
             self.optimizer_calls += usage.calls
-            self._add_cost(session.cost(1, 1).total_usd)
+            self._add_cost(session.cost(1, 1).invocation_usd)
         return reply.text
 
     def _add_cost(self, usd: float | None) -> None:

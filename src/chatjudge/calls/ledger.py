@@ -66,21 +66,28 @@ class Flight:
 class Ledger:
     """One store and the usage it counts (a run's, or one role's)."""
 
-    __slots__ = ("by_model", "flights", "legacy", "lookup", "store", "usage")
+    __slots__ = ("by_model", "flights", "legacy", "lookup", "role", "store", "usage")
 
     def __init__(
-        self, store: Store | StoreReader, *, lookup: bool, flights: dict[str, Flight] | None = None
+        self,
+        store: Store | StoreReader,
+        *,
+        lookup: bool,
+        flights: dict[str, Flight] | None = None,
+        role: str | None = None,
     ) -> None:
         """`lookup`: answer calls from the store (not with `--no-cache`); a dry run's
         ledger reads a `StoreReader` and commits nothing. `flights`: the calls in flight,
         by key, shared by the ledgers of one command (a model may sit in two roles);
-        None: calls with equal keys are each sent (see `flight`)."""
+        None: calls with equal keys are each sent (see `flight`). `role`: the store counts
+        the calls used under it, found or sent (`Store.use`), for what they cost in all."""
         self.store = store
         self.usage = Usage()
         self.by_model: dict[str, Usage] = {}  # the replies sent for, by model: its cost
         self.lookup = lookup
         self.legacy = lookup and store.legacy_keys
         self.flights = flights
+        self.role = role
 
     def find(
         self, key: str, legacy: LegacyKeyMaker | None = None, prompt: str = "", sample: int = 0
@@ -90,11 +97,15 @@ class Ledger:
         when the store is that old."""
         if not self.lookup:
             return None
-        found = self.store.get(key)
+        store = self.store
+        found = store.get(key)
         if found is None and legacy is not None and self.legacy:
-            found = self.store.get(legacy.key(prompt, sample))
+            key = legacy.key(prompt, sample)
+            found = store.get(key)
         if found is not None:
             self.usage.cached_calls += 1
+            if self.role is not None and isinstance(store, Store):
+                store.use(self.role, key)
         return found
 
     def flight(self, key: str) -> Flight:
@@ -149,6 +160,8 @@ class Ledger:
         `max_tokens` (a reply beyond it is counted apart)."""
         assert isinstance(self.store, Store)  # a dry run sends nothing, so commits nothing
         self.store.put(key, model, reply, latency)
+        if self.role is not None:
+            self.store.use(self.role, key)
         if self.flights is not None:  # a store empty at the start holds this call from now on
             self.lookup = True
         self.usage.add(reply, cap)

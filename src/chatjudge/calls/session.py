@@ -95,6 +95,7 @@ class Session:
         self._accounts: dict[Seat, RoleEstimate] = {}
         self._pool: Pool[Any] = Pool(config.run.concurrency)
         self._closed = False
+        self._used: list[tuple[str, str, int, int]] = []  # the store's `used_tokens`, at close
 
     async def __aenter__(self) -> Session:
         try:
@@ -122,7 +123,7 @@ class Session:
         flights: dict[str, Flight] | None = None if config.run.no_cache or self.dry_run else {}
         for seat in self.seats:
             model, price = seat.model, self.prices[seat.model.name]
-            self._ledgers[seat] = Ledger(store, lookup=lookup, flights=flights)
+            self._ledgers[seat] = Ledger(store, lookup=lookup, flights=flights, role=seat.role)
             if isinstance(store, StoreReader):
                 from chatjudge.calls.estimate import DryCaller, role_estimate  # dry: `_DRY_RUN`
 
@@ -147,6 +148,8 @@ class Session:
             return
         self._closed = True
         try:
+            if isinstance(self._store, Store):  # for `cost`, which is asked once it is closed
+                self._used = self._store.used_tokens()
             if self._store is not None:
                 self._store.close()
         finally:
@@ -188,15 +191,26 @@ class Session:
         return total
 
     def cost(self, done: int, total: int) -> Cost:
-        """The summary's cost record: per role, from its models' prices and the replies
-        sent for; with a budget, how far the command got (`done` of `total` units)."""
+        """The summary's cost record: per role, from its models' prices, what the replies
+        the command used cost in all (those it sent for and those the store held, each
+        distinct call once: the same across resumes as in one go) and what those it sent
+        for cost; with a budget, how far the command got (`done` of `total` units)."""
         roles: dict[str, tuple[dict[str, Any], dict[str, Usage]]] = {}
         for seat in self.seats:
-            prices, used = roles.setdefault(seat.role, ({}, {}))
+            prices, sent = roles.setdefault(seat.role, ({}, {}))
             prices[seat.model.name] = self.prices[seat.model.name]
-            used.update(self._ledgers[seat].by_model)
+            sent.update(self._ledgers[seat].by_model)
+        used: dict[str, dict[str, Usage]] = {}
+        held = self._used
+        if not self._closed and isinstance(self._store, Store):
+            held = self._store.used_tokens()
+        for role, model, input_tokens, output_tokens in held:
+            used.setdefault(role, {})[model] = Usage(
+                input_tokens=input_tokens, output_tokens=output_tokens
+            )
         budget = self.budget.record(done, total) if self.budget is not None else None
-        return command_cost({r: role_cost(p, u) for r, (p, u) in roles.items()}, budget)
+        records = {r: role_cost(p, used.get(r, {}), sent) for r, (p, sent) in roles.items()}
+        return command_cost(records, budget)
 
     def check_budget(
         self, stopped: Stopped, done: int, total: int, what: str, summary: dict[str, Any]
