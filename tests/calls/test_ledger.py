@@ -185,3 +185,20 @@ def test_without_flights_every_call_is_sent(tmp_path: Path) -> None:
         store.close()
 
     asyncio.run(main())
+
+
+def test_a_reference_store_answers_what_the_own_store_misses(tmp_path: Path) -> None:
+    """align's judgings read the aligned run's store: a call it holds is not sent again."""
+    from chatjudge.store.reader import StoreReader
+
+    run = Store(tmp_path / "run.sqlite")
+    run.put("k", "m", Reply("the run's", 5, 1), 0.1)
+    run.close()
+    reference = StoreReader(tmp_path / "run.sqlite")
+    store = Store(tmp_path / "calls.sqlite")
+    ledger = Ledger(store, lookup=True, reference=reference)
+    found = ledger.find("k")
+    assert found is not None and found.raw == "the run's" and ledger.usage.cached_calls == 1
+    assert ledger.find("other") is None and store.get("k") is None  # read, not copied
+    store.close()
+    reference.close()

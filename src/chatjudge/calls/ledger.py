@@ -66,7 +66,7 @@ class Flight:
 class Ledger:
     """One store and the usage it counts (a run's, or one role's)."""
 
-    __slots__ = ("by_model", "flights", "legacy", "lookup", "role", "store", "usage")
+    __slots__ = ("by_model", "flights", "legacy", "lookup", "reference", "role", "store", "usage")
 
     def __init__(
         self,
@@ -75,12 +75,15 @@ class Ledger:
         lookup: bool,
         flights: dict[str, Flight] | None = None,
         role: str | None = None,
+        reference: StoreReader | None = None,
     ) -> None:
         """`lookup`: answer calls from the store (not with `--no-cache`); a dry run's
         ledger reads a `StoreReader` and commits nothing. `flights`: the calls in flight,
         by key, shared by the ledgers of one command (a model may sit in two roles);
         None: calls with equal keys are each sent (see `flight`). `role`: the store counts
-        the calls used under it, found or sent (`Store.use`), for what they cost in all."""
+        the calls used under it, found or sent (`Store.use`), for what they cost in all.
+        `reference`: another command's store, read where this one misses (align judging the
+        run's own prompts: the run's store answers them, nothing is paid twice)."""
         self.store = store
         self.usage = Usage()
         self.by_model: dict[str, Usage] = {}  # the replies sent for, by model: its cost
@@ -88,6 +91,7 @@ class Ledger:
         self.legacy = lookup and store.legacy_keys
         self.flights = flights
         self.role = role
+        self.reference = reference
 
     def find(
         self, key: str, legacy: LegacyKeyMaker | None = None, prompt: str = "", sample: int = 0
@@ -102,6 +106,11 @@ class Ledger:
         if found is None and legacy is not None and self.legacy:
             key = legacy.key(prompt, sample)
             found = store.get(key)
+        if found is None and self.reference is not None:
+            found = self.reference.get(key)
+            if found is not None:
+                self.usage.cached_calls += 1
+            return found
         if found is not None:
             self.usage.cached_calls += 1
             if self.role is not None and isinstance(store, Store):

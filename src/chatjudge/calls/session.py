@@ -71,13 +71,15 @@ class Session:
         dry_run: bool = False,
         projected: bool = False,
         budget: Budget | None = None,
+        reference: Path | None = None,
     ) -> None:
         """A session of `seats` on the store at `store`; `total`: the units (items, rows,
         conversations) the progress bar counts. Prices and budget are checked here: a bad
         price file or a budget that cannot be kept is refused before the store is opened.
         `dry_run`: read-only, nothing sent; `projected`: the dry run counts each unit by
         a projection (`project_conversation`), not call by call. `budget`: one shared with
-        other sessions (the gate's batches) instead of `--max-cost-usd`'s own."""
+        other sessions (the gate's batches) instead of `--max-cost-usd`'s own. `reference`:
+        another command's store, read where this one misses (`Ledger`)."""
         self.seats = list(seats)
         self.config = config
         self.dry_run = dry_run
@@ -90,6 +92,8 @@ class Session:
         self.progress = RunProgress(total, enabled=config.progress and not dry_run, label=label)
         self._projected = projected
         self._store: Store | StoreReader | None = None
+        self._reference_path = reference
+        self._reference: StoreReader | None = None
         self._ledgers: dict[Seat, Ledger] = {}
         self._callers: dict[Seat, Caller] = {}
         self._accounts: dict[Seat, RoleEstimate] = {}
@@ -116,14 +120,20 @@ class Session:
             self._store_path.parent.mkdir(parents=True, exist_ok=True)
             store = Store(self._store_path)
         self._store = store
-        lookup = not (config.run.no_cache or store.empty)  # a new store holds nothing
+        if self._reference_path is not None and not config.run.no_cache:
+            self._reference = StoreReader(self._reference_path)
+        reference = self._reference
+        # A new store holds nothing (a reference may).
+        lookup = not config.run.no_cache and (not store.empty or reference is not None)
         policy = CallPolicy.of(config)
         by_model: dict[int, Caller] = {}
         # Calls with equal keys are sent once (`ledger.Flight`), unless every call is to be sent.
         flights: dict[str, Flight] | None = None if config.run.no_cache or self.dry_run else {}
         for seat in self.seats:
             model, price = seat.model, self.prices[seat.model.name]
-            self._ledgers[seat] = Ledger(store, lookup=lookup, flights=flights, role=seat.role)
+            self._ledgers[seat] = Ledger(
+                store, lookup=lookup, flights=flights, role=seat.role, reference=reference
+            )
             if isinstance(store, StoreReader):
                 from chatjudge.calls.estimate import DryCaller, role_estimate  # dry: `_DRY_RUN`
 
@@ -152,6 +162,8 @@ class Session:
                 self._used = self._store.used_tokens()
             if self._store is not None:
                 self._store.close()
+            if self._reference is not None:
+                self._reference.close()
         finally:
             for model in self.models:
                 await model.aclose()

@@ -76,6 +76,8 @@ class Engine:
         self.validation = validation
         self.n_rows = validation.n_rows
         self._fingerprint: str | None = None
+        # Another command's store, read where the run's own misses (align: the run it aligns).
+        self.reference_store: Path | None = None
         flip = config.run.flip and protocol.kind == "pairwise"
         self.orders = (False, True) if flip else (False,)
 
@@ -169,7 +171,7 @@ class Engine:
     def _session(self, *, dry_run: bool, budget: Budget | None = None) -> Session:
         seats = [Seat("judge", m) for m in self.models]
         return Session(seats, self.config, self.out_dir / STORE, total=self.n_rows,
-                            dry_run=dry_run, budget=budget)  # fmt: skip
+                       dry_run=dry_run, budget=budget, reference=self.reference_store)  # fmt: skip
 
     async def _judge(
         self, session: Session, out: IO[bytes], on_item: OnItem | None
