@@ -657,13 +657,14 @@ def test_summary_counts_tokens_calls_and_cost(stub: StubServer, tmp_path: Path) 
     assert summary["options"]["base_url"] == [stub.base_url]
     assert summary["options"]["samples"] == 1
 
-    # Run again: every reply from the store, which costs nothing.
+    # Run again: every reply from the store, which costs this invocation nothing; the
+    # replies cost what they did.
     chatjudge.generate(
         data, "openai/stub", out=out, base_url=stub.base_url, price_in=2.0, price_out=10.0, **FAST
     )
     again = summary_of(out)
     assert again["usage"]["calls"] == 0 and again["usage"]["cached_calls"] == 5
-    assert again["cost_usd"] == 0
+    assert again["cost_usd"] == summary["cost_usd"] and again["cost"]["invocation_usd"] == 0
     assert again["metrics"]["output_tokens"]["n"] == 5
 
 
