@@ -29,7 +29,7 @@ from chatjudge.options import RunConfig
 from chatjudge.outputs import check_dir_output
 from chatjudge.protocols import Protocol, protocol_sha256
 from chatjudge.protocols.toml import protocol_toml
-from chatjudge.rundir import iter_results, read_run_info, read_summary
+from chatjudge.rundir import STORE, iter_results, read_run_info, read_summary
 from chatjudge.writing import open_write
 
 ALIGNMENT, ALIGNED_PROTOCOL = "alignment.json", "protocol.toml"
@@ -75,7 +75,7 @@ def align_run(
     judge_spec = judge if judge is not None else _run_judge(info.judges)
     rows = {i: {"id": i, **data.fields[i]} for i in data.ids}
     calls = AlignCalls(out_dir, rows, judge_spec, optimizer, _judging_config(info.config, config),
-                       dry_run=dry_run)  # fmt: skip
+                       run_store=run_dir / STORE, dry_run=dry_run)  # fmt: skip
     found = search(data, select, held, calls.judge, calls.write_rules, seed)
     if dry_run:
         return calls.estimate(len(data.ids))
@@ -92,6 +92,11 @@ def align_run(
     reason = reason if recommended else f"{NO_GAIN}: {reason}"
     ceiling = human_ceiling(data.labels)
     warnings = []
+    if found.no_rules:
+        warnings.append(
+            f"the optimiser wrote no rules ({', '.join(found.no_rules)}): there, the rules "
+            "candidate is the original prompt and both is the examples, each judged once"
+        )
     if ceiling is not None and found.held_out.before.agreement >= ceiling.agreement:
         warnings.append(
             f"the judge already agrees with the humans ({found.held_out.before.agreement:.3f} "

@@ -182,11 +182,13 @@ def sum_costs(costs: Iterable[Cost | None]) -> Cost | None:
             None if any(p.usd is None for p in parts) else round(sum(p.usd or 0 for p in parts), 6)
         )
         sources = sorted({s for p in parts for s in p.source.split(", ") if s})
+        spent = [p.invocation_usd for p in parts]
         roles[name] = RoleCostRecord(
             usd=usd,
             priced=usd is not None,
             source=", ".join(sources),
             over_cap_replies=sum(p.over_cap_replies for p in parts),
+            invocation_usd=None if None in spent else round(sum(u or 0 for u in spent), 6),
         )
     budgets = [c.budget for c in present if c.budget is not None]
     budget = None
