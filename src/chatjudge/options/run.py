@@ -9,7 +9,6 @@ from typing import Any, Literal
 from pydantic import field_validator
 
 from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees, JudgeView
-from chatjudge.expected_calls import read_checked_tools
 from chatjudge.options.declare import BASE_URL_PROVIDERS, OptionGroup, option
 from chatjudge.options.texts import (
     JUDGE_SEES_HELP,
@@ -113,12 +112,20 @@ class RunOptions(OptionGroup):
 
     def checked(self) -> tuple[str, ...] | None:
         """`--checked-tools` as patterns (None: every tool checked)."""
+        if self.checked_tools is None:
+            return None
+        from chatjudge.expected_calls import read_checked_tools  # tool-trajectory's only
+
         return read_checked_tools(self.checked_tools)[0]
 
     @field_validator("checked_tools", mode="before")
     @classmethod
     def _checked_tools(cls, value: Any) -> Any:
         """Patterns given as a list (the Python API) are the flag's text; none is an error."""
+        if value is None:
+            return None
+        from chatjudge.expected_calls import read_checked_tools  # tool-trajectory's only
+
         patterns, problem = read_checked_tools(value)
         if problem is not None:
             raise ValueError(problem)
