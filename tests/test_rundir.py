@@ -482,7 +482,11 @@ def test_the_summary_of_simulate_is_exactly_a_simulation_summary(tmp_path: Path)
     assert summary.per_sample is not None and len(summary.per_sample) == 2
     assert summary.format == 2  # version 2: the simulated user's usage is `simulated_user`
     assert set(summary.usage) == set(summary.cost.roles) == {"assistant", "simulated_user"}
-    assert summary.usage["assistant"]["calls"] == summary.usage["simulated_user"]["calls"] == 12
+    assert summary.usage["simulated_user"]["calls"] == 12
+    # the assistant sees the same conversation in each row: one call per sample and turn is
+    # sent, its twins in the other rows take its reply (issue 40, item 8)
+    assistant = summary.usage["assistant"]
+    assert (assistant["calls"], assistant["cached_calls"]) == (4, 8)
 
 
 def test_write_json_writes_only_what_the_model_was_given_and_its_version(tmp_path: Path) -> None:
