@@ -7,7 +7,10 @@ judges, and an item whose conversation and rationale carry markup that must neve
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.support.browser import PageWatch, chromium
 
@@ -461,6 +464,24 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
+def script_block(html: str, block_id: str) -> str:
+    """The text of the page's `<script id=block_id>` element."""
+    block = re.search(rf'<script type="[^"]+" id="{block_id}">(.*?)</script>', html, re.S)
+    assert block is not None, block_id
+    return block.group(1)
+
+
+def embedded_items(html: str) -> list[dict[str, Any]]:
+    """The items a page embeds, read as its script reads them: gunzip each base64 chunk."""
+    chunks = script_block(html, "items-data").split()
+    return [it for c in chunks for it in json.loads(gzip.decompress(base64.b64decode(c)))]
+
+
+def embedded_index(html: str) -> dict[str, Any]:
+    """The page's plain index of its items (ids, statuses, scores, ...)."""
+    return json.loads(script_block(html, "items-index"))
+
+
 def check_report(watch: PageWatch, run_dir: Path) -> Page:
     """Write and open `run_dir`'s report and check it against the run's own files.
 
@@ -487,7 +508,7 @@ def check_report(watch: PageWatch, run_dir: Path) -> Page:
     item = next(it for it in items if it["id"] == first.get_attribute("data-id"))
     first.click()
     detail = page.locator("#detail")
-    assert detail.get_attribute("data-item-id") == str(item["id"])
+    expect(detail).to_have_attribute("data-item-id", str(item["id"]))
     assert detail.locator(".call").count() == len(item["calls"])
     assert watch.requests == [path.resolve().as_uri()]
     assert watch.errors == [] and watch.dialogs == []
