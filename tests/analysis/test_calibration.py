@@ -343,9 +343,7 @@ def test_pointwise_columns_named_like_scores_and_several_raters(tmp_path: Path) 
     assert written["calibrated"]["accuracy"]["n_labels"] == 15
     bad = tmp_path / "bad.csv"
     bad.write_text("id,score\nd1,2\nd2,high\n")
-    done = runner.invoke(
-        app, ["agree", str(run), "--human", str(bad), "--score", "interactivity"]
-    )
+    done = runner.invoke(app, ["agree", str(run), "--human", str(bad), "--score", "interactivity"])
     assert done.exit_code == 2 and "row 2, field 'score': bad value 'high'" in done.output
 
 

@@ -217,7 +217,9 @@ def test_generate_costs_the_model_under_test(tmp_path: Path) -> None:
     expected = round(used["input_tokens"] / 1e6 + used["output_tokens"] * 4.0 / 1e6, 6)
     assert summary["cost"]["roles"] == {
         "model_under_test": {
-            "usd": expected, "priced": True, "source": "--price-in/--price-out",
+            "usd": expected,
+            "priced": True,
+            "source": "--price-in/--price-out",
             "over_cap_replies": 0,
         }  # fmt: skip
     }

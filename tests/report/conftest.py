@@ -7,10 +7,7 @@ judges, and an item whose conversation and rationale carry markup that must neve
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
-import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -462,24 +459,6 @@ def write_pointwise_run(run_dir: Path, n_items: int | None = None) -> Path:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-
-
-def script_block(html: str, block_id: str) -> str:
-    """The text of the page's `<script id=block_id>` element."""
-    block = re.search(rf'<script type="[^"]+" id="{block_id}">(.*?)</script>', html, re.S)
-    assert block is not None, block_id
-    return block.group(1)
-
-
-def embedded_items(html: str) -> list[dict[str, Any]]:
-    """The items a page embeds, read as its script reads them: gunzip each base64 chunk."""
-    chunks = script_block(html, "items-data").split()
-    return [it for c in chunks for it in json.loads(gzip.decompress(base64.b64decode(c)))]
-
-
-def embedded_index(html: str) -> dict[str, Any]:
-    """The page's plain index of its items (ids, statuses, scores, ...)."""
-    return json.loads(script_block(html, "items-index"))
 
 
 def check_report(watch: PageWatch, run_dir: Path) -> Page:

@@ -16,14 +16,12 @@ from tests.report.conftest import (
     INJECTION_IMG,
     INJECTION_SCRIPT,
     check_report,
-    embedded_index,
-    embedded_items,
     read_jsonl,
-    script_block,
     write_pairwise_run,
     write_pointwise_run,
 )
 from tests.support.browser import PageWatch
+from tests.support.report_page import embedded_index, embedded_items, script_block
 
 
 def open_report(watch: PageWatch, run_dir: Path) -> Page:

@@ -9,8 +9,9 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 from chatjudge.report import write_report
-from tests.report.conftest import embedded_index, read_jsonl, write_pointwise_run
+from tests.report.conftest import read_jsonl, write_pointwise_run
 from tests.support.browser import PageWatch
+from tests.support.report_page import embedded_index
 
 N = 20_000
 NEEDLE = 17_321  # far from the first chunks: the search must inflate them all to find it

@@ -11,12 +11,11 @@ from chatjudge.errors import UsageError
 from chatjudge.report import write_report
 from chatjudge.report.load import slim_item
 from tests.report.conftest import (
-    embedded_index,
-    embedded_items,
     read_jsonl,
     write_pairwise_run,
     write_pointwise_run,
 )
+from tests.support.report_page import embedded_index, embedded_items
 
 
 def test_a_cut_off_last_line_stops_the_page_with_file_and_line(tmp_path: Path) -> None:

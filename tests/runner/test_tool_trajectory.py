@@ -206,9 +206,7 @@ def test_records_keep_trajectories_read_into_openai_format_and_count_each_call_o
     data = write_rows(tmp_path / "rows.jsonl", rows)
     done = run_cli("run", str(data), "-p", "tool-trajectory", "--out", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
-    records = {
-        r["id"]: r for r in map(json.loads, (tmp_path / "run" / "results.jsonl").open())
-    }
+    records = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "results.jsonl").open())}
     assert records["dumped"]["fields"]["response_trajectory"][0]["content"] == ""
     assert records["dumped"]["scores"]["trajectory_match"] == 1
     assert records["broken"]["fields"]["response_trajectory"] == broken

@@ -51,9 +51,7 @@ def test_lam_zero_is_the_humans_alone_and_lam_one_plain_ppi() -> None:
     assert none.ci95 == pytest.approx(none.human_only.ci95)
     assert none.effective_labels == pytest.approx(20)
     plain = ppi_mean(judge, judge[:20], human[:20], lam=1.0)
-    assert plain.value == pytest.approx(
-        (human[:20] - judge[:20]).mean() + judge[20:].mean()
-    )
+    assert plain.value == pytest.approx((human[:20] - judge[:20]).mean() + judge[20:].mean())
 
 
 def test_power_tuning_helps_with_a_good_judge_and_costs_little_with_a_useless_one() -> None:
