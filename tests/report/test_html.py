@@ -371,3 +371,19 @@ def test_items_block_cannot_be_broken_out_of(tmp_path: Path) -> None:
     assert INJECTION_SCRIPT in json.dumps(items, ensure_ascii=False)
     assert embedded_index(html)["id"] == [it["id"] for it in items]
     assert html.count("</script>") == 4  # config, index, items, the page's own script
+
+
+def test_a_run_without_items_opens_and_searches(tmp_path: Path, watch: PageWatch) -> None:
+    """No chunk to inflate: the empty table, a search over nothing, no script error."""
+    run = write_pointwise_run(tmp_path / "empty")
+    (run / "results.jsonl").write_text("", encoding="utf-8")
+    summary = json.loads((run / "summary.json").read_text("utf-8"))
+    summary.update(n_items=0, n_ok=0, n_failed=0)
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    page = watch.open(write_report(run))
+    expect_count(page, 0)
+    expect(page.locator("#empty")).to_be_visible()
+    page.fill("#search", "anything")
+    page.wait_for_timeout(400)  # past the box's 150 ms debounce
+    expect_count(page, 0)
+    assert_offline_and_clean(watch, run)

@@ -97,8 +97,8 @@
   }
 
   // One chunk a line: a JSON array of items, gzipped, then base64.
-  var CHUNKS = document.getElementById("items-data").textContent.trim().split("\n");
   var STARTS = INDEX.chunks;  // the position of each chunk's first item
+  var CHUNKS = STARTS.length ? document.getElementById("items-data").textContent.trim().split("\n") : [];
   var KEPT_CHUNKS = 64;  // inflated chunks kept, the most recently used
   var inflated = new Map();
 
@@ -156,7 +156,7 @@
         return next(c + 1);
       });
     }
-    searching = next(0);
+    searching = Promise.resolve(0).then(next);
     return searching;
   }
 
