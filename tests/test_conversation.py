@@ -12,6 +12,7 @@ from chatjudge.conversation import (
     judge_texts,
     render_messages,
     transcript,
+    without_tools,
 )
 from chatjudge.fields import FieldSpec
 
@@ -164,3 +165,32 @@ def test_a_slot_without_a_trajectory_with_tools_shows_its_text_as_before() -> No
         "baseline_model_response": "Hi.",
         "response": "Hello.",
     }
+
+
+def test_a_call_whose_result_was_not_recorded_is_said_so_unless_the_trajectory_ends_on_it() -> None:
+    """Mid-trajectory, a call no result answers shows `(no result recorded)` where its
+    result would be; calls at the very end (a trajectory cut at a cap) show as before."""
+
+    def weather(ident: str, city: str) -> dict:
+        arguments = json.dumps({"city": city})
+        return {"id": ident, "type": "function",
+                "function": {"name": "get_weather", "arguments": arguments}}  # fmt: skip
+
+    lost = [
+        {"role": "user", "content": "Weather in Paris and Rome?"},
+        {"role": "assistant", "content": "", "tool_calls": [weather("c1", "Paris"),
+                                                            weather("c2", "Rome")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "18 C"},
+        {"role": "assistant", "content": "Paris is 18 C."},
+    ]  # fmt: skip
+    shown = [
+        "**user**: Weather in Paris and Rome?",
+        '**assistant** called get_weather({"city": "Paris"})',
+        '**assistant** called get_weather({"city": "Rome"})',
+        "**tool** (get_weather) returned: 18 C",
+        "**tool** (get_weather): (no result recorded)",
+        "**assistant**: Paris is 18 C.",
+    ]
+    assert render_messages(lost).splitlines() == shown
+    assert render_messages(lost[:3]).splitlines() == [*shown[:4]]  # cut here: as before
+    assert without_tools(lost)[1] == {"role": "assistant", "content": "\n".join(shown[1:])}

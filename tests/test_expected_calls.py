@@ -140,3 +140,18 @@ def test_expected_calls_render_one_line_each() -> None:
         [{"name": "f", "arguments": {"b": 1, "a": "é"}}, {"name": "g", "compare": {"q": "ignore"}}]
     )
     assert text == 'f({"a": "é", "b": 1})\ng({}) compared {"q": "ignore"}'
+
+
+BIG = 123456789012345678901234567890  # beyond 64 bits: orjson would read it as a float
+
+
+def test_integers_beyond_64_bits_compare_exactly() -> None:
+    call = one({"name": "f", "arguments": f'{{"n": {BIG}}}'})  # OpenAI's JSON text
+    assert call.accepts("f", {"n": BIG}) and not call.accepts("f", {"n": BIG + 1})
+    assert not call.accepts("f", {"n": float(BIG)})  # not the same number
+    near = one({"name": "f", "arguments": {"n": BIG}, "compare": {"n": {"tolerance": 1}}})
+    assert near.accepts("f", {"n": BIG + 1}) and not near.accepts("f", {"n": BIG + 2})
+    huge = one({"name": "f", "arguments": {"n": 1.5}, "compare": {"n": {"tolerance": 10**400}}})
+    assert huge.accepts("f", {"n": 10**399}) and not near.accepts("f", {"n": 10**400})
+    assert not one({"name": "f", "arguments": {"n": 1.5}, "compare": {"n": {"tolerance": 1}}}
+                   ).accepts("f", {"n": 10**400})  # fmt: skip

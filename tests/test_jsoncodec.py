@@ -108,3 +108,15 @@ def test_input_depth_is_what_a_record_can_carry_back_out() -> None:
             jsoncodec.loads(deeper, max_depth=limit)
     brackets = json.dumps({"text": "[{" * 5_000, "list": [[1]] * 300})  # many brackets, flat
     assert jsoncodec.loads(brackets, max_depth=limit)["text"] == "[{" * 5_000
+
+
+def test_exact_ints_keep_every_digit_of_an_integer_beyond_64_bits() -> None:
+    big = 123456789012345678901234567890
+    for text in (f'{{"n": {big}}}', f'[{{"a": [{big}]}}, 1.5]'.encode(), f'{{"n": -{big}}}'):
+        plain, exact = jsoncodec.loads(text), jsoncodec.loads(text, exact_ints=True)
+        assert exact == json.loads(text) and exact != plain  # orjson's float lost digits
+    assert jsoncodec.loads('{"n": 18446744073709551615}', exact_ints=True) == {
+        "n": 18446744073709551615  # within 64 bits: orjson's own, exact
+    }
+    long_text = json.dumps({"pad": "x" * 600, "n": big})  # a long text: the digits scanned
+    assert jsoncodec.loads(long_text, exact_ints=True)["n"] == big

@@ -3,14 +3,17 @@ first, a dry run in this process that creates nothing, and each command's defaul
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from chatjudge.errors import DataValidationError, UsageError
+import chatjudge
+from chatjudge.errors import AuthError, DataValidationError, UsageError
 from chatjudge.fields import FieldSpec
 from chatjudge.options import RunConfig
 from chatjudge.setup import Setup
+from tests.support.cli import run_cli
 
 FIELDS = (FieldSpec(name="prompt", description="the user's message"),)
 ROWS = [{"id": "a", "prompt": "hi"}, {"id": "b", "prompt": "hello"}]
@@ -54,3 +57,23 @@ def test_an_option_a_model_cannot_honour_is_refused() -> None:
     setup = Setup("run", ROWS, None, FIELDS, RunConfig.from_options({"base_url": "http://x"}))
     with pytest.raises(UsageError, match="--base-url"):
         setup.check([setup.model(reply)])
+
+
+def test_a_dry_run_needs_no_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """It sends nothing (D14): `--dry-run` and `chatjudge.estimate` build OpenAI's judge
+    without OPENAI_API_KEY; the real run still refuses before anything is sent."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    dry = Setup("run", ROWS, None, FIELDS, RunConfig(), dry_run=True)
+    assert dry.model("openai/gpt-4o-mini").needs_key
+    with pytest.raises(AuthError, match="OPENAI_API_KEY is not set"):
+        Setup("run", ROWS, None, FIELDS, RunConfig()).model("openai/gpt-4o-mini")
+    rows = [{"id": "a", "prompt": "Hi?", "response": "Hello.", "baseline_model_response": "Hey."}]
+    estimate = chatjudge.estimate(rows, "pairwise-chat-quality", "openai/gpt-4o-mini")
+    assert estimate.rows == 1 and estimate.roles[0].calls == (2, 2)  # both orders
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps(rows[0]) + "\n")
+    done = run_cli("run", str(data), "-p", "pairwise-chat-quality", "-j", "openai/gpt-4o-mini",
+                   "--out", str(tmp_path / "run"), "--dry-run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "nothing was sent" in done.stdout and not (tmp_path / "run").exists()

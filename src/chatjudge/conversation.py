@@ -14,7 +14,10 @@ same everywhere once it is added here:
   A message with text and calls gives its `**assistant**: text` line, then one line per
   call; the arguments are canonical JSON (sorted keys) where they are JSON, else as
   recorded; a result longer than `tool_result_chars` keeps its first characters and ends
-  with `… [cut 1,234 of 3,234 characters]`.
+  with `… [cut 1,234 of 3,234 characters]`. Results pair with calls by the one rule
+  (`chatjudge.call_ids`); a call that no result answers and that later messages follow
+  gets `**tool** (get_weather): (no result recorded)` where its result would be, before
+  the next message (calls at the very end, a trajectory cut at a cap, show none).
 - a model under test reads chat messages (`as_messages`), with their tool calls and results
   in OpenAI's format.
 """
@@ -27,11 +30,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from chatjudge import jsoncodec
+from chatjudge.call_ids import CallIds
 from chatjudge.fields import EXPECTED_TOOL_CALLS, TOOLS, TRAJECTORY, FieldSpec, column_of
 from chatjudge.messages import text_of, tool_calls_of
 from chatjudge.types import Message
 
 TOOL_RESULT_CHARS = 2000  # a tool result's characters a judge reads, by default
+NO_RESULT = "(no result recorded)"  # a judge reads it for a call whose result was not
 JudgeSees = Literal["trajectory", "final"]
 
 
@@ -62,30 +67,72 @@ def render_messages(
     System messages are left out unless asked for: they instruct the assistant,
     they are not part of the conversation being judged.
     """
-    names: dict[str, str] = {}  # a call's id -> its tool, naming the result that answers it
+    judged: _JudgeLines | None = None  # made at the first call or result: most have none
     lines: list[str] = []
-    for m in messages:
+    for i, m in enumerate(messages):
         if include_system or m["role"] != "system":
-            lines.extend(_judge_lines(m, names, tool_result_chars))
+            if judged is None and m["role"] != "tool" and not m.get("tool_calls"):
+                lines.append(f"**{m['role']}**: {m['content']}")
+                continue
+            if judged is None:
+                judged = _JudgeLines(messages, tool_result_chars)
+            lines.extend(judged.of(i, m))
     return "\n".join(lines)
 
 
-def _judge_lines(message: Mapping[str, Any], names: dict[str, str], limit: int) -> list[str]:
-    role = message["role"]
-    if role == "tool":
-        name = message.get("name") or names.get(message.get("tool_call_id") or "", "")
-        label = f"**tool** ({name}) returned" if name else "**tool** returned"
-        return [f"{label}: {cut(text_of(message.get('content')), limit)}"]
-    calls = tool_calls_of(message.get("tool_calls"))
-    if not calls:  # a plain message, byte for byte as chatjudge always showed it
-        return [f"**{role}**: {message['content']}"]
-    text = text_of(message.get("content"))
-    lines = [f"**{role}**: {text}"] if text else []
-    for call in calls:
-        if call.id:
-            names[call.id] = call.name
-        lines.append(f"**{role}** called {call.name}({call.arguments})")
-    return lines
+class _JudgeLines:
+    """A conversation's lines as a judge reads them, message by message (module doc); its
+    calls and results paired the first time a message holds either."""
+
+    __slots__ = ("_limit", "_messages", "_missing", "_names", "_pending")
+
+    def __init__(self, messages: Sequence[Mapping[str, Any]], limit: int) -> None:
+        self._messages, self._limit = messages, limit
+        self._names: dict[int, str] | None = None  # a result's index -> its call's tool
+        self._missing: dict[int, list[str]] = {}  # a message's index -> its calls' tools
+        self._pending: list[str] = []  # said before the next message: calls without a result
+
+    def of(self, i: int, message: Mapping[str, Any]) -> list[str]:
+        role = message["role"]
+        calls = () if role == "tool" else tool_calls_of(message.get("tool_calls"))
+        if not calls and role != "tool" and not self._pending:
+            return [f"**{role}**: {message['content']}"]  # plain: as chatjudge always showed it
+        if self._names is None:
+            self._pair()
+        assert self._names is not None
+        if role == "tool":
+            name = message.get("name") or self._names.get(i, "")
+            label = f"**tool** ({name}) returned" if name else "**tool** returned"
+            return [f"{label}: {cut(text_of(message.get('content')), self._limit)}"]
+        lines = [f"**tool** ({name}): {NO_RESULT}" for name in self._pending]
+        self._pending = self._missing.get(i, [])
+        if not calls:
+            return [*lines, f"**{role}**: {message['content']}"]
+        text = text_of(message.get("content"))
+        if text:
+            lines.append(f"**{role}**: {text}")
+        lines += [f"**{role}** called {call.name}({call.arguments})" for call in calls]
+        return lines
+
+    def _pair(self) -> None:
+        """Which call each result answers, and the calls no result answers."""
+        ids = CallIds()
+        names: dict[int, str] = {}
+        at: dict[int, int] = {}  # a call's number -> the index of the message that made it
+        for i, message in enumerate(self._messages):
+            if message["role"] == "tool":
+                answered = ids.result(message.get("tool_call_id"), message.get("name"))
+                if answered is not None:
+                    names[i] = answered.name
+                continue
+            for call in message.get("tool_calls") or ():  # shapes as `tool_calls_of` reads
+                if isinstance(call, dict):
+                    function = call.get("function")
+                    name = (function if isinstance(function, dict) else call).get("name")
+                    at[ids.call(call.get("id"), str(name)).number] = i
+        for left in ids.unanswered():
+            self._missing.setdefault(at[left.number], []).append(left.name)
+        self._names = names
 
 
 def cut(text: str, limit: int) -> str:
@@ -199,13 +246,14 @@ def without_tools(messages: list[Message]) -> list[Message]:
     (name) returned: ...`), so that roles stay system, user and assistant."""
     out: list[Message] = []
     lines: list[str] = []
-    names: dict[str, str] = {}
-    for message in messages:
+    judged = _JudgeLines(messages, TOOL_RESULT_CHARS)
+    for i, message in enumerate(messages):
         if message["role"] == "tool" or (
             message["role"] == "assistant" and (lines or message.get("tool_calls"))
         ):
-            lines.extend(_judge_lines(message, names, TOOL_RESULT_CHARS))
+            lines.extend(judged.of(i, message))
             continue
+        lines.extend(judged.of(i, message)[:-1])  # calls left without a result, if any
         if lines:
             out.append({"role": "assistant", "content": "\n".join(lines)})
             lines = []

@@ -13,18 +13,26 @@ An expected call is `{"name", "arguments"?, "compare"?, "extra_arguments"?}`:
   (default false). `{"name": "f", "extra_arguments": true}` compares the name alone.
 
 `match`: `exact`, `in-order`, `any-order`, `superset` or `subset`, as LangChain's agentevals
-names them (`chatjudge.trajectories` says what each requires). Everything wrong with them is
-found here, each problem a sentence naming the call, so a bad row stops a run before
-anything is done.
+names them (`chatjudge.trajectories` says what each requires).
+
+`checked_tools` (the row's, else `--checked-tools`): the tools the check is about, names or
+glob patterns (`fnmatch.fnmatchcase`); calls to any other tool count nowhere, and an expected
+call to one is a problem of the row.
+
+Everything wrong with them is found here, each problem a sentence naming the call, so a bad
+row stops a run before anything is done.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, get_args
 
 from chatjudge import jsoncodec
@@ -57,7 +65,7 @@ class Comparator:
         if self.kind == "subset":
             return json_subset(expected, actual)
         if self.kind == "tolerance":
-            return _number(actual) and abs(actual - expected) <= self.tolerance
+            return _number(actual) and _within(actual, expected, self.tolerance)
         assert self.pattern is not None
         text = actual if isinstance(actual, str) else json.dumps(actual, sort_keys=True)
         return self.pattern.fullmatch(text) is not None
@@ -159,16 +167,39 @@ _NUMBERS = (int, float)  # a tuple: `int | float` is built again at every call
 _PLAIN_NUMBERS = frozenset(_NUMBERS)  # the types themselves, not subclasses (bool is one)
 
 
+def _within(actual: float, expected: float, tolerance: float) -> bool:
+    """|actual - expected| <= tolerance, exactly where an integer is beyond a float's range
+    (which the difference with a float cannot be turned into)."""
+    try:
+        return abs(actual - expected) <= tolerance
+    except OverflowError:
+        try:
+            return abs(Fraction(actual) - Fraction(expected)) <= tolerance
+        except (OverflowError, ValueError):  # an infinity or NaN: never within
+            return False
+
+
+def _tolerance(parameter: float) -> float:
+    """A tolerance as a float, or the integer it was where no float holds it."""
+    try:
+        return float(parameter)
+    except OverflowError:
+        return parameter
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, _NUMBERS) and not isinstance(value, bool)
 
 
-def read_expected_calls(value: Any) -> tuple[list[ExpectedCall], list[str]]:
+def read_expected_calls(
+    value: Any, checked: tuple[str, ...] | None = None
+) -> tuple[list[ExpectedCall], list[str]]:
     """A row's `expected_tool_calls` (a list, or its JSON text) read, and its problems, each
-    naming the call (1-based) and its key."""
+    naming the call (1-based) and its key; `checked`: the row's checked tools, to which
+    every expected call must be (None: every tool is checked)."""
     if isinstance(value, str):
         try:
-            value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH)
+            value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH, exact_ints=True)
         except ValueError:
             return [], ["is text that is not JSON (expected a list of calls)"]
     if not isinstance(value, list):
@@ -181,7 +212,44 @@ def read_expected_calls(value: Any) -> tuple[list[ExpectedCall], list[str]]:
             problems.extend(f"call {number}: {p}" for p in found)
         if call is not None:
             calls.append(call)
+            if checked is not None and not checks(checked)(call.name):
+                problems.append(
+                    f"call {number}: {call.name!r} is not a checked tool "
+                    f"({', '.join(checked)}): an expected call must be to one"
+                )
     return calls, problems
+
+
+def read_checked_tools(value: Any) -> tuple[tuple[str, ...] | None, str | None]:
+    """A row's `checked_tools` (or `--checked-tools`): a list of names or glob patterns, or
+    their text, separated by commas (a JSON list's text too); null or absent: None, every
+    tool checked. And why it is none of these."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None, None
+    if isinstance(value, str):
+        if value.lstrip().startswith("["):
+            try:
+                value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH)
+            except ValueError:
+                return None, "is text that is not JSON (expected a list of tool names)"
+        else:
+            value = [p.strip() for p in value.split(",") if p.strip()]
+    if not isinstance(value, list | tuple):
+        return None, f"expected a list of tool names or patterns, got {type(value).__name__}"
+    bad = [p for p in value if not isinstance(p, str) or not p.strip()]
+    if bad:
+        return None, f"a tool name or pattern must be a non-empty string, got {bad[0]!r}"
+    if not value:
+        return None, "names no tool (leave it out to check every tool)"
+    return tuple(p.strip() for p in value), None
+
+
+@functools.lru_cache(maxsize=256)
+def checks(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether a tool is checked by `patterns` (`fnmatch.fnmatchcase`, any of them): one
+    regular expression for them all, made once per set of patterns."""
+    match = re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
+    return lambda name: match(name) is not None
 
 
 def read_match(value: Any, default: MatchMode = DEFAULT_MATCH) -> tuple[MatchMode, str | None]:
@@ -208,7 +276,7 @@ def _read_call(entry: Any) -> tuple[ExpectedCall | None, list[str]]:
     arguments = entry.get("arguments")
     if isinstance(arguments, str):
         try:
-            arguments = jsoncodec.loads(arguments, max_depth=jsoncodec.INPUT_DEPTH)
+            arguments = jsoncodec.loads(arguments, max_depth=jsoncodec.INPUT_DEPTH, exact_ints=True)
         except ValueError:
             problems.append("arguments is text that is not JSON (expected an object)")
     if arguments is None:
@@ -261,7 +329,7 @@ def _comparator(spec: Any) -> tuple[Comparator, str | None]:
         if kind == "tolerance":
             if not _number(parameter) or not parameter >= 0:
                 return Comparator(), f"tolerance must be a number >= 0, got {parameter!r}"
-            return Comparator("tolerance", tolerance=float(parameter)), None
+            return Comparator("tolerance", tolerance=_tolerance(parameter)), None
         if kind == "regex":
             if not isinstance(parameter, str):
                 return Comparator(), f"regex must be a string, got {parameter!r}"

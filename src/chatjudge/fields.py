@@ -42,6 +42,7 @@ class FieldSpec(BaseModel):
 # - `tools`: the row's tool definitions (its `tools` column, else those its calls imply);
 # - `expected_tool_calls`: the calls the assistant should make (`chatjudge.expected_calls`).
 TRAJECTORY, TOOLS, EXPECTED_TOOL_CALLS = "trajectory", "tools", "expected_tool_calls"
+CHECKED_TOOLS = "checked_tools"  # the tools `expected_tool_calls` is about (else every one)
 TRAJECTORY_COLUMNS = (TRAJECTORY, "response_trajectory", "chat")
 
 

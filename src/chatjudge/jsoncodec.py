@@ -7,7 +7,9 @@ with `json` these took about a tenth of the CPU chatjudge spent per call.
 
 Reading accepts what `json` accepts: what orjson refuses (NaN and Infinity literals,
 lone surrogate escapes) is read again by `json`. One difference is left: an integer
-beyond 64 bits is read as a float, where `json` keeps every digit. A document too deep
+beyond 64 bits is read as a float, where `json` keeps every digit; `exact_ints=True` reads
+a document that may hold one (a run of 19 digits) again by `json`, for the readers whose
+values are compared (`tool-trajectory`'s arguments). A document too deep
 for `json` (orjson stops at 1,024 levels) is a ValueError, never a RecursionError; the
 lines and cells of input files (data rows, traces, labels) are read with
 `max_depth=INPUT_DEPTH`, so that every value read from a user's file can be written back
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -45,19 +48,61 @@ def loads(
     *,
     parse_constant: Callable[[str], Any] | None = None,
     max_depth: int | None = None,
+    exact_ints: bool = False,
 ) -> Any:
     """Parse one JSON document; `parse_constant` is used for NaN/Infinity, as in `json.loads`.
-    A document nested more than `max_depth` levels (or too deep for `json`) is a ValueError."""
+    A document nested more than `max_depth` levels (or too deep for `json`) is a ValueError.
+    `exact_ints`: an integer beyond 64 bits keeps every digit, as `json` reads it."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
-        try:
-            value = json.loads(data, parse_constant=parse_constant)
-        except RecursionError:
-            raise ValueError(_too_deep(max_depth)) from None
+        value = _by_json(data, parse_constant, max_depth)
+    else:
+        if exact_ints and _inexact(data, value):
+            value = _by_json(data, parse_constant, max_depth)
     if max_depth is not None and _deeper(data, value, max_depth):
         raise ValueError(_too_deep(max_depth))
     return value
+
+
+def _by_json(
+    data: str | bytes, parse_constant: Callable[[str], Any] | None, max_depth: int | None
+) -> Any:
+    try:
+        return json.loads(data, parse_constant=parse_constant)
+    except RecursionError:
+        raise ValueError(_too_deep(max_depth)) from None
+
+
+# A run of 19 digits: a number orjson may have read as a float (an integer beyond 64 bits
+# has 19 at least). A short text is searched for it; in a line, every digit becomes 0 and
+# anything else a space, and 19 zeros are looked for: a regular expression tries a match
+# at every byte of it, ten times slower.
+_LONG_RUN = re.compile("[0-9]{19}")
+_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG = b"0" * 19
+
+
+def _inexact(data: str | bytes, value: Any) -> bool:
+    """Whether orjson may have read an integer beyond 64 bits of `data` as a float: never
+    where `value` is an object whose values are plain and none a float (the usual tool
+    call's arguments, told at once); else where the text holds a run of 19 digits."""
+    if type(value) is dict and _MAY_HOLD.isdisjoint(map(type, value.values())):
+        return False
+    return _long_digits(data)
+
+
+_MAY_HOLD = frozenset((float, dict, list))  # the values that may be or hold such a float
+
+
+def _long_digits(data: str | bytes) -> bool:
+    """Whether the text holds a run of 19 digits (in a string too: then `json` reads it
+    again for nothing, which changes no value)."""
+    if isinstance(data, str):
+        if len(data) < 512:
+            return _LONG_RUN.search(data) is not None
+        data = data.encode("utf-8", "surrogatepass")
+    return _LONG in data.translate(_DIGITS)
 
 
 def _too_deep(limit: int | None) -> str:

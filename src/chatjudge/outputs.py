@@ -1,8 +1,9 @@
-"""Where a command may write: never over its own input, never over a run's own files (only
-`chatjudge run` writes `results.jsonl` and the rest), and over an existing file only when
-it is this command's output of the same data and options (which the command resumes) or
-`--overwrite` says to replace it. Each refusal is a usage error, found before anything is
-read or sent."""
+"""Where a command may write: never through a symbolic link, never over its own input,
+never over a run's own files (only `chatjudge run` writes `results.jsonl` and the rest), and
+over an existing file only when it is this command's output of the same data and options
+(which the command resumes or works out again) or `--overwrite` says to replace it. Each
+refusal is a usage error, found before anything is read or sent; every writer then opens
+its files through `chatjudge.writing`, which refuses a link made since."""
 
 from __future__ import annotations
 
@@ -14,9 +15,37 @@ from typing import TYPE_CHECKING
 from chatjudge.errors import UsageError
 from chatjudge.formats.io import read_model
 from chatjudge.rundir import RUN_FILES, RUN_INFO, Produced, produced_differences
+from chatjudge.writing import refuse_link
 
 if TYPE_CHECKING:
     from chatjudge.formats.produced import ProducedInfo
+
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+
+
+def check_written(
+    out: Path,
+    written: Iterable[Path],
+    inputs: Iterable[Path],
+    *,
+    flag: str = "--out",
+    run_files: bool = False,
+) -> None:
+    """The rule for every file a command writes: not one of its inputs, not a symbolic
+    link, and not a run's own file unless the command writes runs (`run_files`: `run`,
+    a merge of runs, `report`); `--overwrite` lifts none of them."""
+    written = list(written)
+    check_not_input(out, written, inputs, flag=flag)
+    check_not_linked(written)
+    if not run_files:
+        check_not_a_run_file(out, written, flag=flag)
+
+
+def check_not_linked(written: Iterable[Path]) -> None:
+    """No file the command writes is a symbolic link (a dangling one too): writing through
+    it would replace the file it names, which nobody asked this command to write."""
+    for path in written:
+        refuse_link(path)
 
 
 def check_not_input(
@@ -55,17 +84,42 @@ def check_file_output(
     kind: str,
     is_kind: Callable[[Path], bool],
     overwrite: bool,
+    flag: str = "--out",
 ) -> None:
     """One file a command writes whole, such as `gate`'s: not its input, not a run's file,
     and, unless `overwrite`, new or a file of its `kind` (which the command replaces: it is
     worked out again from inputs that stay)."""
-    check_not_input(out, [out], inputs)
-    check_not_a_run_file(out, [out])
+    check_written(out, [out], inputs, flag=flag)
     if out.exists() and not overwrite and not is_kind(out):
         raise UsageError(
-            f"{out} exists and is not a {kind}: it would be replaced. Use another --out, or "
+            f"{out} exists and is not a {kind}: it would be replaced. Use another {flag}, or "
             "--overwrite to replace it."
         )
+
+
+def check_dir_output(
+    out: Path, written: Iterable[Path], inputs: Iterable[Path], *, flag: str = "--out"
+) -> None:
+    """A directory of a command's own (`align`'s): not a file, not a run's directory (whose
+    files only `run` writes), and the files it writes there pass `check_written`."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{flag} {out} is a file, not a directory: choose another {flag}")
+    if (out / RUN_INFO).is_file():
+        raise UsageError(
+            f"{flag} {out} is the directory of a chatjudge run: choose another {flag} (a "
+            "run's directory holds what `chatjudge run` writes)"
+        )
+    check_written(out, written, inputs, flag=flag)
+
+
+def step_summary(path: Path) -> Path | None:
+    """GitHub's step summary (`$GITHUB_STEP_SUMMARY`) when `path` is that file, else None:
+    a file that each step appends to (GitHub's convention), never replaced. Compared as
+    resolved paths; the summary is then written by the name GitHub gave it."""
+    given = os.environ.get(STEP_SUMMARY)
+    if not given or path.resolve() != Path(given).resolve():
+        return None
+    return Path(given)
 
 
 def check_produced_output(
@@ -83,8 +137,7 @@ def check_produced_output(
     else:
         written = (out, produced.store, produced.summary, produced.record)
         replaced = (out, produced.summary)  # a store is only added to
-    check_not_input(out, written, inputs)
-    check_not_a_run_file(out, written)
+    check_written(out, written, inputs)
     if overwrite:
         return
     if produced.record.is_file():

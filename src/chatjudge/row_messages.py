@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatjudge import jsoncodec
+from chatjudge.call_ids import CallIds
 from chatjudge.messages import ROLE_ALIASES, ROLES, text_of
 
 ROW_ROLES = ("system", "user", "assistant", "tool")  # the roles a row's messages may have
@@ -42,13 +43,12 @@ def read_conversation(messages: list[Any], *, count_unparsed: bool = True) -> Co
     Anthropic's or Gemini's formats it was written in.
 
     A plain message (`system`, `user` or `assistant` with text) is kept as it is, so plain
-    conversations read the same as they always did. Every tool result must answer an
-    earlier call, and every call must have its result before the next message that is not
-    a tool result; calls without results at the very end are a trajectory cut at a cap,
-    which is data. Gemini calls without an id get `call_<message>_<n>` and are paired with
-    the responses of the same name in order. `count_unparsed=False`: a caller that parses
-    the arguments itself has the messages in OpenAI's shape read without parsing them (and
-    `unparsed_arguments` is then 0 for them).
+    conversations read the same as they always did. Calls and results pair by the one rule
+    (`chatjudge.call_ids`), which also writes their ids: a call without an id, or with one an
+    earlier call has, gets `call_<n>`, and a result the id of the call it answers. Every
+    tool result must answer a call; a call whose result was not recorded is data.
+    `count_unparsed=False`: a caller that parses the arguments itself has the messages in
+    OpenAI's shape read without parsing them (and `unparsed_arguments` is then 0 for them).
     """
     for message in messages:  # most rows: plain messages, nothing to read
         if type(message) is not dict or not _plain(message):
@@ -95,10 +95,10 @@ def _as_written(messages: list[Any], count_unparsed: bool) -> Conversation | Non
     """The conversation when every message is already what `_Reader` would write in its
     place (plain text; an assistant's `{"role", "content", "tool_calls"}` with text and
     `{"id", "type": "function", "function": {"name", "arguments"}}` calls, ids new and
-    arguments text; `{"role": "tool", "tool_call_id", "content"}` answering an open call)
-    and nothing is wrong with it: then the messages read as they are, as fast as a plain
-    conversation nearly. None for anything else (another shape, another key order, a
-    problem), which `_Reader` reads and explains."""
+    arguments text; `{"role": "tool", "tool_call_id", "content"}` answering an open call by
+    its id) and nothing is wrong with it: then the messages read as they are, as fast as a
+    plain conversation nearly. None for anything else (another shape, another key order, an
+    id used again, a problem), which `_Reader` reads and explains."""
     called: dict[str, None] = {}
     ids: set[str] = set()
     open_calls: set[str] = set()
@@ -115,8 +115,6 @@ def _as_written(messages: list[Any], count_unparsed: bool) -> Conversation | Non
                 return None
             open_calls.discard(call_id)
             continue
-        if open_calls:  # a message before every call has its result: `_Reader` says which
-            return None
         if "tool_calls" not in message:
             if not (_TOOL_KEYS.isdisjoint(message) and _plain(message)):
                 return None
@@ -161,15 +159,12 @@ class _Reader:
         self.problems: list[str] = []
         self.unparsed = 0
         self.called: dict[str, None] = {}
-        self.open: dict[str, tuple[int, str]] = {}  # call id -> (message number, tool name)
-        self.ids: set[str] = set()
-        self.unnamed: list[tuple[str, str]] = []  # Gemini calls given an id here: (id, name)
+        self.ids = CallIds()
 
     def read(self, number: int, message: Any) -> None:
         if not isinstance(message, dict):
             self.problems.append(f"message {number}: expected an object with role and content")
         elif _plain(message):
-            self._close(number)
             if not _TOOL_KEYS.isdisjoint(message):  # in a conversation with tools: one shape
                 message = {k: v for k, v in message.items() if k not in _TOOL_KEYS}
             self._add(number, message)
@@ -189,7 +184,7 @@ class _Reader:
             return
         texts: list[str] = []
         calls: list[dict[str, Any]] = []
-        results: list[tuple[str, str]] = []  # Anthropic tool_result blocks: (id, text)
+        results: list[tuple[Any, str]] = []  # Anthropic tool_result blocks: (id, text)
         content = message.get("content")
         if isinstance(content, list):
             self._blocks(number, role, content, texts, calls, results)
@@ -201,13 +196,7 @@ class _Reader:
         if message.get("tool_calls") is not None:
             self._openai_calls(number, role, message["tool_calls"], calls)
         if role == "tool":
-            call_id = message.get("tool_call_id")
-            if not isinstance(call_id, str) or not call_id:
-                self._problem(
-                    number, "a tool message needs the tool_call_id of the call it answers"
-                )
-                return
-            self._result(number, call_id, "\n".join(texts))
+            self._result(number, message.get("tool_call_id"), "\n".join(texts), message.get("name"))
             return
         for call_id, text in results:
             self._result(number, call_id, text)
@@ -222,7 +211,7 @@ class _Reader:
         blocks: list[Any],
         texts: list[str],
         calls: list[dict[str, Any]],
-        results: list[tuple[str, str]],
+        results: list[tuple[Any, str]],
     ) -> None:
         for block in blocks:
             kind = block.get("type") if isinstance(block, dict) else None
@@ -231,11 +220,7 @@ class _Reader:
             elif kind == "tool_use" and role == "assistant":
                 self._call(number, block.get("id"), block.get("name"), block.get("input"), calls)
             elif kind == "tool_result" and role == "user":
-                call_id = block.get("tool_use_id")
-                if not isinstance(call_id, str) or not call_id:
-                    self._problem(number, "a tool_result block needs its tool_use_id")
-                else:
-                    results.append((call_id, text_of(block.get("content"))))
+                results.append((block.get("tool_use_id"), text_of(block.get("content"))))
             else:
                 self._problem(
                     number,
@@ -278,19 +263,11 @@ class _Reader:
             if isinstance(part.get("text"), str) and role != "tool":
                 texts.append(part["text"])
             elif isinstance(call, dict) and role == "assistant":
-                call_id = call.get("id") or f"call_{number}_{k}"
-                if not call.get("id"):
-                    self.unnamed.append((call_id, str(call.get("name"))))
-                self._call(number, call_id, call.get("name"), call.get("args", {}), calls)
+                self._call(number, call.get("id"), call.get("name"), call.get("args", {}), calls)
             elif isinstance(answer, dict) and role in ("user", "tool"):
-                call_id = answer.get("id") or self._paired(str(answer.get("name")))
-                if call_id is None:
-                    self._problem(number, f"function response {answer.get('name')!r} "
-                                          "answers no earlier call")  # fmt: skip
-                    continue
                 response = answer.get("response")
                 text = response if isinstance(response, str) else _json_text(response)
-                self._result(number, call_id, text)
+                self._result(number, answer.get("id"), text, answer.get("name"))
             else:
                 self._problem(
                     number,
@@ -300,25 +277,11 @@ class _Reader:
         if texts or calls:
             self._say(number, role, "\n".join(texts), calls)
 
-    def _paired(self, name: str) -> str | None:
-        """The first open Gemini call without a recorded id to the tool `name`."""
-        for i, (call_id, called) in enumerate(self.unnamed):
-            if called == name and call_id in self.open:
-                del self.unnamed[i]
-                return call_id
-        return None
-
     def _call(
         self, number: int, call_id: Any, name: Any, arguments: Any, calls: list[dict[str, Any]]
     ) -> None:
         if not isinstance(name, str) or not name:
             self._problem(number, "a tool call has no function name")
-            return
-        if not isinstance(call_id, str) or not call_id:
-            self._problem(number, f"tool call {name!r} has no id")
-            return
-        if call_id in self.ids:
-            self._problem(number, f"tool call id {call_id!r} is used twice")
             return
         if isinstance(arguments, str):
             try:
@@ -327,38 +290,30 @@ class _Reader:
                 self.unparsed += 1
         else:
             arguments = _json_text({} if arguments is None else arguments)
-        self.ids.add(call_id)
+        call_id = self.ids.call(call_id, name).written
         self.called.setdefault(name)
         calls.append(
             {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
         )
 
-    def _result(self, number: int, call_id: str, text: str) -> None:
-        if self.open.pop(call_id, None) is None:
-            self._problem(number, f"tool result answers no earlier call (id {call_id!r})")
+    def _result(self, number: int, call_id: Any, text: str, name: Any = None) -> None:
+        answered = self.ids.result(call_id, name)
+        if answered is None:
+            of = f" of {name!r}" if name else ""
+            why = f"id {call_id!r}" if call_id else "no id; every call before it has its result"
+            self._problem(number, f"tool result{of} answers no earlier call ({why})")
             return
-        self._add(number, {"role": "tool", "tool_call_id": call_id, "content": text})
+        self._add(number, {"role": "tool", "tool_call_id": answered.written, "content": text})
 
     def _say(self, number: int, role: str, text: str, calls: list[dict[str, Any]]) -> None:
-        self._close(number)
         message: dict[str, Any] = {"role": role, "content": text}
         if calls:
             message["tool_calls"] = calls
-            self.open.update((c["id"], (number, c["function"]["name"])) for c in calls)
         self._add(number, message)
 
     def _add(self, number: int, message: dict[str, Any]) -> None:
         self.out.append(message)
         self.origins.append(number)
-
-    def _close(self, number: int) -> None:
-        """Before a message that is not a tool result: every earlier call has its result."""
-        for call_id, (called_at, name) in self.open.items():
-            self._problem(
-                called_at,
-                f"tool call {name!r} (id {call_id!r}) has no result before message {number}",
-            )
-        self.open.clear()
 
 
 def _json_text(value: Any) -> str:

@@ -26,6 +26,7 @@ from chatjudge.formats.io import read_model
 from chatjudge.formats.results import ResultRecord, read_results
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.formats.summary import Summary
+from chatjudge.writing import open_write
 
 if TYPE_CHECKING:
     from chatjudge.formats.produced import ProducedInfo
@@ -118,7 +119,7 @@ def prepare_output(directory: Path, files: tuple[Path, ...] = (), *, create: boo
             pass
         for path in files:
             if path.exists():
-                with path.open("ab"):
+                with open_write(path, append=True):  # opened, not written: a link refused
                     pass
     except OSError as exc:
         where = exc.filename or directory
@@ -163,6 +164,11 @@ def run_differences(
         found.append(f"data: {old.data} vs {new.data}")
     if old.protocol != new.protocol:
         found.append(f"protocol: {old.protocol} vs {new.protocol}")
+    elif None not in (old.protocol_sha256, new.protocol_sha256) and (
+        old.protocol_sha256 != new.protocol_sha256
+    ):  # the same name, another template or rule (a run of an older chatjudge has none)
+        found.append(f"protocol {new.protocol} sha256: {old.protocol_sha256} vs "
+                     f"{new.protocol_sha256}")  # fmt: skip
     if _judges(old) != _judges(new):
         found.append(f"judges: {_judge_names(old)} vs {_judge_names(new)}")
     return found + option_differences(old.config, new.config, "run", ignore=ignore)

@@ -18,7 +18,7 @@ from typing import Any
 from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, Validation, validate
 from chatjudge.data.shard import of
-from chatjudge.fields import FieldSpec
+from chatjudge.fields import EXPECTED_TOOL_CALLS, FieldSpec
 from chatjudge.models import Model, ModelSpec, check_options, get_model
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.rundir import default_out_dir, default_output, prepare_output
@@ -43,17 +43,25 @@ class Setup:
         self.command = command
         self.dry_run = dry_run
         self.config = config.in_process() if dry_run else config
-        self.source = Source(data, column_map)
+        # tool-trajectory compares values: an integer beyond 64 bits keeps every digit
+        exact = any(f.name == EXPECTED_TOOL_CALLS for f in fields)
+        self.source = Source(data, column_map, exact_ints=exact)
         run = self.config.run
         self.validation: Validation = validate(
-            self.source, fields, limit=run.limit, skip_invalid=run.skip_invalid, shard=of(run.shard)
+            self.source,
+            fields,
+            limit=run.limit,
+            skip_invalid=run.skip_invalid,
+            shard=of(run.shard),
+            checked_tools=run.checked(),
         )
 
     def model(
         self, spec: ModelSpec, *, client: ClientOptions | None = None, call_with: str = "prompt"
     ) -> Model:
-        """A model of the command (reached with `client`, by default the command's)."""
-        check_key = key_checked_here(self.config)
+        """A model of the command (reached with `client`, by default the command's); a dry
+        run sends nothing, so it needs no key."""
+        check_key = key_checked_here(self.config) and not self.dry_run
         return get_model(
             spec, client or self.config.client, call_with=call_with, check_key=check_key
         )

@@ -159,8 +159,51 @@ def test_dry_run_sends_nothing_and_counts_the_calls(server: StubServer, tmp_path
     done = run_cli(*align_args(tmp_path, server, "--dry-run"), key=KEY)
     assert done.returncode == 0, done.stderr
     assert server.stats.requests == 0 and not (tmp_path / "aligned" / "alignment.json").exists()
-    # 3 candidates x 48 select rows, 2 x 32 held-out rows; 4 optimiser calls.
-    assert "208" in done.stdout and "optimizer" in done.stdout, done.stdout
+    # 3 candidates x 48 select rows and the aligned 32 held-out rows (the originals are the
+    # run's store's); 4 optimiser calls.
+    assert "176" in done.stdout and "optimizer" in done.stdout, done.stdout
+
+
+def test_the_held_out_originals_are_answered_by_the_runs_store(
+    server: StubServer, tmp_path: Path
+) -> None:
+    """80 labelled rows: 48 select rows judged by 3 candidates, 32 held out judged aligned;
+    the 32 held-out originals are the run's own calls, which its store holds: not sent."""
+    judged_run(tmp_path, server, 80)
+    done = run_cli(*align_args(tmp_path, server), key=KEY)
+    assert done.returncode in (0, 3), done.stderr
+    a = read_model(tmp_path / "aligned" / "alignment.json", Alignment)
+    assert a.optimizer_calls == 4 and a.judge_calls == 3 * 48 + 32
+    assert server.stats.requests == 4 + 3 * 48 + 32 and server.stats.max_sends == 1
+    assert a.held_out.before.n == 32  # measured all the same
+
+
+def _no_rules(prompt: str, schema: dict | None) -> str:
+    """The stand-in judge, with an optimiser that writes no rule."""
+    if schema is not None and "rules" in schema.get("properties", {}):
+        return '{"rules": []}'
+    return standin.standin_reply(prompt, schema)
+
+
+def test_an_optimiser_writing_no_rules_is_said_and_no_prompt_is_judged_twice(
+    tmp_path: Path,
+) -> None:
+    """No rules: `rules` is the original prompt (the run's store answers it) and `both` is
+    `examples`: each fold judges the examples once, the held-out rows once."""
+    with StubServer(replies=_no_rules, record=True) as server:
+        judged_run(tmp_path, server, 80)
+        done = run_cli(*align_args(tmp_path, server), key=KEY)
+        assert done.returncode in (0, 3), done.stderr
+        assert "wrote no rules (fold-1, fold-2, fold-3, final)" in done.stderr
+        a = read_model(tmp_path / "aligned" / "alignment.json", Alignment)
+        assert a.rules == [] and a.optimizer_calls == 4
+        assert server.stats.max_sends == 1  # no prompt sent twice
+        # The examples on the 48 select rows, and the chosen candidate on the 32 held out
+        # (unless it is the original prompt, which the run's store answers).
+        held = 0 if a.chosen == "rules" else 32
+        assert server.stats.requests == 4 + 48 + held
+        assert a.selection["rules"] == a.selection["original"]
+        assert a.selection["both"] == a.selection["examples"]
 
 
 def test_a_budget_stops_with_exit_4_and_a_larger_one_resumes_paying_nothing_twice(

@@ -18,6 +18,7 @@ from chatjudge.analysis.calibration import calibrate_run
 from chatjudge.cli import app
 from chatjudge.report import summary_table
 from chatjudge.stats import ppi_mean, style_control
+from chatjudge.stats.intervals import SHARE
 from chatjudge.stats.style import style_counts
 from tests.support.cli import run_cli
 
@@ -172,7 +173,7 @@ def test_agree_writes_calibrated_preference(pairwise_run: Path, tmp_path: Path) 
         np.mean([value[x] for x in (labels[i] if isinstance(labels[i], list) else [labels[i]])])
         for i in ids
     ]
-    expected = ppi_mean([y[i] for i in order], [y[i] for i in ids], human_values)
+    expected = ppi_mean([y[i] for i in order], [y[i] for i in ids], human_values, known=SHARE)
     assert calibrated == expected.to_dict()
     assert set(calibrated) >= {"value", "ci95", "n_labels", "effective_labels"}
     assert calibrated["n_labels"] == N // 2

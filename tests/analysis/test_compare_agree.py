@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 import chatjudge
 from chatjudge.analysis import agree_with_humans, compare_runs
+from chatjudge.analysis.agree_text import agreement_lines
 from chatjudge.cli import app
 from chatjudge.errors import UsageError
 
@@ -55,9 +56,9 @@ def candidate_run(tmp_path: Path, name: str, wins: int, ties: int, n: int = 20) 
 
 def test_compare_ranks_candidates_against_the_shared_baseline(tmp_path: Path) -> None:
     runs = {
-        "strong": candidate_run(tmp_path, "strong", 16, 2),
-        "middling": candidate_run(tmp_path, "middling", 9, 2),
-        "weak": candidate_run(tmp_path, "weak", 3, 2),
+        "strong": candidate_run(tmp_path, "strong", 32, 4, n=40),
+        "middling": candidate_run(tmp_path, "middling", 18, 4, n=40),
+        "weak": candidate_run(tmp_path, "weak", 6, 4, n=40),
     }
     result = compare_runs(runs)
     order = [r["model"] for r in result["ratings"]]
@@ -67,8 +68,8 @@ def test_compare_ranks_candidates_against_the_shared_baseline(tmp_path: Path) ->
     for r in result["ratings"]:
         lo, hi = r["ci95"]
         assert lo <= r["rating"] <= hi
-    assert result["outcomes"]["strong"] == {"won": 16, "tied": 2, "lost": 2}  # ties explicit
-    assert result["n_items"] == 20 and result["n_battles"] == 60
+    assert result["outcomes"]["strong"] == {"won": 32, "tied": 4, "lost": 4}  # ties explicit
+    assert result["n_items"] == 40 and result["n_battles"] == 120
     i, j = result["models"].index("strong"), result["models"].index("weak")
     assert result["win_rates"][i][j] > 0.5 > result["win_rates"][j][i]
 
@@ -79,6 +80,19 @@ def test_compare_ranks_candidates_against_the_shared_baseline(tmp_path: Path) ->
     assert "strong" in done.output and "baseline" in done.output
     assert json.loads((tmp_path / "cmp" / "compare.json").read_text())["models"] == result["models"]
     assert (tmp_path / "cmp" / "compare.html").is_file()
+
+
+def test_compare_on_few_items_says_too_few_to_say(tmp_path: Path) -> None:
+    runs = {"strong": candidate_run(tmp_path, "strong", 3, 1, n=6)}
+    result = compare_runs(runs)
+    rating = {r["model"]: r for r in result["ratings"]}
+    assert rating["strong"]["ci95"] is None
+    assert rating["strong"]["too_few"] == "too few to say: 6 battles (fewer than 30)"
+    done = runner.invoke(
+        app, ["compare", f"strong={runs['strong']}", "--out", str(tmp_path / "cmp")]
+    )
+    assert done.exit_code == 0, done.output
+    assert "too few to say" in done.output
 
 
 def test_compare_refuses_mixed_protocols(tmp_path: Path) -> None:
@@ -112,10 +126,15 @@ def test_agree_pairwise_with_and_without_ties(tmp_path: Path) -> None:
     # Without ties, q4 q5 (judge SAME) and q7 (human SAME) drop: q0 q1 q2 q3 q6, 4 of 5 equal.
     assert result["without_ties"]["n"] == 5
     assert result["without_ties"]["agreement"] == pytest.approx(4 / 5)
+    # 8 pairs: the share's exact interval, and no interval of kappa (too few to say).
+    assert result["with_ties"]["ci95"] == pytest.approx([0.2449, 0.9148], abs=1e-4)
+    assert result["with_ties"]["kappa_ci95"] is None
+    assert result["with_ties"]["kappa_too_few"] == "too few to say: 8 pairs (fewer than 30)"
 
     done = runner.invoke(app, ["agree", str(run), "--human", str(human)])
     assert done.exit_code == 0, done.output
-    assert "with ties (S1): agreement 0.625" in done.output
+    assert "with ties (S1): agreement 0.625 [0.245, 0.915]" in done.output
+    assert "kappa 0.400 (too few to say), n=8" in agreement_lines(result)
     assert (run / "agreement.json").is_file()
 
 
@@ -145,9 +164,13 @@ def test_agree_pointwise_correlation_and_alpha(tmp_path: Path) -> None:
     result = agree_with_humans(run, human, score="interactivity")
     corr = result["correlation"]
     assert corr["n"] == 12 and corr["spearman"] > 0.8
-    assert corr["spearman_ci95"][0] <= corr["spearman"] <= corr["spearman_ci95"][1]
+    # 12 items: no interval of a correlation or of alpha is valid; each says so.
+    assert corr["spearman_ci95"] is None and corr["too_few"].startswith("too few to say: 12")
     alpha = result["krippendorff_alpha"]
     assert alpha["n_raters"] == 2 and alpha["humans"]["value"] is not None
+    assert alpha["humans"]["ci95"] is None and "12 items" in alpha["humans"]["too_few"]
+    text = agreement_lines(result)
+    assert "Spearman" in text and "(too few to say)" in text
 
 
 def test_agree_errors_name_the_problem(tmp_path: Path) -> None:

@@ -413,6 +413,20 @@ def test_slices_are_bonferroni_adjusted_and_worst_first(tmp_path: Path) -> None:
     assert strict.outcome == "pass"  # -1 is not wholly below -1
 
 
+def test_a_slice_of_three_ties_has_an_interval_not_a_point(tmp_path: Path) -> None:
+    # `make demo-traces`: the slice user.tier=pro at +0 [+0, +0] on 3 pairs
+    wins = ["T"] * 3 + ["C", "B"] * 8
+    tier = ["pro"] * 3 + ["free"] * 16
+    run = judged(pairwise_rows(wins, tier=tier), tmp_path / "pw", fair_judge, flip=False)
+    g = chatjudge.gate(run, by="tier", report=False)
+    pro = next(s for s in g.slices if s.value == "pro")
+    assert pro.n_pairs == 3 and pro.difference.value == 0.0
+    assert pro.method == "cluster-bootstrap+sign-test"
+    lo, hi = pro.difference.ci95
+    assert lo < -0.3 and hi > 0.3  # three ties say little of a preference in [0, 1]
+    assert not pro.below_margin and g.outcome == "inconclusive"
+
+
 def test_a_regressed_slice_fails_the_gate_only_from_30_rows(tmp_path: Path) -> None:
     def runs(n_small: int) -> tuple[Path, Path]:
         n_big = 60  # 50 better, 10 alike: the whole has three distinct differences
@@ -647,8 +661,10 @@ def test_four_discordant_pairs_one_way_do_not_pass(tmp_path: Path) -> None:
     cand = judged(pointwise_rows([(1, 2)] * 4), tmp_path / "c")
     g = chatjudge.gate(cand, base, metric="accuracy", require="better", report=False)
     assert g.outcome == "inconclusive" and g.method == "tango+sign-test"
-    assert g.difference.ci95[0] == 0.0 and g.small_sample is not None
-    assert g.small_sample.sign_p == [0.0625, 1.0]
+    assert g.small_sample is not None and g.small_sample.sign_p == [0.0625, 1.0]
+    # the side the sign test does not clear reaches the betting interval's end, below 0
+    assert g.small_sample.betting_ci is not None
+    assert g.difference.ci95[0] == g.small_sample.betting_ci[0] < 0.0
 
 
 def test_two_rows_gate_and_fewer_say_why_not(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import chatjudge
 from chatjudge.formats.analyses import Gate
 from chatjudge.formats.io import read_model
 from chatjudge.report.gate_text import markdown
+from chatjudge.stats.intervals import SHARE
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text, style_control, style_counts
 from tests.analysis.test_gate import cli, fair_judge, judged, pairwise_rows, pointwise_rows
@@ -56,7 +57,12 @@ def test_control_length_decides_on_the_controlled_rate_and_keeps_the_raw(tmp_pat
     expected = style_control(votes, counts[0], counts[1], seed=0).length
     assert g.control == "length" and g.metric == "length_controlled_preference"
     assert g.difference.value == pytest.approx(expected.value - 0.5, abs=1e-6)
-    assert g.difference.ci95 == pytest.approx([v - 0.5 for v in expected.ci95], abs=1e-6)
+    # the raw preference's small-sample rule holds it: the side its sign test does not
+    # clear (the upper: no fail) reaches the raw betting interval's end
+    small = g.small_sample
+    assert small is not None and small.rule == "sign-test" and small.betting_ci is not None
+    lo, hi = expected.ci95[0] - 0.5, max(expected.ci95[1] - 0.5, small.betting_ci[1])
+    assert g.difference.ci95 == pytest.approx([lo, hi], abs=1e-6)
     assert g.raw_difference == raw.difference and raw.difference.value == pytest.approx(0.25)
     assert g.corrected["length_controlled_preference"].value == pytest.approx(expected.value)
     assert "style_controlled_preference" in g.corrected and g.style_control["sentence"]
@@ -124,11 +130,13 @@ def test_human_calibrated_figures_stay_within_the_metrics_range(tmp_path: Path) 
     labels.write_text("".join(json.dumps({"id": f"p{i}", "label": h}) + "\n"
                               for i, h in human.items()))  # fmt: skip
     unclipped = ppi_mean(np.array([1.0] * 16 + [0.5] * 4), np.array([1.0] * 4 + [0.5] * 4),
-                         np.array([1.0] * 6 + [0.5] * 2))  # fmt: skip
-    assert unclipped.value > 1 and unclipped.ci95[1] > 1 and unclipped.human_only.ci95[1] > 1
+                         np.array([1.0] * 6 + [0.5] * 2), known=SHARE)  # fmt: skip
+    assert unclipped.value > 1 and unclipped.ci95[1] > 1
+    # 8 labels: the normal interval held to the humans' betting interval for [0, 1].
+    assert unclipped.ci95[0] < 0.8713 and unclipped.ci95[0] == unclipped.human_only.ci95[0]
     done = cli(str(run), "--human", str(labels), "--markdown", str(tmp_path / "g.md"))
     assert done.exit_code in (0, 1, 3), done.output
     pref = read_model(run / "gate.json", Gate).calibrated["preference"]
     assert pref.value == 1.0 and pref.ci95 == [pytest.approx(unclipped.ci95[0]), 1.0]
     assert pref.human_only.ci95 is not None and pref.human_only.ci95[1] == 1.0
-    assert "1.0000 [0.8713, 1.0000]" in (tmp_path / "g.md").read_text()
+    assert f"1.0000 [{unclipped.ci95[0]:.4f}, 1.0000]" in (tmp_path / "g.md").read_text()

@@ -9,7 +9,7 @@ from rich.console import Console, RenderableType
 from chatjudge.analysis.agree_text import agreement_lines
 from chatjudge.analysis.compare_text import control_note, ratings_table
 from chatjudge.formats.analyses import Gate
-from chatjudge.report.gate_text import table
+from chatjudge.report.gate_text import markdown, table
 
 
 def rendered(renderable: RenderableType) -> str:
@@ -184,3 +184,20 @@ def test_gate_table_lists_slices_worst_first_as_plain_text() -> None:
         "40",
         "regressed",
     ]
+
+
+def test_a_slice_of_one_unit_says_too_few_to_say_in_the_table_and_markdown() -> None:
+    slices = [
+        {
+            "value": "pro",
+            "difference": {"value": 0.0, "ci95": []},  # one unit: no interval
+            "level": 0.975,
+            "n_pairs": 1,
+            "below_margin": False,
+            "counts": False,
+        }
+    ]
+    g = gate(by="tier", slices=slices)
+    row = next(line for line in rendered(table(g)).splitlines() if "tier=" in line)
+    assert [c.strip() for c in row.split("│")[1:-1]][2] == "too few to say"
+    assert "| tier=pro | +0.0000 | too few to say | 97.50% | 1 |" in markdown(g)

@@ -89,7 +89,36 @@ def test_a_budget_stops_before_going_over_and_a_larger_one_resumes_to_the_same_r
     assert verdicts(tmp_path / "run") == verdicts(tmp_path / "free")
     after = summary(tmp_path / "run")["cost"]
     assert after["budget"]["reached"] is False and after["budget"]["done"] == 24
-    assert cut["cost"]["total_usd"] + after["total_usd"] == pytest.approx(full_cost, abs=1e-5)
+    # The cost is what the results cost in all, as a fresh run's; the spend of each
+    # invocation beside it, and the two add up to it.
+    assert after["total_usd"] == full_cost and summary(tmp_path / "run")["cost_usd"] == full_cost
+    assert 0 < after["invocation_usd"] < full_cost
+    assert cut["cost"]["invocation_usd"] == cut["cost"]["total_usd"]
+    spent = cut["cost"]["invocation_usd"] + after["invocation_usd"]
+    assert spent == pytest.approx(full_cost, abs=1e-5)
+
+
+def test_a_run_resumed_after_limit_costs_what_a_fresh_run_costs(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """Rows of repeated contents (each distinct call priced once), judged in halves: the
+    resumed run's cost is the fresh run's, its own spend beside it."""
+    rows = [{**r, "id": f"r{i}"} for i, r in enumerate(pointwise_rows(6) * 4)]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    api_run(stub, data, tmp_path / "fresh")
+    fresh = summary(tmp_path / "fresh")["cost"]
+    assert fresh["total_usd"] == fresh["invocation_usd"] > 0
+    assert judge(stub, data, tmp_path / "run", "--limit", "4").returncode == 0
+    half = summary(tmp_path / "run")["cost"]
+    assert 0 < half["total_usd"] == half["invocation_usd"] < fresh["total_usd"]
+    assert judge(stub, data, tmp_path / "run").returncode == 0
+    resumed = summary(tmp_path / "run")
+    assert resumed["cost"]["total_usd"] == resumed["cost_usd"] == fresh["total_usd"]
+    assert resumed["cost"]["roles"]["judge"]["usd"] == fresh["roles"]["judge"]["usd"]
+    assert resumed["cost"]["invocation_usd"] == pytest.approx(
+        fresh["total_usd"] - half["total_usd"], abs=1e-5
+    )
+    assert resumed["cost"]["roles"]["judge"]["invocation_usd"] == resumed["cost"]["invocation_usd"]
 
 
 def cut_at_half_cost(command: tuple[str, ...], tmp_path: Path, name: str) -> tuple[float, dict]:

@@ -3,10 +3,12 @@ counted as a call; and finds a judge call of a chatjudge 0.1 store under its ver
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
 from chatjudge.calls import KeyMaker, Ledger, LegacyKeyMaker
+from chatjudge.errors import ServerError
 from chatjudge.store import Store
 from chatjudge.types import Reply
 
@@ -108,3 +110,95 @@ def test_a_current_store_is_never_searched_under_version_1_keys(tmp_path: Path) 
     assert not ledger.legacy
     assert ledger.find("another key", legacy, "rate this", 0) is None
     store.close()
+
+
+async def _send_once(ledger: Ledger, key: str, sent: list[str], who: str, fail: bool = False):
+    """`ledger.once` on `key`'s flight, sending after a pause (`who` recorded as sent)."""
+
+    async def send() -> Reply:
+        sent.append(who)
+        await asyncio.sleep(0.05)
+        if fail:
+            raise ServerError("HTTP 500", status=500)
+        reply = Reply(f"from {who}", 3, 1)
+        ledger.commit(key, "m", reply, 0.05, cap=100)
+        return reply
+
+    return await ledger.once(ledger.flight(key), send)
+
+
+def test_calls_under_one_key_in_flight_are_sent_once(tmp_path: Path) -> None:
+    async def main() -> None:
+        store = Store(tmp_path / "calls.sqlite")
+        ledger, sent = Ledger(store, lookup=False, flights={}), []
+        got = await asyncio.gather(*(_send_once(ledger, "k", sent, f"c{i}") for i in range(5)))
+        assert sent == ["c0"] and ledger.usage.calls == 1
+        assert [shared for _, shared in got] == [False, True, True, True, True]
+        assert {reply.text for reply, _ in got} == {"from c0"}
+        assert ledger.flights == {}  # landed: what comes next, the store answers
+        assert ledger.lookup and ledger.find("k") is not None
+        store.close()
+
+    asyncio.run(main())
+
+
+def test_the_failure_of_the_call_sent_is_every_waiting_ones(tmp_path: Path) -> None:
+    async def main() -> None:
+        store = Store(tmp_path / "calls.sqlite")
+        ledger, sent = Ledger(store, lookup=False, flights={}), []
+        calls = [_send_once(ledger, "k", sent, f"c{i}", fail=True) for i in range(3)]
+        got = await asyncio.gather(*calls, return_exceptions=True)
+        assert sent == ["c0"] and all(isinstance(g, ServerError) for g in got)
+        # Once landed, a later call under the key is sent again.
+        reply, shared = await _send_once(ledger, "k", sent, "later")
+        assert sent == ["c0", "later"] and not shared and reply.text == "from later"
+        store.close()
+
+    asyncio.run(main())
+
+
+def test_a_cancelled_first_call_leaves_the_sending_to_one_waiting(tmp_path: Path) -> None:
+    async def main() -> None:
+        store = Store(tmp_path / "calls.sqlite")
+        ledger, sent = Ledger(store, lookup=False, flights={}), []
+        first = asyncio.create_task(_send_once(ledger, "k", sent, "first"))
+        await asyncio.sleep(0.01)
+        waiting = [asyncio.create_task(_send_once(ledger, "k", sent, f"w{i}")) for i in range(3)]
+        await asyncio.sleep(0.01)
+        first.cancel()
+        got = await asyncio.gather(*waiting)
+        assert sent == ["first", "w0"]
+        assert [shared for _, shared in got] == [False, True, True]
+        store.close()
+
+    asyncio.run(main())
+
+
+def test_without_flights_every_call_is_sent(tmp_path: Path) -> None:
+    """`--no-cache`: every call is sent, twins included."""
+
+    async def main() -> None:
+        store = Store(tmp_path / "calls.sqlite")
+        ledger, sent = Ledger(store, lookup=False), []
+        await asyncio.gather(*(_send_once(ledger, "k", sent, f"c{i}") for i in range(3)))
+        assert sent == ["c0", "c1", "c2"] and not ledger.lookup
+        store.close()
+
+    asyncio.run(main())
+
+
+def test_a_reference_store_answers_what_the_own_store_misses(tmp_path: Path) -> None:
+    """align's judgings read the aligned run's store: a call it holds is not sent again."""
+    from chatjudge.store.reader import StoreReader
+
+    run = Store(tmp_path / "run.sqlite")
+    run.put("k", "m", Reply("the run's", 5, 1), 0.1)
+    run.close()
+    reference = StoreReader(tmp_path / "run.sqlite")
+    store = Store(tmp_path / "calls.sqlite")
+    ledger = Ledger(store, lookup=True, reference=reference)
+    found = ledger.find("k")
+    assert found is not None and found.raw == "the run's" and ledger.usage.cached_calls == 1
+    assert ledger.find("other") is None and store.get("k") is None  # read, not copied
+    store.close()
+    reference.close()

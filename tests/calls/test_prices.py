@@ -136,14 +136,17 @@ def test_a_lookup_sends_nothing_and_is_fast(monkeypatch: pytest.MonkeyPatch) -> 
 def test_a_role_and_the_total_are_unknown_when_any_price_is() -> None:
     prices = {"a": Price(1.0, 2.0, "x"), "b": Price(None, None, "unknown")}
     used = {"a": Usage(input_tokens=10**6), "b": Usage(output_tokens=5)}
-    assert role_cost({"a": prices["a"]}, {"a": used["a"]}).usd == pytest.approx(1.0)
-    assert role_cost(prices, used).usd is None
-    assert role_cost({"a": prices["a"]}, {"a": Usage(), "z": Usage()}).usd is None
+    assert role_cost({"a": prices["a"]}, {"a": used["a"]}, {}).usd == pytest.approx(1.0)
+    assert role_cost(prices, used, {}).usd is None
+    assert role_cost({"a": prices["a"]}, {"a": Usage(), "z": Usage()}, {}).usd is None
     cost = command_cost(
-        {"one": role_cost({"a": prices["a"]}, {"a": used["a"]}), "two": role_cost(prices, used)}
+        {
+            "one": role_cost({"a": prices["a"]}, {"a": used["a"]}, {}),
+            "two": role_cost(prices, used, {}),
+        }
     )
     assert cost.total_usd is None and cost.unpriced == ["two"]
-    cost = command_cost({"one": role_cost({"a": prices["a"]}, {"a": used["a"]})})
+    cost = command_cost({"one": role_cost({"a": prices["a"]}, {"a": used["a"]}, {})})
     assert (cost.total_usd, cost.unpriced) == (pytest.approx(1.0), [])
 
 
@@ -186,10 +189,12 @@ def test_simulate_costs_each_role_and_an_unknown_role_leaves_the_total_unknown(
     roles = summary["cost"]["roles"]
     assert used["input_tokens"] > 0
     assert roles["assistant"] == {
-        "usd": expected, "priced": True, "source": f"--prices {prices}", "over_cap_replies": 0
+        "usd": expected, "priced": True, "source": f"--prices {prices}", "over_cap_replies": 0,
+        "invocation_usd": expected,
     }  # fmt: skip
     assert roles["simulated_user"] == {
-        "usd": None, "priced": False, "source": "unknown", "over_cap_replies": 0
+        "usd": None, "priced": False, "source": "unknown", "over_cap_replies": 0,
+        "invocation_usd": None,
     }  # fmt: skip
     assert summary["cost"]["total_usd"] is None
     assert summary["cost"]["unpriced"] == ["simulated_user"]
@@ -221,6 +226,7 @@ def test_generate_costs_the_model_under_test(tmp_path: Path) -> None:
             "priced": True,
             "source": "--price-in/--price-out",
             "over_cap_replies": 0,
+            "invocation_usd": expected,
         }  # fmt: skip
     }
     assert summary["cost_usd"] == summary["cost"]["total_usd"] == expected > 0

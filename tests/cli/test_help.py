@@ -7,6 +7,7 @@ import re
 
 import pytest
 import typer
+from rich.text import Text
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -85,3 +86,12 @@ def test_paragraphs_keeps_paragraphs_and_joins_their_lines() -> None:
     wrapped."""
     assert paragraphs(text) == "One line and its continuation.\n\nSecond paragraph, wrapped."
     assert paragraphs(None) is None
+
+
+def test_brackets_in_help_are_shown_not_read_as_markup() -> None:
+    """D11: `--tool-result-chars`' help ends with `… [cut N of M characters]`, which rich
+    markup took for a style and dropped; a command's own help keeps its brackets too."""
+    text = " ".join(render_help(app, ["run"], 400).split())
+    assert "ending with `… [cut N of M characters]`." in text
+    written = "Values in [0, 1], [cut N of M characters] and [bold]x[/bold]."
+    assert Text.from_markup(paragraphs(written) or "").plain == written

@@ -4,6 +4,7 @@ as they are written (OpenAI's format), the item takes them as they are; where on
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -76,3 +77,16 @@ def test_one_row_in_another_shape_has_every_item_read_again(other: dict[str, Any
     assert item.data["chat"] != other["chat"]
     assert item.data["chat"][1]["content"] == ""
     assert item.data["chat"][1]["tool_calls"][0]["type"] == "function"
+
+
+def test_a_trajectory_of_json_text_is_judged_as_the_list_it_holds() -> None:
+    pairwise = get_protocol("pairwise-chat-quality")
+    trajectory = [{"role": "assistant", "content": "", "tool_calls": [call("a", "weather")]},
+                  {"role": "tool", "tool_call_id": "a", "content": "21 °C"},
+                  {"role": "assistant", "content": "21 °C."}]  # fmt: skip
+    row = {"prompt": "Weather?", "response": "Sunny.", "baseline_model_response": "21 °C."}
+    rows = [{**row, "baseline_trajectory": trajectory},
+            {**row, "baseline_trajectory": json.dumps(trajectory)}]  # fmt: skip
+    as_list, as_text = iter_items(Source(rows), pairwise.fields)
+    assert as_text.data["baseline_trajectory"] == trajectory
+    assert as_text.text == as_list.text and "weather" in as_text.text["baseline_model_response"]

@@ -195,11 +195,6 @@ BAD_TOOL_ROWS = [
         "row 1, field 'chat': message 2: tool result answers no earlier call (id 'c1')",
     ),
     (
-        {**GOOD, "chat": [ASK, CALLS, ANSWER]},
-        "row 1, field 'chat': message 2: tool call 'weather' (id 'c1') has no result "
-        "before message 3",
-    ),
-    (
         {**GOOD, "chat_history": [ASK, {"role": "critic", "content": "x"}]},
         "row 1, field 'chat_history': message 2: unknown role 'critic' "
         "(use user, assistant, system or tool)",
@@ -215,22 +210,8 @@ BAD_TOOL_ROWS = [
                 },
             ],
         },
-        "row 1, field 'chat': message 2: function response 'weather' answers no earlier call",
-    ),
-    (
-        {
-            **GOOD,
-            "chat": [
-                ASK,
-                {
-                    "role": "assistant",
-                    "content": [{"type": "tool_use", "id": "t1", "name": "weather", "input": {}}],
-                },
-                ANSWER,
-            ],
-        },
-        "row 1, field 'chat': message 2: tool call 'weather' (id 't1') has no result "
-        "before message 3",
+        "row 1, field 'chat': message 2: tool result of 'weather' answers no earlier call (no "
+        "id; every call before it has its result)",
     ),
     (
         {**TOOL_ROW, "tools": [{"name": "weather", "parameters": {"type": "obj"}}]},
@@ -305,6 +286,21 @@ PW_ROW = {"prompt": "Weather in Paris?", "response": "Sunny.", "baseline_model_r
 )
 def test_a_bad_baseline_trajectory_is_named(trajectory: object, expected: str) -> None:
     assert _problems([{**PW_ROW, "baseline_trajectory": trajectory}], PW) == [expected]
+
+
+def test_a_trajectory_of_json_text_is_checked_as_the_list_it_holds() -> None:
+    answer = {"role": "assistant", "content": "21 °C."}
+    text = json.dumps([CALLS, RESULT, answer])
+    validation = validate(Source([{**PW_ROW, "baseline_trajectory": text}]), PW.fields)
+    assert (validation.n_rows, validation.read_as_written) == (1, False)  # read, not as written
+    assert _problems([{**PW_ROW, "baseline_trajectory": json.dumps([RESULT, answer])}], PW) == [
+        "row 1, field 'baseline_trajectory': message 1: tool result answers no earlier call "
+        "(id 'c1')"
+    ]
+    [problem] = _problems([{**PW_ROW, "response_trajectory": text[:-3]}], PW)
+    assert problem.startswith(
+        "row 1, field 'response_trajectory': is text that is not JSON (expected a list of messages)"
+    )
 
 
 def test_a_baseline_trajectory_may_end_on_its_answer_or_on_calls_cut_at_a_cap() -> None:

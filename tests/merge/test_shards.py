@@ -372,8 +372,8 @@ def test_produced_figures_do_not_depend_on_the_order_rows_finish() -> None:
     """The stand-in's replies are all of one length, so the tests above cannot see this:
     the bootstrap resamples rows in input order, whichever finished first (and however the
     rows were sharded), for generate's tokens and simulate's conversations alike."""
-    tokens = {0: 3.0, 1: 40.0, 2: 7.0, 3: 12.0, 4: 90.0, 5: 1.0}
-    shuffled = {i: tokens[i] for i in (4, 1, 5, 0, 3, 2)}
+    tokens = {i: float(i * 37 % 101) for i in range(40)}  # enough for an interval
+    shuffled = {i: tokens[i] for i in sorted(tokens, key=lambda i: i * 7 % 40)}
     assert token_metrics(shuffled) == token_metrics(tokens)
     expected = bootstrap_metrics({"output_tokens": list(tokens.values())})["output_tokens"]
     assert token_metrics(shuffled)["output_tokens"] == expected.to_dict()

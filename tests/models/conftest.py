@@ -42,6 +42,28 @@ TWO_CALLS: list[Message] = [
     {"role": "tool", "tool_call_id": "c2", "content": '{"sky": "rain", "temp_c": 17}'},
     {"role": "user", "content": "And tomorrow?"},
 ]
+# Ids as recordings and servers write them: `c1` reused in a later step, then none (""):
+# sent with ids of their own, each result with its call's (`chatjudge.call_ids`).
+REUSED_IDS: list[Message] = [
+    {"role": "user", "content": "Weather in Oslo, Rome and Paris?"},
+    *(
+        message
+        for ident, city, result in (
+            ("c1", "Oslo", "Sunny"),
+            ("c1", "Rome", "Rain"),
+            ("", "Paris", "Snow"),
+        )
+        for message in (
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [ToolUse(ident, "weather", f'{{"city": "{city}"}}').as_openai()],
+            },
+            {"role": "tool", "tool_call_id": ident, "content": result},
+        )
+    ),
+]
+SENT_IDS = ["c1", "call_2", "call_3"]  # the calls' ids as sent, and their results'
 Closing = Callable[[M], M]
 
 OPENAI_KEY = "sk-test-openai-0123456789"

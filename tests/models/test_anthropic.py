@@ -23,7 +23,7 @@ from chatjudge.models.anthropic import AnthropicModel, tool_name
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.protocols import get_protocol
 from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
-from tests.models.conftest import TWO_CALLS, WEATHER, Closing
+from tests.models.conftest import REUSED_IDS, SENT_IDS, TWO_CALLS, WEATHER, Closing
 from tests.support.stub_anthropic import AnthropicStub
 
 PROTOCOL = get_protocol("interactivity-accuracy")
@@ -271,3 +271,15 @@ async def test_a_verdict_request_keeps_its_forced_tool_and_reads_no_calls(
     reply = await model.generate(REQUEST)
     assert reply.tool_calls == ()  # the verdict's tool input is the reply's text
     assert set(json.loads(reply.text)) == {"interactivity", "accuracy"}
+
+
+async def test_ids_reused_or_missing_are_sent_as_ids_of_their_own(
+    closing: Closing, anthropic_stub: AnthropicStub
+) -> None:
+    anthropic_stub.tool_steps = 4
+    model = closing(model_at(anthropic_stub))
+    await model.generate(ModelRequest(REUSED_IDS, tools=[WEATHER]))
+    blocks = [b for m in anthropic_stub.requests[-1].body["messages"][1:] for b in m["content"]]
+    assert [b["id"] for b in blocks if b["type"] == "tool_use"] == SENT_IDS
+    assert [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"] == SENT_IDS
+    assert [b["content"] for b in blocks if b["type"] == "tool_result"] == ["Sunny", "Rain", "Snow"]

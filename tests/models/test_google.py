@@ -34,7 +34,7 @@ from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.protocols import get_protocol
 from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
-from tests.models.conftest import TWO_CALLS, WEATHER, Closing
+from tests.models.conftest import REUSED_IDS, SENT_IDS, TWO_CALLS, WEATHER, Closing
 from tests.support.stub_google import ACCESS_TOKEN, GoogleStub
 
 PROTOCOL = get_protocol("pairwise-chat-quality")
@@ -426,3 +426,16 @@ async def test_a_call_without_a_thought_signature_is_refused_as_gemini_3_refuses
             ],
         )
     await client.aio.aclose()
+
+
+async def test_ids_reused_or_missing_are_sent_as_ids_of_their_own(
+    closing: Closing, google_stub: GoogleStub
+) -> None:
+    google_stub.tool_steps = 4
+    model = closing(model_at(google_stub))
+    await model.generate(ModelRequest(REUSED_IDS, tools=[WEATHER]))
+    parts = [p for c in google_stub.requests[-1].body["contents"][1:] for p in c["parts"]]
+    assert [p["functionCall"]["id"] for p in parts if "functionCall" in p] == SENT_IDS
+    answers = [p["functionResponse"] for p in parts if "functionResponse" in p]
+    assert [a["id"] for a in answers] == SENT_IDS
+    assert [a["response"] for a in answers] == [{"output": t} for t in ("Sunny", "Rain", "Snow")]

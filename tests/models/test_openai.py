@@ -30,7 +30,7 @@ from chatjudge.options import ClientOptions
 from chatjudge.protocols import get_protocol
 from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
-from tests.models.conftest import OPENAI_KEY, WEATHER, Closing
+from tests.models.conftest import OPENAI_KEY, REUSED_IDS, SENT_IDS, WEATHER, Closing
 from tests.support.stub_openai import StubServer
 
 PROTOCOL = get_protocol("pairwise-chat-quality")
@@ -442,3 +442,15 @@ async def test_the_official_client_and_chatjudge_speak_the_same_tool_calling_wir
         assert (theirs.get("content") or "") == mine["content"]
     assert final.choices[0].message.content == our_final.text == "From the tool: Sunny, 21 C"
     assert final.choices[0].message.tool_calls is None and our_final.tool_calls == ()
+
+
+async def test_ids_reused_or_missing_are_sent_as_ids_of_their_own(
+    closing: Closing, openai_stub: StubServer
+) -> None:
+    openai_stub.configure(record=True, tool_steps=4)
+    model = closing(model_at(openai_stub))
+    await model.generate(ModelRequest(REUSED_IDS, tools=[WEATHER]))
+    messages = sent(openai_stub)[-1]["messages"]
+    assert [c["id"] for m in messages for c in m.get("tool_calls", ())] == SENT_IDS
+    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == SENT_IDS
+    assert [m["content"] for m in messages[2::2]] == ["Sunny", "Rain", "Snow"]

@@ -70,6 +70,7 @@ FINGERPRINTED = {  # option -> (a non-default value, its fingerprint key and val
     "judge_sees": ("final", "judge_sees", "final"),  # these two too
     "tool_result_chars": (500, "tool_result_chars", 500),
     "match": ("in-order", "match", "in-order"),
+    "checked_tools": ("write_*,delete", "checked_tools", "write_*,delete"),
 }
 OPTIONS = list(option_fields())
 
@@ -93,6 +94,16 @@ def test_an_unknown_option_is_refused_with_a_suggestion() -> None:
     message = str(info.value)
     assert "unknown option" in message and "'concurency'" in message
     assert "(did you mean 'concurrency'?)" in message
+
+
+def test_checked_tools_take_a_list_or_the_flags_text_and_refuse_none() -> None:
+    config = RunConfig.from_options({"checked_tools": ["write_*", " delete"]})
+    assert config.run.checked_tools == "write_*,delete"  # as the flag writes it
+    assert config.run.checked() == ("write_*", "delete")
+    assert RunConfig.from_options({"checked_tools": "a, b"}).run.checked() == ("a", "b")
+    assert RunConfig().run.checked() is None  # every tool checked
+    with pytest.raises(UsageError, match=r"checked_tools \(--checked-tools\): .*names no tool"):
+        RunConfig.from_options({"checked_tools": ","})
 
 
 def test_an_unknown_option_with_nothing_close_has_no_suggestion() -> None:
@@ -329,6 +340,7 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
         "judge_sees": "final",
         "tool_result_chars": 500,
         "match": "exact",
+        "checked_tools": None,
         "executor": "local",
         "workers": None,
         "overwrite": True,

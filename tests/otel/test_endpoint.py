@@ -57,3 +57,26 @@ def test_an_unreachable_collector_is_exit_2_with_the_count_sent(tmp_path: Path) 
     )  # fmt: skip
     assert done.returncode == 2
     assert "0 record(s) were sent" in done.stderr and "Connection refused" in done.stderr
+
+
+def test_an_endpoints_path_and_query_are_kept_and_its_password_never_printed(
+    tmp_path: Path,
+) -> None:
+    """D13: the logs path goes after the endpoint's own path, before its query; a password
+    in the URL is `***` in what export says, whether the collector takes the records or not."""
+    password = "collector-password-42"
+    run = judged(tmp_path, rows_from_spans(2), lambda prompt: verdict("B"))
+    with Collector() as collector:
+        url = f"http://ops:{password}@127.0.0.1:{collector.port}/tenant-a/?team=eval"
+        done = run_cli("export", str(run), "--otlp-endpoint", url)
+    assert done.returncode == 0, done.stderr
+    assert collector.paths == ["/tenant-a/v1/logs?team=eval"]
+    assert len(collector.records()) == 2
+    assert password not in done.stdout + done.stderr
+    assert f"ops:***@127.0.0.1:{collector.port}/tenant-a/?team=eval" in done.stderr
+    with Collector(accept=0) as refusing:
+        url = f"http://ops:{password}@127.0.0.1:{refusing.port}/v1/logs"
+        refused = run_cli("export", str(run), "--otlp-endpoint", url)
+    assert refused.returncode == 2 and "0 record(s) were sent" in refused.stderr
+    assert password not in refused.stdout + refused.stderr
+    assert f"ops:***@127.0.0.1:{refusing.port}/v1/logs" in refused.stderr

@@ -8,16 +8,13 @@ import hashlib
 import json
 from pathlib import Path
 
-from chatjudge.protocols import get_protocol
+import chatjudge
+from chatjudge.protocols import get_protocol, protocol_sha256
 from tests.otel.conftest import PAIRWISE, judged, read_back, rows_from_spans, verdict
 from tests.support.cli import run_cli
 
 IDENTITY = ("chatjudge.protocol", "chatjudge.protocol.sha256", "chatjudge.judge",
             "chatjudge.version", "chatjudge.run_id")  # fmt: skip
-
-
-def sha256_of_template(name: str) -> str:
-    return hashlib.sha256(get_protocol(name).template.encode()).hexdigest()
 
 
 def test_one_record_per_item_parented_to_its_span_with_the_candidates_side(
@@ -68,7 +65,7 @@ def test_one_record_per_item_parented_to_its_span_with_the_candidates_side(
         else:
             assert (record.trace_id, record.span_id) == (b"", b"")
         assert attrs["chatjudge.protocol"] == PAIRWISE
-        assert attrs["chatjudge.protocol.sha256"] == sha256_of_template(PAIRWISE)
+        assert attrs["chatjudge.protocol.sha256"] == protocol_sha256(get_protocol(PAIRWISE))
         assert attrs["chatjudge.judge"] == judge_name
         assert attrs["chatjudge.run_id"] == run.name
         assert set(IDENTITY) <= set(attrs)
@@ -189,3 +186,33 @@ def test_bad_usage_is_exit_2_and_writes_nothing(tmp_path: Path) -> None:
     onto = run_cli("export", str(run), "--otlp", str(results), "--overwrite")
     assert onto.returncode == 2, onto.stderr
     assert "--otlp" in onto.stderr and results.read_bytes() == before
+
+
+def test_a_tool_trajectory_export_carries_its_rules_hash_and_its_rationale(
+    tmp_path: Path,
+) -> None:
+    call = {"id": "c0", "type": "function",
+            "function": {"name": "search", "arguments": '{"q": "x"}'}}  # fmt: skip
+    rows = [
+        {
+            "id": "r0",
+            "response_trajectory": [
+                {"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c0", "content": "found"},
+            ],
+            "expected_tool_calls": [{"name": "book", "arguments": {}}],
+        }
+    ]
+    run = tmp_path / "run"
+    chatjudge.evaluate(rows, protocol="tool-trajectory", out=run, report=False)
+    out = tmp_path / "evaluations.jsonl"
+    done = run_cli("export", str(run), "--otlp", str(out))
+    assert done.returncode == 0, done.stderr
+    records = read_back(out)
+    rules = protocol_sha256(get_protocol("tool-trajectory"))
+    assert rules != hashlib.sha256(b"").hexdigest()  # e3b0c442...: the empty template's
+    assert {attrs["chatjudge.protocol.sha256"] for _, attrs in records} == {rules}
+    [rationale] = json.loads((run / "results.jsonl").read_text())["rationale"].values()
+    assert "does not match" in rationale and "missed: book" in rationale
+    for _, attrs in records:
+        assert attrs["gen_ai.evaluation.explanation"] == rationale

@@ -137,3 +137,25 @@ def test_a_result_json_cannot_hold_is_the_function_s_error() -> None:
 
     got = called(cyclic)
     assert got.miss == "error" and got.text.startswith("error: tool returned what JSON cannot hold")
+
+
+def test_the_recording_pairs_results_with_calls_by_the_one_rule() -> None:
+    """Two parallel calls under one id, then results without ids: each result is the
+    recorded result of its own call (`chatjudge.call_ids`)."""
+
+    def step(ident: str | None, *cities: str) -> dict:
+        calls = [{"id": ident, "type": "function",
+                  "function": {"name": "search", "arguments": json.dumps({"q": city})}}
+                 for city in cities]  # fmt: skip
+        return {"role": "assistant", "content": "", "tool_calls": calls}
+
+    messages = [
+        step("X", "Oslo", "Rome"),
+        {"role": "tool", "tool_call_id": "X", "content": "Oslo: sun"},
+        {"role": "tool", "tool_call_id": "X", "content": "Rome: rain"},
+        step(None, "Paris"),
+        {"role": "tool", "content": "Paris: snow"},
+    ]
+    recording = Recording.of([messages])
+    for city, result in (("Oslo", "sun"), ("Rome", "rain"), ("Paris", "snow")):
+        assert answer(recording, json.dumps({"q": city})) == ToolAnswer(f"{city}: {result}")

@@ -12,8 +12,10 @@ import chatjudge
 from chatjudge.cli import app
 from chatjudge.formats.analyses import Gate
 from chatjudge.formats.io import read_model
+from chatjudge.report.gate_section import gate_sections
 from chatjudge.rundir import GATE
 from tests.analysis.test_gate import judged, pointwise_rows
+from tests.analysis.test_text import gate
 from tests.report.conftest import check_report
 from tests.support.browser import PageWatch
 
@@ -83,3 +85,10 @@ def test_a_run_without_gate_json_has_no_gate_section(tmp_path: Path, watch: Page
     page = watch.open(run / "report.html")  # as `gate` re-wrote it
     assert page.locator('[data-section="gate"]').count() == 1
     assert watch.errors == []
+
+
+def test_a_slice_of_one_unit_says_too_few_to_say_in_the_forest_plot() -> None:
+    one = {"value": "pro", "difference": {"value": 0.0, "ci95": []}, "level": 0.975,
+           "n_pairs": 1, "below_margin": False, "counts": False}  # fmt: skip
+    sections = gate_sections(gate(by="tier", slices=[one]))
+    assert "n = 1 (&lt; 30), too few to say" in str(sections[1].chart)

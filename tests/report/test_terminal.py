@@ -77,5 +77,5 @@ def test_metric_without_interval() -> None:
         },
     }
     text = render(summary)
-    assert row(text, "Accuracy") == ["Accuracy", "100.0%", "—", "1"]
+    assert row(text, "Accuracy") == ["Accuracy", "100.0%", "too few to say", "1"]
     assert row(text, "Tie rate") == ["Tie rate", "n/a", "—", "0"]

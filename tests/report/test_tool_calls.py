@@ -10,6 +10,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 import chatjudge
+from chatjudge.report import write_report
 from tests.report.conftest import INJECTION_IMG, INJECTION_SCRIPT
 from tests.support.browser import PageWatch
 
@@ -74,3 +75,61 @@ def test_expected_and_made_calls_side_by_side_as_text(tmp_path: Path, watch: Pag
     expect(page.locator("#detail table.tool-calls tbody tr")).to_have_count(1)
     expect(page.locator("#detail")).to_contain_text("matches")
     assert watch.errors == [] and watch.dialogs == []
+
+
+def test_a_judge_free_report_speaks_of_no_judge_and_plots_counts_as_counts(
+    tmp_path: Path, watch: PageWatch
+) -> None:
+    """tool-trajectory: no "Judge: deterministic", no pointwise badge, no judge calls, no
+    labelling; its counts (matched_calls) drawn in whole numbers; a null precision (an item
+    that made no call) shown as a dash."""
+    rows = [
+        {
+            "id": f"r{n}",
+            "response_trajectory": trajectory(*[("search", {"q": k}) for k in range(n)])
+            or [{"role": "assistant", "content": "No call needed."}],
+            "expected_tool_calls": [{"name": "search", "arguments": {"q": k}} for k in range(n)]
+            or [{"name": "book", "arguments": {}}],
+            "match": "any-order",
+        }
+        for n in range(15)  # 0 to 14 calls: more distinct counts than a chart has bars
+    ]
+    result = chatjudge.evaluate(rows, protocol="tool-trajectory", out=tmp_path / "run")
+    page = watch.open(result.report_path)
+    text = page.locator("body").inner_text()
+    assert "deterministic" not in text and "judge calls" not in text.lower()
+    assert "null" not in text
+    expect(page.locator("#kind")).to_have_count(0)
+    expect(page.locator("#judges")).to_have_count(0)
+    expect(page.locator("#scorer")).to_have_text("the tool-trajectory rules, no judge")
+    expect(page.locator("[role=tab], #tab-label, #label-view")).to_have_count(0)
+    expect(page.locator("#n_ok .count-label")).to_have_text("Scored")
+    counts = page.locator('[data-chart="score-matched_calls"]')
+    expect(counts.locator(".axis-title").last).to_have_text("matched_calls")
+    labels = counts.locator(".bar-group").evaluate_all("gs => gs.map(g => g.dataset.label)")
+    assert labels[0] == "0–1" and labels[-1] == "14" and len(labels) == 8, labels
+    section = page.locator(".chart-card", has=counts)
+    expect(section.locator("h3")).to_have_text("Matched calls")
+    empty = page.locator('#item-rows tr[data-id="r0"]')
+    expect(empty.locator("td").nth(4)).to_have_text("—")  # tool_call_precision
+    empty.click()
+    expect(page.locator("#detail .detail-head")).to_contain_text("tool_call_precision —")
+    expect(page.locator("#detail")).not_to_contain_text("Judge calls")
+    expect(page.locator("#detail")).to_contain_text("missed: book({})")  # the rationale
+    expect(page.locator("#detail")).not_to_contain_text("tokens")
+    page.goto(result.report_path.resolve().as_uri() + "#label")  # no labelling to open
+    expect(page.locator("#report-view")).to_be_visible()
+    assert watch.errors == [] and watch.dialogs == []
+
+
+def test_a_judge_free_run_of_an_older_chatjudge_is_reported_so_too(tmp_path: Path) -> None:
+    """Its summary.json names no `scorer`: the built-in protocol says it has one."""
+    row = {"id": "r", "response_trajectory": trajectory(("search", {"q": 1})),
+           "expected_tool_calls": [{"name": "search", "arguments": {"q": 1}}]}  # fmt: skip
+    run = tmp_path / "run"
+    chatjudge.evaluate([row], protocol="tool-trajectory", out=run, report=False)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary.pop("scorer") == "tool-trajectory"
+    (run / "summary.json").write_text(json.dumps(summary))
+    html = write_report(run).read_text()
+    assert 'id="scorer"' in html and 'id="tab-label"' not in html

@@ -222,3 +222,61 @@ def test_tool_rows_are_judged_in_one_shape_and_their_counts_summarised(
     assert results["tools"]["fields"]["chat"] == normalised
     assert results["item-0000"]["fields"]["chat"] == plain[0]["chat"]
     assert "derived_tool_definitions" not in _run(stub, plain, tmp_path / "plain").summary
+
+
+def _repeated(rows: list[dict], n: int) -> list[dict]:
+    """n rows of the contents of `rows` in turn, each with its own id."""
+    return [{**rows[i % len(rows)], "id": f"row-{i:03d}"} for i in range(n)]
+
+
+def test_identical_calls_in_flight_are_sent_once(stub: StubServer, tmp_path: Path) -> None:
+    """60 rows of 3 contents: 3 requests, every row recorded with its verdict, the later
+    calls counted as cached, and the results those of a run of the 3 alone."""
+    stub.configure(latency=0.05)  # the first calls are still in flight when their twins start
+    distinct = pointwise_rows(3)
+    result = _run(stub, _repeated(distinct, 60), tmp_path / "run", price_in=2.0, price_out=8.0)
+    assert stub.stats.requests == 3
+    assert result.summary["n_ok"] == 60
+    assert result.summary["usage"]["calls"] == 3 and result.summary["usage"]["cached_calls"] == 57
+    alone = _run(stub, distinct, tmp_path / "alone", price_in=2.0, price_out=8.0)
+    assert result.summary["cost_usd"] == alone.summary["cost_usd"] > 0
+    results = read_results(tmp_path / "run")
+    scores = _scores(tmp_path / "alone")
+    by_content = {r["chat"][0]["content"]: scores[r["id"]] for r in distinct}
+    for i in range(60):
+        record = results[f"row-{i:03d}"]
+        assert record["scores"] == by_content[distinct[i % 3]["chat"][0]["content"]]
+    assert sum(not c["cached"] for r in results.values() for c in r["calls"]) == 3
+
+
+def test_identical_pairwise_items_send_each_order_once(stub: StubServer, tmp_path: Path) -> None:
+    """Pairwise with both orders: 2 distinct calls per content, 6 for 60 rows of 3."""
+    stub.configure(latency=0.05)
+    rows = [
+        {"id": f"p{i}", "history": [], "prompt": f"Question {i}?",
+         "baseline_model_response": f"Answer {i}.", "response": f"A better answer {i}."}
+        for i in range(3)
+    ]  # fmt: skip
+    result = evaluate(_repeated(rows, 60), "pairwise-chat-quality", "openai/stub",
+                      tmp_path / "run", base_url=stub.base_url, report=False, **FAST)  # fmt: skip
+    assert stub.stats.requests == 6
+    assert result.summary["n_ok"] == 60 and result.summary["usage"]["cached_calls"] == 114
+
+
+def test_a_failed_call_is_the_failure_of_its_twins_and_no_score(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    """The first call gives up after its retries: the twins waiting for it record the same
+    error, send nothing, and the next run sends the call again."""
+    stub.configure(latency=0.05, permanent={"POISON": "500"})
+    rows = _repeated(pointwise_rows(2, marker="POISON"), 10)
+    result = _run(stub, rows, tmp_path / "run", max_retries=1)
+    assert stub.stats.faults["500"] == 2 and stub.stats.requests == 3  # 2 attempts, 1 other
+    assert result.summary["n_failed"] == 5 and result.summary["n_ok"] == 5
+    failed = [r for r in read_results(tmp_path / "run").values() if r["status"] == "failed"]
+    assert {r["error"] for r in failed} == {failed[0]["error"]}
+    assert failed[0]["error"].startswith("ServerError: HTTP 500")
+    assert all(r["scores"] == {} for r in failed)
+    stub.configure(permanent={})
+    again = _run(stub, rows, tmp_path / "run", max_retries=1)
+    assert again.summary["n_ok"] == 10 and stub.stats.requests == 4

@@ -212,3 +212,87 @@ def test_records_keep_trajectories_read_into_openai_format_and_count_each_call_o
     assert records["broken"]["fields"]["response_trajectory"] == broken
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["unparsed_tool_arguments"] == 1
+
+
+READ, WRITE = ("read_file", {"path": "a"}), ("write_file", {"path": "a", "text": "x"})
+WRITES = [{"name": "write_file", "arguments": {"path": "a", "text": "x"}}]
+
+
+def test_checked_tools_leave_other_calls_out_the_rows_field_winning(tmp_path: Path) -> None:
+    rows = [
+        {"id": "flag", "response_trajectory": trajectory(READ, WRITE, READ)},
+        {"id": "own", "response_trajectory": trajectory(READ, WRITE),
+         "checked_tools": ["*_file"], "expected_tool_calls": [{"name": "read_file",
+         "arguments": {"path": "a"}}, *WRITES]},
+    ]  # fmt: skip
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"expected_tool_calls": WRITES, **r}) + "\n" for r in rows))
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--match", "any-order",
+                   "--checked-tools", "write_*,delete_*",
+                   "--out", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "results.jsonl").open())}
+    flag, own = records["flag"], records["own"]
+    assert (flag["scores"]["trajectory_match"], flag["scores"]["actual_calls"]) == (1, 1)
+    assert flag["scores"]["tool_call_precision"] == 1.0
+    assert flag["rationale"]["trajectory"].endswith(
+        'not checked, ignored (checked: write_*, delete_*): read_file({"path":"a"}); '
+        'read_file({"path":"a"})'
+    )
+    assert (own["scores"]["trajectory_match"], own["scores"]["actual_calls"]) == (1, 2)
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["config"]["checked_tools"] == "write_*,delete_*"
+    again = run_cli("run", str(data), "-p", "tool-trajectory", "--match", "any-order",
+                    "--out", str(tmp_path / "run"))  # fmt: skip
+    assert again.returncode == 2 and "option checked_tools" in " ".join(again.stderr.split())
+
+
+def test_an_expected_call_to_a_tool_not_checked_is_a_row_error(tmp_path: Path) -> None:
+    rows = [
+        {"id": "ok", "response_trajectory": trajectory(WRITE), "expected_tool_calls": WRITES},
+        {"id": "read", "response_trajectory": trajectory(READ),
+         "expected_tool_calls": [{"name": "read_file", "arguments": {"path": "a"}}]},
+        {"id": "own", "response_trajectory": trajectory(WRITE), "checked_tools": ["delete"],
+         "expected_tool_calls": WRITES},
+        {"id": "bad", "response_trajectory": trajectory(WRITE), "checked_tools": 7,
+         "expected_tool_calls": WRITES},
+        {"id": "none", "response_trajectory": trajectory(WRITE), "checked_tools": [],
+         "expected_tool_calls": WRITES},
+    ]  # fmt: skip
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--checked-tools", "write_*",
+                   "--out", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode == 2
+    err = " ".join(done.stderr.split())
+    assert (
+        "row 2, field 'expected_tool_calls': call 1: 'read_file' is not a checked tool "
+        "(write_*): an expected call must be to one" in err
+    )
+    assert (
+        "row 3, field 'expected_tool_calls': call 1: 'write_file' is not a checked tool (delete)"
+        in err
+    )
+    assert "row 4, field 'checked_tools': expected a list of tool names or patterns, got int" in err
+    assert "row 5, field 'checked_tools': names no tool" in err
+    assert "row 1" not in err and not (tmp_path / "run").exists()
+    empty = run_cli("run", str(data), "-p", "tool-trajectory", "--checked-tools", " ,",
+                    "--out", str(tmp_path / "run"))  # fmt: skip
+    assert empty.returncode == 2 and "--checked-tools" in empty.stderr
+
+
+def test_a_call_without_a_recorded_result_mid_trajectory_is_counted_not_refused(
+    tmp_path: Path,
+) -> None:
+    """A recording that kept a call but not its result (DESIGN §12): the row is data, the
+    call is counted and named in the rationale, the other calls pair as usual."""
+    messages = trajectory(GET, SEARCH, BOOK)
+    del messages[3]  # search's result
+    data = write_rows(tmp_path / "rows.jsonl", [{"id": "lost", "response_trajectory": messages,
+                                                  "match": "in-order"}])  # fmt: skip
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--out", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    (record,) = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").open()]
+    assert record["scores"]["calls_without_result"] == 1
+    assert record["scores"]["trajectory_match"] == 1
+    assert "no result recorded: call 2 search" in record["rationale"]["trajectory"]

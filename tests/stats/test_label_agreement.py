@@ -7,6 +7,7 @@ import json
 import pytest
 
 from chatjudge.stats import agreement, normalize_label
+from chatjudge.stats.intervals import clopper_pearson
 
 JUDGE = ["A", "A", "B", "B", "SAME"]
 HUMAN = ["A", "B", "B", "B", "SAME"]
@@ -81,13 +82,51 @@ def test_single_class_leaves_kappa_undefined() -> None:
     assert result.agreement == 1.0
     assert result.kappa is None
     assert result.kappa_ci95 is None
-    assert result.ci95 == (1.0, 1.0)
+    assert result.ci95 == clopper_pearson(6, 6)  # never [1, 1]: 6 of 6 may be 60% agreement
+    assert result.ci95[0] < 0.55
     assert json.loads(json.dumps(result.to_dict()))["kappa"] is None
 
 
-def test_single_pair_has_no_interval() -> None:
+def test_a_single_pair_has_the_exact_interval_and_kappa_none() -> None:
     result = agreement(["A"], ["B"])
-    assert result.agreement == 0.0 and result.ci95 is None and result.kappa_ci95 is None
+    assert result.agreement == 0.0 and result.ci95 == pytest.approx((0.0, 0.975))
+    assert result.kappa == 0.0 and result.kappa_ci95 is None
+    assert result.kappa_too_few == "too few to say: 1 pairs (fewer than 30)"
+
+
+def test_three_equal_labels_do_not_collapse_to_a_point() -> None:
+    # The bootstrap gave agreement [1, 1] and kappa [1, 1] here: coverage 0.
+    result = agreement(["A", "B", "A"], ["A", "B", "A"])
+    assert result.agreement == 1.0 and result.kappa == 1.0
+    lo, hi = result.ci95
+    assert hi == 1.0 and lo == pytest.approx(0.025 ** (1 / 3))
+    assert result.kappa_ci95 is None and "3 pairs" in result.kappa_too_few
+    assert json.loads(json.dumps(result.to_dict()))["kappa_too_few"] == result.kappa_too_few
+
+
+def test_kappa_of_perfect_agreement_on_many_pairs_is_too_few_to_say() -> None:
+    # 3 classes, 90 pairs, every one equal: each resample's kappa is 1 as well.
+    labels = ["A", "B", "SAME"] * 30
+    result = agreement(labels, labels)
+    assert result.kappa == 1.0 and result.kappa_ci95 is None
+    assert "an end of its range" in result.kappa_too_few
+    assert result.ci95 == clopper_pearson(90, 90)
+
+
+def test_kappa_of_two_label_pairs_is_too_few_to_say() -> None:
+    # 2 classes, all equal: 2 distinct (judge, human) pairs, fewer than 3.
+    result = agreement(["A", "B"] * 20, ["A", "B"] * 20)
+    assert result.kappa_ci95 is None and "2 distinct pairs" in result.kappa_too_few
+
+
+def test_kappa_on_enough_varied_pairs_keeps_its_bootstrap() -> None:
+    judge = ["A", "B", "SAME", "A", "B"] * 8
+    human = ["A", "B", "SAME", "B", "A"] * 8
+    result = agreement(judge, human)
+    lo, hi = result.kappa_ci95
+    assert lo < result.kappa < hi < 1 and result.kappa_too_few is None
+    assert "kappa_too_few" not in result.to_dict()
+    assert result.ci95 == clopper_pearson(24, 40)
 
 
 def test_clear_errors() -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from chatjudge.stats import ppi_mean
+from chatjudge.stats.intervals import SHARE, UNBOUNDED, Range, clopper_pearson
 
 
 def test_hand_computation_on_six_rows() -> None:
@@ -15,7 +16,7 @@ def test_hand_computation_on_six_rows() -> None:
     judge_all = [1, 0, 1, 1, 0, 1]
     judge_labelled = [1, 0, 1]
     human = [1, 0, 0]
-    result = ppi_mean(judge_all, judge_labelled, human)
+    result = ppi_mean(judge_all, judge_labelled, human, known=SHARE)
     # n = 3 labelled, m = 3 unlabelled (judge values 1, 0, 1: mean 2/3, variance 1/3).
     # Var(judge) over all six rows (ddof 1): mean 2/3, (4 * (1/3)^2 + 2 * (2/3)^2) / 5 = 4/15.
     # Cov(human, judge) on the labelled rows (ddof 1):
@@ -31,7 +32,10 @@ def test_hand_computation_on_six_rows() -> None:
     #     = (67/256) / 3 + 25/2304
     variance = (67 / 256) / 3 + 25 / 2304
     half = 1.959963984540054 * math.sqrt(variance)
+    # 3 labels is a small sample: the hull with the humans' Clopper-Pearson interval of 1 in
+    # 3, [0.008, 0.906], which the normal interval holds here.
     assert result.ci95 == pytest.approx((1 / 3 - half, 1 / 3 + half))
+    assert result.human_only.ci95 == clopper_pearson(1, 3)
     # Humans alone: variance 1/3 per label; the estimate is worth (1/3) / Var labels.
     assert result.effective_labels == pytest.approx((1 / 3) / variance)
     assert result.n_labels == 3
@@ -88,3 +92,33 @@ def test_bad_inputs_are_refused() -> None:
         ppi_mean([1, 0], [1, 0, 1], [1, 0, 1])
     with pytest.raises(ValueError, match="not finite"):
         ppi_mean([1, 0, float("nan")], [1, 0], [1, 0])
+
+
+def test_a_small_labelled_sample_is_held_to_the_humans_valid_interval() -> None:
+    # 5 labels, all 1, the judge agreeing: the normal interval was [1, 1] (variance 0).
+    judge_all = [1.0] * 5 + [1.0, 0.0] * 20
+    result = ppi_mean(judge_all, [1.0] * 5, [1.0] * 5, known=SHARE)
+    assert result.human_only.ci95 == clopper_pearson(5, 5)
+    lo, hi = result.ci95
+    assert lo <= clopper_pearson(5, 5)[0] and hi >= 1.0
+    # A score in [1, 3]: the betting interval for that range.
+    scored = ppi_mean([2.0] * 10, [2.0] * 4, [2.0, 2.0, 3.0, 2.0], known=Range(1.0, 3.0))
+    assert scored.ci95[0] < 2.0 and scored.ci95[1] > 2.8
+
+
+def test_a_small_labelled_sample_with_no_known_range_is_too_few_to_say() -> None:
+    result = ppi_mean([5.0, 7.0, 9.0, 4.0], [5.0, 7.0, 9.0], [6.0, 7.0, 8.0], known=UNBOUNDED)
+    assert result.ci95 is None and result.too_few.startswith("too few to say: 3 items")
+    assert result.to_dict()["too_few"] == result.too_few and result.to_dict()["ci95"] is None
+    assert result.human_only.ci95 is None and result.human_only.too_few is not None
+
+
+def test_a_large_labelled_sample_keeps_the_normal_interval() -> None:
+    rng = np.random.default_rng(1)
+    human = rng.integers(0, 2, 200).astype(float)
+    judge = np.where(rng.random(200) < 0.8, human, 1 - human)
+    judge_all = np.concatenate([judge, rng.integers(0, 2, 800).astype(float)])
+    plain = ppi_mean(judge_all, judge, human)
+    assert (
+        plain.too_few is None and plain.ci95 == ppi_mean(judge_all, judge, human, known=SHARE).ci95
+    )

@@ -30,17 +30,40 @@ def test_matches_scipy_on_complete_pairs() -> None:
     assert result.spearman > 0.7  # a clearly positive example
 
 
+def noisy_pairs(n: int = 40, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, 6, size=n).astype(float)
+    return truth, np.clip(truth + rng.integers(-1, 2, size=n), 1, 5)
+
+
 def test_bootstrap_intervals_bracket_the_estimate_and_are_seeded() -> None:
-    result = correlation(JUDGE, HUMAN)
+    judge, human = noisy_pairs()
+    result = correlation(judge, human)
+    assert result.too_few is None and "too_few" not in result.to_dict()
     for value, (lo, hi) in (
         (result.spearman, result.spearman_ci95),
         (result.kendall, result.kendall_ci95),
     ):
         assert -1 <= lo <= value <= hi <= 1
         assert lo < hi
-    assert correlation(JUDGE, HUMAN) == result
-    assert correlation(JUDGE, HUMAN, seed=1).spearman_ci95 != result.spearman_ci95
-    assert json.loads(json.dumps(result.to_dict()))["n"] == 9
+    assert correlation(judge, human) == result
+    assert correlation(judge, human, seed=1).spearman_ci95 != result.spearman_ci95
+    assert json.loads(json.dumps(result.to_dict()))["n"] == 40
+
+
+def test_few_pairs_are_too_few_to_say() -> None:
+    result = correlation(JUDGE, HUMAN)  # 9 complete pairs
+    assert result.spearman_ci95 is None and result.kendall_ci95 is None
+    assert result.too_few == "too few to say: 9 pairs (fewer than 30)"
+    assert json.loads(json.dumps(result.to_dict()))["too_few"] == result.too_few
+
+
+def test_a_perfect_correlation_is_too_few_to_say_not_a_point() -> None:
+    # 40 pairs in the same order: every resample's rho is 1 too, so the bootstrap gave [1, 1].
+    x = np.arange(40) % 5
+    result = correlation(x, 2 * x + 1)
+    assert result.spearman == pytest.approx(1.0) and result.spearman_ci95 is None
+    assert "an end of its range" in result.too_few
 
 
 @pytest.mark.parametrize("distinct_values", [4, 10_000])  # scale scores; continuous scores
@@ -60,9 +83,11 @@ def test_vectorised_resample_statistics_equal_scipy_on_each_resample(distinct_va
 
 
 def test_constant_resamples_are_left_out() -> None:
-    # 3 pairs: about 1 resample in 9 draws one pair three times (both sides constant).
-    result = correlation([1, 2, 3], [1, 3, 2])
-    assert result.spearman == pytest.approx(0.5)
+    # One judge score of 2 among 30: about 1 resample in 3 misses it (the judge constant).
+    judge = [1.0] * 29 + [2.0]
+    human = [float(1 + i % 3) for i in range(29)] + [3.0]
+    result = correlation(judge, human)
+    assert 0 < result.spearman < 1
     lo, hi = result.spearman_ci95
     assert -1 <= lo < hi <= 1
 

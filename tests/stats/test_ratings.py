@@ -139,6 +139,23 @@ def test_undefeated_model_gets_a_finite_rating() -> None:
     assert payload["n_battles"] == 7
 
 
+def test_a_rating_on_few_battles_is_too_few_to_say() -> None:
+    # 10 battles each: the bootstrap's interval was no valid one (a rating has no range).
+    ratings = bradley_terry([("X", "Y", "A"), ("Y", "X", "A")] * 5, anchor="Y")
+    assert ratings["X"].ci95 is None
+    assert ratings["X"].too_few == "too few to say: 10 battles (fewer than 30)"
+    assert ratings["Y"].ci95 == pytest.approx((1000, 1000))  # the anchor: exact
+    assert ratings.to_dict()["ratings"][0]["too_few"] == ratings["X"].too_few
+
+
+def test_a_model_winning_every_battle_is_too_few_to_say() -> None:
+    battles = [("X", "Y", "A")] * 40 + [("Y", "Z", "A"), ("Z", "Y", "A")] * 20
+    ratings = bradley_terry(battles, n_resamples=200)
+    assert ratings["X"].ci95 is None and "won every battle" in ratings["X"].too_few
+    assert ratings["Z"].ci95 is not None and ratings["Z"].too_few is None
+    assert "too_few" not in ratings["Z"].to_dict()
+
+
 def test_empirical_win_rate_matrix() -> None:
     # X vs Y: X wins 2, loses 1, ties 1 -> (2 + 0.5) / 4 = 0.625; Y: 0.375.
     battles = [

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from chatjudge.stats import krippendorff_alpha, krippendorff_alpha_ci
+from chatjudge.stats.reliability import krippendorff_alpha_estimate
 
 FED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "fed" / "fed_data.json"
 
@@ -116,6 +117,25 @@ def test_interval_is_seeded_and_brackets_alpha() -> None:
     assert krippendorff_alpha_ci(ratings, "interval", n_resamples=300) == ci
     assert krippendorff_alpha_ci(ratings, "interval", n_resamples=300, seed=1) != ci
     assert krippendorff_alpha_ci([[1], [2]], "interval") is None
+
+
+def test_the_estimate_keeps_the_interval_where_it_can_be_valid() -> None:
+    ratings = fed_dialog_ratings("Overall")
+    found = krippendorff_alpha_estimate(ratings, "interval")
+    assert found.value == krippendorff_alpha(ratings, "interval")
+    assert found.ci95 == krippendorff_alpha_ci(ratings, "interval")
+    assert found.too_few is None and found.n == len(ratings[0])
+
+
+def test_few_items_or_perfect_agreement_are_too_few_to_say() -> None:
+    # Krippendorff's 12 units: the bootstrap over 12 items is no valid interval.
+    found = krippendorff_alpha_estimate(K2011, "ordinal")
+    assert found.ci95 is None and found.too_few == "too few to say: 12 items (fewer than 30)"
+    # 40 items, both raters always agree: alpha is 1 in every resample ([1, 1] before).
+    same = [float(i % 4) for i in range(40)]
+    perfect = krippendorff_alpha_estimate([same, same], "ordinal")
+    assert perfect.value == pytest.approx(1.0) and perfect.ci95 is None
+    assert "an end of its range" in perfect.too_few
 
 
 def test_clear_errors() -> None:

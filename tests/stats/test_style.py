@@ -9,10 +9,14 @@ from scipy import special
 
 from chatjudge.stats import style as style_module
 from chatjudge.stats import style_control
+from chatjudge.stats.bootstrap import Estimate
+from chatjudge.stats.intervals import clopper_pearson
 from chatjudge.stats.logistic import fit_logistic
 from chatjudge.stats.style import (
     FEATURES,
+    Controlled,
     controlled_fits,
+    explain,
     item_weights,
     normalized_difference,
     response_text,
@@ -137,13 +141,31 @@ def test_past_the_bootstrap_size_the_sandwich_interval_agrees(
 
 
 def test_sentence_says_how_much_length_explains() -> None:
-    y, candidate, baseline = dataset()
+    y, candidate, baseline = dataset(seed=4)  # length explains part of the preference
     result = style_control(y, candidate, baseline, n_resamples=50)
     raw, length = result.raw.value, result.length.value
     assert result.sentence.startswith(
         f"Length explains {(raw - length) * 100:.1f} of the raw preference's "
         f"{(raw - 0.5) * 100:.1f} points above 50%; at equal length the candidate is "
         f"preferred {length * 100:.1f}% of the time"
+    )
+
+
+@pytest.mark.parametrize("raw", [0.417, 0.583])
+def test_length_never_explains_more_points_than_there_are(raw: float) -> None:
+    """`make demo-agent` printed "Length explains 11.2 of the raw preference's 8.3 points
+    below 50%": at equal length the preference lay on the other side of 50%."""
+    length = 0.529 if raw < 0.5 else 0.471
+    side = "below" if raw < 0.5 else "above"
+    sentence = explain(
+        Estimate(raw, None, 120),
+        Controlled(length, None, 120, {}, ()),
+        Controlled(0.52, None, 120, {}, ()),
+    )
+    assert sentence == (
+        f"Length explains all of the raw preference's 8.3 points {side} 50%, and more: at "
+        f"equal length the preference crosses 50%, and the candidate is preferred "
+        f"{length * 100:.1f}% of the time (52.0% at equal length and markdown style)."
     )
 
 
@@ -206,3 +228,23 @@ def test_item_weights_are_the_same_resamples_in_any_blocks(
         assert max(len(b) for b in blocks) <= 8
         assert np.array_equal(np.concatenate(blocks), whole)
         assert (whole.sum(axis=1) == n).all()
+
+
+def test_a_small_sample_holds_each_rate_to_the_raw_preferences_valid_interval() -> None:
+    # 5 items, all won: the bootstrap gave the raw preference [1, 1] and the fits a point.
+    y, cand, base = dataset(n=5)
+    found = style_control(np.ones(5), cand, base)
+    assert found.raw.ci95 == clopper_pearson(5, 5)
+    for rate in (found.length, found.style):
+        lo, hi = rate.ci95
+        assert lo <= found.raw.ci95[0] and hi >= found.raw.ci95[1]
+    # With ties (halves), the betting interval for [0, 1] guards the raw mean.
+    ties = style_control(np.array([1.0, 0.5, 1.0, 0.5, 1.0]), cand, base)
+    assert ties.raw.ci95[0] < 0.5 and ties.raw.ci95[1] == pytest.approx(1.0)
+
+
+def test_a_large_sample_keeps_the_fits_own_intervals() -> None:
+    y, cand, base = dataset()
+    found = style_control(y, cand, base)
+    alone = controlled_fits(y, style_features(cand, base)[:, :1], FEATURES[:1])
+    assert found.length.ci95 == alone.ci95

@@ -66,15 +66,60 @@ def test_the_summary_fields_and_format() -> None:
     strict.model_validate(summary)  # no field outside the documented format
 
 
-def test_intervals_are_null_with_fewer_than_two_items() -> None:
+def test_one_item_has_intervals_valid_at_one_item() -> None:
+    # a percentile bootstrap has none; the range of a score and a share's exact interval do
     one = pointwise_summary([(3, 1), None])
-    for metric in one["metrics"].values():
-        assert metric["ci95"] is None and metric["n"] == 1
-    assert one["metrics"]["itr"]["value"] == pytest.approx(100.0)
+    m = one["metrics"]
+    assert all(metric["n"] == 1 for metric in m.values())
+    assert m["itr"]["value"] == pytest.approx(100.0)
+    assert m["accuracy"]["ci95"] == pytest.approx([0.025, 1.0])  # Clopper-Pearson, 1 of 1
+    lo, hi = m["interactivity"]["ci95"]  # the betting interval of one 3 on a 1-3 scale
+    assert 1.0 < lo < 2.0 and hi == pytest.approx(3.0)
     none = pointwise_summary([None, None])
     assert (none["n_items"], none["n_ok"], none["n_failed"]) == (2, 0, 2)
     for metric in none["metrics"].values():
         assert metric == {"value": None, "ci95": None, "n": 0}
+
+
+def test_two_equal_items_do_not_collapse_to_a_point() -> None:
+    m = pointwise_summary([(2, 1), (2, 1)])["metrics"]
+    assert m["accuracy"]["ci95"][0] == pytest.approx(0.158, abs=1e-3)  # 2 of 2, exact
+    assert m["accuracy"]["ci95"][1] == 1.0
+    lo, hi = m["interactivity"]["ci95"]
+    assert lo < 1.5 and hi > 2.5  # two 2s say little of a 1-3 mean
+
+
+def test_eight_items_all_wrong_and_all_scored_1_have_intervals_that_hold_the_truth() -> None:
+    # `make demo-simulate`: Accuracy 0.0% [0.0%, 0.0%] and Interactivity 1.00 [1.00, 1.00]
+    m = pointwise_summary([(1, 0)] * 8)["metrics"]
+    assert m["accuracy"]["value"] == 0.0
+    assert m["accuracy"]["ci95"] == pytest.approx([0.0, 0.3694], abs=1e-4)  # 0 of 8, exact
+    lo, hi = m["interactivity"]["ci95"]
+    assert lo == 1.0 and hi > 1.5
+    assert m["itr"]["ci95"][0] == -300.0 and m["itr"]["ci95"][1] > -200.0
+
+
+def test_sixteen_pairs_without_a_candidate_win_have_a_win_rate_interval() -> None:
+    # `make demo`: Candidate win rate 0.0% [0.0%, 0.0%] on 16 items
+    m = pairwise_summary([(BASELINE, True)] * 10 + [(TIE, True)] * 6)["metrics"]
+    assert m["candidate_win_rate"]["value"] == 0.0
+    assert m["candidate_win_rate"]["ci95"] == pytest.approx([0.0, 0.2059], abs=1e-4)
+    assert m["position_consistency"]["ci95"] == pytest.approx([0.7941, 1.0], abs=1e-4)
+
+
+def test_a_figure_with_no_known_range_on_few_items_says_too_few_to_say() -> None:
+    builder = SummaryBuilder(POINTWISE, ["local"], flip=False, samples=1)
+    for i in range(8):
+        builder.add(i, True, {"interactivity": 2, "accuracy": 1}, None)
+        simulated = {"turns": 2, "assistant_tokens": 100 + i, "ended": "user"}
+        builder.add_simulation(i, simulated)
+    summary = builder.build(USAGE, None).model_dump(exclude_unset=True)
+    tokens = summary["simulation"]["assistant_tokens"]
+    assert tokens["value"] == pytest.approx(103.5) and tokens["ci95"] is None
+    assert tokens["too_few"].startswith("too few to say: 8 items")
+    ended = summary["simulation"]["ended_by_user"]
+    assert ended["ci95"] == pytest.approx([0.6306, 1.0], abs=1e-4) and "too_few" not in ended
+    Summary.model_validate(summary)
 
 
 def test_intervals_are_deterministic() -> None:

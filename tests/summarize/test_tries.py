@@ -54,6 +54,8 @@ def test_a_row_is_a_try_of_its_task_id_else_of_its_sampled_row() -> None:
     assert task_of("r1#2", {}) is None  # a `#` in an id alone says nothing
     assert task_of("r1", {"task_id": float("nan")}) is None
     assert task_of("r1", {"task_id": 3}) == "3"
+    assert task_of("r1", {"task_id": ""}) is None  # empty: missing, not one task of all
+    assert task_of("r1#2", {"task_id": " ", "sample": 2}) == "r1"
 
 
 def test_the_zero_one_metrics_of_each_protocol(resolved: Path) -> None:

@@ -1,5 +1,6 @@
 """A stand-in OpenTelemetry collector on loopback: OTLP/HTTP logs (protobuf), decoded with
-opentelemetry-proto; it takes `accept` requests (all by default), then answers `refuse`."""
+opentelemetry-proto; it takes `accept` requests (all by default), then answers `refuse`.
+It answers `/v1/logs` under any path, and keeps each request's path and query."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ class Collector:
         self.refuse = refuse
         self.requests: list[Any] = []  # the decoded ExportLogsServiceRequest of each taken one
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []  # each request's path and query, refused ones too
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
@@ -40,6 +42,7 @@ class Collector:
         )
 
         assert request.content_type == "application/x-protobuf"
+        self.paths.append(request.path_qs)
         if self.accept is not None and len(self.requests) >= self.accept:
             return web.Response(status=self.refuse, text="refused by the test collector")
         decoded = ExportLogsServiceRequest()
@@ -53,7 +56,7 @@ class Collector:
 
     async def _start(self) -> None:
         app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/v1/logs", self._logs)
+        app.router.add_post("/{prefix:.*}v1/logs", self._logs)  # under a path of its own too
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()

@@ -74,6 +74,12 @@ class StubConfig(BaseModel):
         description="requests that offer `tools`: the reply calls the first tool until the "
         "messages after the last user message hold this many tool results, then quotes them",
     )
+    tool_call_ids: Literal["distinct", "same", "none", "shared"] = Field(
+        "distinct",
+        description="the ids of the tool calls it makes: its own for each (`distinct`), "
+        "`call_0` in every step (`same`), none (`none`), or two parallel calls under one id "
+        "(`shared`), as some servers write them",
+    )
     completion_tokens: int | None = Field(
         None,
         ge=1,

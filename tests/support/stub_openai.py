@@ -106,6 +106,18 @@ def _completion(
     )
 
 
+def _tool_calls(ids: str, ident: str, function: dict[str, Any]) -> list[dict[str, Any]]:
+    """The reply's tool calls, their ids written as `StubConfig.tool_call_ids` says."""
+    call = {"id": "call_0" if ids in ("same", "shared") else ident, "type": "function",
+            "function": function}  # fmt: skip
+    if ids == "none":
+        del call["id"]
+    if ids != "shared":
+        return [call]
+    twin = {**function, "arguments": function["arguments"][:-1] + ', "twin": true}'}
+    return [call, {**call, "function": twin}]
+
+
 class StubServer:
     """The server, run in the caller's event loop (`async with`) or in a thread (`with`)."""
 
@@ -371,10 +383,8 @@ class StubServer:
                 stats.replies += 1
                 function = {"name": turn[0], "arguments": json.dumps(turn[1])}
                 ident = f"call_{key & 0xFFFFFF:06x}_{turn[1]['step']}"  # the same in every run
-                call = {"id": ident, "type": "function", "function": function}
-                return _completion(
-                    body, messages, "", "tool_calls", self._serial, tool_calls=[call]
-                )
+                calls = _tool_calls(config.tool_call_ids, ident, function)
+                return _completion(body, messages, "", "tool_calls", self._serial, tool_calls=calls)
         stats.replies += 1
         stats.answers[key] = stats.answers.get(key, 0) + 1
         return _completion(body, messages, content, "stop", self._serial, config.completion_tokens)

@@ -80,3 +80,30 @@ def test_a_result_that_answers_no_call_keeps_its_id_for_the_rows_check_to_name()
     assert read_conversation(written).problems == [
         "message 2: tool result answers no earlier call (id 'gone')"
     ]
+
+
+def test_a_call_whose_result_was_not_recorded_is_kept_with_the_ids_a_row_reads_alike() -> None:
+    """One id for two parallel calls, and one of them left without a result (a tool that
+    failed): imported, and written with the very ids the row's reading gives the same
+    messages as a row holds them (one rule, `chatjudge.call_ids`)."""
+    oslo, rome = (
+        ToolCall("weather", '{"city": "Oslo"}', "call_0"),
+        ToolCall("weather", '{"city": "Rome"}', "call_0"),
+    )
+    messages = [
+        Msg("user", "Weather in Oslo and Rome?"),
+        Msg("assistant", "", (oslo, rome)),
+        Msg("tool", "Sunny", tool_call_id="call_0"),
+        Msg("assistant", "Oslo is sunny; Rome did not answer."),
+    ]
+    written = chat_messages(messages)
+    assert _ids(written) == ["", "call_0,call_2", "call_0", ""]
+    read = read_conversation(written)
+    assert read.problems == [] and read.messages is written  # read as written
+    as_a_row_holds_them = [
+        {**m, "tool_calls": [{**c, "id": "call_0"} for c in m["tool_calls"]]}
+        if m.get("tool_calls")
+        else m
+        for m in written
+    ]
+    assert read_conversation(as_a_row_holds_them).messages == written

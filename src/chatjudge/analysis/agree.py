@@ -5,7 +5,9 @@ Human labels come from a JSONL or CSV file keyed by item `id`, one row per ratin
 human vote, with ties (MT-Bench setup S1) and without (S2), with Cohen's kappa.
 Pointwise runs: Spearman and Kendall correlation of the judge's score with the
 mean human score, and Krippendorff's alpha among the humans and with the judge
-as one more rater. Every figure carries a 95% bootstrap interval. Both kinds also
+as one more rater. Every figure carries a 95% interval valid at its size (the share
+equal: Clopper-Pearson) or, for kappa, correlations and alpha on too few or too alike
+pairs, none and a `too_few` saying why. Both kinds also
 get the run's metrics calibrated by the labels (`calibrated`, PPI++:
 `chatjudge.analysis.calibration`).
 """
@@ -21,7 +23,8 @@ from chatjudge.analysis.calibration import calibrate_run, read_label_frame
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import Agreement
 from chatjudge.rundir import ok_scores, read_summary
-from chatjudge.stats import agreement, correlation, krippendorff_alpha, krippendorff_alpha_ci
+from chatjudge.stats import agreement, correlation
+from chatjudge.stats.reliability import krippendorff_alpha_estimate
 
 
 def read_human_labels(path: Path, column: str | None = None) -> tuple[str, dict[str, list[Any]]]:
@@ -119,7 +122,7 @@ def _header(path: Path) -> list[str]:
 
 def _alpha(matrix: list[list[float]]) -> dict[str, Any]:
     try:
-        ci = krippendorff_alpha_ci(matrix, "ordinal")
-        return {"value": krippendorff_alpha(matrix, "ordinal"), "ci95": list(ci) if ci else None}
+        found = krippendorff_alpha_estimate(matrix, "ordinal").to_dict()
+        return {k: v for k, v in found.items() if k != "n"}
     except ValueError as exc:
         return {"value": None, "ci95": None, "error": str(exc)}

@@ -15,7 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from chatjudge.analysis.align_calls import AlignCalls
+from chatjudge.analysis.align_calls import OPTIMIZER_STORE, AlignCalls
 from chatjudge.analysis.align_measure import human_ceiling
 from chatjudge.analysis.align_search import Labelled, Search, TooFewHeldOut, search, split
 from chatjudge.analysis.calibration import PREFERENCE, read_ratings
@@ -26,9 +26,11 @@ from chatjudge.formats.alignment import Alignment
 from chatjudge.formats.io import write_json
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
-from chatjudge.protocols import Protocol
+from chatjudge.outputs import check_dir_output
+from chatjudge.protocols import Protocol, protocol_sha256
 from chatjudge.protocols.toml import protocol_toml
-from chatjudge.rundir import iter_results, read_run_info, read_summary
+from chatjudge.rundir import STORE, iter_results, read_run_info, read_summary
+from chatjudge.writing import open_write
 
 ALIGNMENT, ALIGNED_PROTOCOL = "alignment.json", "protocol.toml"
 NO_GAIN = "no gain shown on held-out labels"
@@ -57,6 +59,10 @@ def align_run(
     would be held out."""
     run_dir, human_path, out_dir = Path(run), Path(human), Path(out)
     config = config or RunConfig.from_options({}, progress=False)
+    given = Path(protocol) if isinstance(protocol, str | Path) else None
+    inputs = [human_path, *([given] if given is not None and given.is_file() else [])]
+    written = [out_dir / name for name in (ALIGNED_PROTOCOL, ALIGNMENT, OPTIMIZER_STORE)]
+    check_dir_output(out_dir, written, inputs)  # before anything is read or sent
     info = read_run_info(run_dir)
     source = resolve_protocol(info, protocol)
     if source.scorer:
@@ -69,13 +75,13 @@ def align_run(
     judge_spec = judge if judge is not None else _run_judge(info.judges)
     rows = {i: {"id": i, **data.fields[i]} for i in data.ids}
     calls = AlignCalls(out_dir, rows, judge_spec, optimizer, _judging_config(info.config, config),
-                       dry_run=dry_run)  # fmt: skip
+                       run_store=run_dir / STORE, dry_run=dry_run)  # fmt: skip
     found = search(data, select, held, calls.judge, calls.write_rules, seed)
     if dry_run:
         return calls.estimate(len(data.ids))
     assert found.held_out is not None
     labels_sha = _sha256(human_path.read_bytes())
-    source_sha = _sha256(source.model_dump_json().encode())
+    source_sha = protocol_sha256(source)
     recommended = found.held_out.difference.ci95[0] > 0
     d = found.held_out.difference
     reason = (
@@ -86,6 +92,11 @@ def align_run(
     reason = reason if recommended else f"{NO_GAIN}: {reason}"
     ceiling = human_ceiling(data.labels)
     warnings = []
+    if found.no_rules:
+        warnings.append(
+            f"the optimiser wrote no rules ({', '.join(found.no_rules)}): there, the rules "
+            "candidate is the original prompt and both is the examples, each judged once"
+        )
     if ceiling is not None and found.held_out.before.agreement >= ceiling.agreement:
         warnings.append(
             f"the judge already agrees with the humans ({found.held_out.before.agreement:.3f} "
@@ -205,7 +216,8 @@ def _write(out_dir: Path, found: Search, result: Alignment) -> None:
         f"{result.reason}."
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / ALIGNED_PROTOCOL).write_text(protocol_toml(protocol, header), encoding="utf-8")
+    with open_write(out_dir / ALIGNED_PROTOCOL) as toml:  # never through a symbolic link
+        toml.write(protocol_toml(protocol, header).encode())
     write_json(out_dir / ALIGNMENT, result)
 
 

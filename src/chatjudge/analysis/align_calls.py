@@ -26,6 +26,8 @@ from chatjudge.sync import run_sync
 from chatjudge.types import GenerationSettings
 
 OPTIMIZER_STORE = "optimizer.sqlite"
+# A dry run's stand-in for the rules the optimiser would write: every candidate is counted.
+DRY_RULES = '{"rules": ["(a rule the optimiser writes)"]}'
 JUDGED = "judged"
 
 
@@ -40,9 +42,13 @@ class AlignCalls:
         optimizer: ModelSpec,
         config: RunConfig,
         *,
+        run_store: Path | None = None,
         dry_run: bool = False,
     ) -> None:
+        """`run_store`: the aligned run's store, which answers the calls it holds (the
+        original prompt's, with the run's judge): align never pays for them again."""
         self.out = out
+        self.run_store = run_store
         self.rows = rows
         self.judge_spec = judge
         self.optimizer = get_model(optimizer, config.client)
@@ -61,6 +67,7 @@ class AlignCalls:
         out = self.out / JUDGED / name
         engine = build_engine(chosen, protocol, self.judge_spec, out, column_map=None,
                               config=self.config, dry_run=self.dry_run)  # fmt: skip
+        engine.reference_store = self.run_store
         if self.dry_run:
             self.estimates.append(engine.estimate())
             return {}
@@ -73,7 +80,7 @@ class AlignCalls:
                 summary=exc.summary,
             ) from None
         self.judge_calls += outcome.summary["usage"].get("calls", 0)
-        self._add_cost(outcome.cost.total_usd)
+        self._add_cost(outcome.cost.invocation_usd)
         return {r.id: r.scores for r in iter_results(out) if r.status == "ok"}
 
     def write_rules(self, prompt: str, name: str) -> str:
@@ -92,7 +99,7 @@ class AlignCalls:
                 reply = await role.call([{"role": "user", "content": prompt}], 0)
             except NotSent:
                 self.estimates.append(session.estimate("align", 1))
-                return ""
+                return DRY_RULES
             except BudgetReached as exc:
                 raise BudgetReachedError(
                     f"--max-cost-usd reached before the optimiser's call: {exc}; raise it and "
@@ -101,7 +108,7 @@ class AlignCalls:
                 ) from None
             usage = session.usage()
             self.optimizer_calls += usage.calls
-            self._add_cost(session.cost(1, 1).total_usd)
+            self._add_cost(session.cost(1, 1).invocation_usd)
         return reply.text
 
     def _add_cost(self, usd: float | None) -> None:
@@ -111,7 +118,7 @@ class AlignCalls:
         """A dry run's account: every judging's and optimiser call's, summed by role."""
         roles: dict[tuple[str, str], RoleEstimate] = {}
         notes: list[str] = ["the optimiser's rules are not written in a dry run: the judge's "
-                            "input tokens leave them out"]  # fmt: skip
+                            "input tokens count a one-line stand-in for them"]  # fmt: skip
         for found in self.estimates:
             notes += [n for n in found.notes if n not in notes]
             for r in found.roles:

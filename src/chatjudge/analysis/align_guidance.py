@@ -113,11 +113,11 @@ def guided(
     examples: Sequence[Case],
     provenance: dict[str, Any] | None = None,
 ) -> Protocol:
-    """`source` with the guidance block of `candidate` appended to its template."""
-    block = guidance_block(
-        rules if candidate != "examples" else (),
-        examples if candidate != "rules" else (),
-    )
+    """`source` with the guidance block of `candidate` appended to its template; none when
+    it has nothing to add (no rules written, say): the judge is then asked what it was."""
+    shown_rules = rules if candidate != "examples" else ()
+    shown_examples = examples if candidate != "rules" else ()
+    block = guidance_block(shown_rules, shown_examples) if shown_rules or shown_examples else ""
     # A new model, not `model_copy`: a copy would keep the source's parsed template.
     return Protocol.model_validate(
         {

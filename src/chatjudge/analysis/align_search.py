@@ -109,6 +109,7 @@ class Search:
     protocol: Protocol
     held_out: HeldOut | None = None
     prompts: list[str] = field(default_factory=list)  # every optimiser prompt, in order
+    no_rules: list[str] = field(default_factory=list)  # the optimiser calls that wrote none
 
 
 def search(
@@ -121,15 +122,27 @@ def search(
 ) -> Search:
     """Choose a candidate on `select` by cross-validation, rebuild it from all of `select`,
     and measure it against the original on `held` (None figures when `judging` judged
-    nothing: a dry run)."""
+    nothing: a dry run). A prompt is judged once on the same rows: with no rules written,
+    `both` is `examples` and `rules` the original (`guided`)."""
     prompts: list[str] = []
+    no_rules: list[str] = []
+    judged_by_prompt: dict[tuple[str, tuple[str, ...]], Mapping[str, Mapping[str, Any]]] = {}
+
+    def judge_once(protocol: Protocol, name: str, ids: Sequence[str]) -> Mapping[str, Any]:
+        key = (protocol.template, tuple(ids))
+        if key not in judged_by_prompt:
+            judged_by_prompt[key] = judging(protocol, name, ids)
+        return judged_by_prompt[key]
+
     scores: dict[str, list[float]] = {c: [] for c in CANDIDATES}
     for k, fold in enumerate(folds(select, seed)):
         train = [i for i in select if i not in set(fold)]
-        rules, examples = _guidance(data, train, write_rules, f"fold-{k + 1}", seed, prompts)
+        rules, examples = _guidance(
+            data, train, write_rules, f"fold-{k + 1}", seed, prompts, no_rules
+        )
         for candidate in CANDIDATES:
             protocol = guided(data.protocol, candidate, rules, examples)
-            judged = judging(protocol, f"fold-{k + 1}-{candidate}", fold)
+            judged = judge_once(protocol, f"fold-{k + 1}-{candidate}", fold)
             scores[candidate] += [
                 row_agreement(judged[i], data.labels[i], data.deciding) for i in fold if i in judged
             ]
@@ -137,13 +150,13 @@ def search(
     original = [row_agreement(data.verdicts[i], data.labels[i], data.deciding) for i in select]
     selection["original"] = float(np.mean(original))
     chosen = max(CANDIDATES, key=lambda c: -1.0 if np.isnan(selection[c]) else selection[c])
-    rules, examples = _guidance(data, select, write_rules, "final", seed, prompts)
+    rules, examples = _guidance(data, select, write_rules, "final", seed, prompts, no_rules)
     protocol = guided(data.protocol, chosen, rules, examples)
     found = Search(selection, chosen, rules if chosen != "examples" else [],
                    [e.id for e in examples] if chosen != "rules" else [], protocol,
-                   prompts=prompts)  # fmt: skip
-    before = judging(data.protocol, "held-out-original", held)
-    after = judging(protocol, "held-out-aligned", held)
+                   prompts=prompts, no_rules=no_rules)  # fmt: skip
+    before = judge_once(data.protocol, "held-out-original", held)
+    after = judge_once(protocol, "held-out-aligned", held)
     if before or after:
         found.held_out = HeldOut(
             n=len(held),
@@ -162,8 +175,10 @@ def _guidance(
     name: str,
     seed: int,
     prompts: list[str],
+    no_rules: list[str],
 ) -> tuple[list[str], list[Case]]:
-    """Rules written from `train`'s disagreements, and examples chosen from `train`."""
+    """Rules written from `train`'s disagreements, and examples chosen from `train`; `name`
+    joins `no_rules` when the optimiser, asked, wrote none."""
     cases = {i: _case(data, i) for i in train}
     disagree = [
         i for i in train if row_agreement(data.verdicts[i], data.labels[i], data.deciding) < 1
@@ -173,6 +188,8 @@ def _guidance(
         prompt = optimizer_prompt(data.protocol, [cases[i] for i in disagree])
         prompts.append(prompt)
         rules = read_rules(write_rules(prompt, name))
+        if not rules:
+            no_rules.append(name)
     rng = np.random.default_rng([seed, 2, len(prompts)])
     agree = [i for i in train if i not in set(disagree)]
     picked = [*rng.permutation(disagree).tolist(), *rng.permutation(agree).tolist()]

@@ -34,6 +34,7 @@ from chatjudge.formats.results import ResultRecord
 from chatjudge.protocols import BUILTIN, get_protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
 from chatjudge.rundir import iter_results, read_summary
+from chatjudge.stats.intervals import SHARE, UNBOUNDED, Range
 from chatjudge.stats.label_agreement import normalize_label
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text
@@ -77,8 +78,12 @@ def calibrate_run(
         judge_all = np.array([metric(judge_of(judged[i])) for i in order])
         judge_labelled = np.array([metric(judge_of(judged[i])) for i in ids])
         human = np.array([np.mean([metric(v) for v in by_id[i]]) for i in ids])
-        found = ppi_mean(judge_all, judge_labelled, human).to_dict()
-        out["calibrated"][name] = clipped(found, _range(summary.kind, summary.protocol, name))
+        bounds = _range(summary.kind, summary.protocol, name)
+        known = UNBOUNDED if bounds is None else Range(*bounds)
+        if summary.kind == "pairwise":
+            known = SHARE  # a vote's share: 0/1, or halves with ties, as the values say
+        found = ppi_mean(judge_all, judge_labelled, human, known=known).to_dict()
+        out["calibrated"][name] = clipped(found, bounds)
     gap = _length_gap([judged[i] for i in order], labelled)
     if gap is not None:
         out["warnings"].append(gap)

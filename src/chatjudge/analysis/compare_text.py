@@ -7,6 +7,8 @@ from typing import Any
 
 from rich.table import Table
 
+from chatjudge.stats.intervals import TOO_FEW
+
 
 def ratings_table(result: dict[str, Any]) -> Table:
     """Rating, 95% interval and battles won, tied and lost per model (`compare.json`'s
@@ -24,14 +26,14 @@ def ratings_table(result: dict[str, Any]) -> Table:
         cells = [
             r["model"],
             f"{r['rating']:.0f}",
-            _rating_ci(r["ci95"]),
+            _rating_ci(r["ci95"], r.get("too_few")),
             str(c["won"]),
             str(c["tied"]),
             str(c["lost"]),
         ]
         if controlled:
             k = controlled[r["model"]]
-            cells += [f"{k['rating']:.0f}", _rating_ci(k["ci95"])]
+            cells += [f"{k['rating']:.0f}", _rating_ci(k["ci95"], k.get("too_few"))]
         table.add_row(*cells)
     return table
 
@@ -49,5 +51,8 @@ def control_note(result: dict[str, Any]) -> str | None:
     )
 
 
-def _rating_ci(ci: list[float] | None) -> str:
-    return f"[{ci[0]:.0f}, {ci[1]:.0f}]" if ci else "-"
+def _rating_ci(ci: list[float] | None, too_few: str | None = None) -> str:
+    """An interval, or "too few to say" where none is valid at the model's battles."""
+    if ci:
+        return f"[{ci[0]:.0f}, {ci[1]:.0f}]"
+    return TOO_FEW if too_few else "-"

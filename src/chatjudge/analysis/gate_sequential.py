@@ -229,7 +229,7 @@ class _Batches:
             chosen, self.proto, self.judges, out, column_map=None, config=self.config
         )
         try:
-            total = run_sync(engine.run(budget=self.budget)).cost.total_usd
+            total = run_sync(engine.run(budget=self.budget)).cost.invocation_usd
         except BudgetReachedError:
             self.reached = True
             return

@@ -28,7 +28,7 @@ from chatjudge.errors import UsageError
 from chatjudge.formats.results import CallRecord
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.formats.summary import Summary
-from chatjudge.protocols import Protocol, get_protocol
+from chatjudge.protocols import Protocol, check_recorded, get_protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
 from chatjudge.rundir import iter_results, read_run_info, read_summary
 from chatjudge.stats.passk import pass_at, pass_hat, succeeded
@@ -100,7 +100,7 @@ def resolve_protocol(info: RunInfo, given: str | Path | Protocol | None) -> Prot
             raise UsageError(
                 f"--protocol {protocol.name!r} is not the runs' protocol {info.protocol!r}"
             )
-        return protocol
+        return check_recorded(protocol, info)  # and not an edited copy of it
     try:
         return get_protocol(info.protocol)
     except UsageError:

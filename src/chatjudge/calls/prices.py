@@ -121,21 +121,28 @@ def prices_of(models: Iterable[Model], pricing: PricingOptions) -> dict[str, Pri
     return {m.name: price_of(m, pricing, overrides) for m in models}
 
 
-def role_cost(prices: Mapping[str, Price], usage: Mapping[str, Usage]) -> RoleCostRecord:
-    """A role's cost from its models' prices and the replies each sent for
-    (`Ledger.by_model`): unknown when any of its models' price is; with the replies that
-    ran past their cap."""
-    used = {name: usage.get(name, Usage()) for name in prices}
-    costs = [prices[name].cost(tokens) for name, tokens in used.items()]
-    costs += [None for name in usage if name not in prices]  # a model without a price
-    usd = None if any(c is None for c in costs) else round(sum(c or 0.0 for c in costs), 6)
+def role_cost(
+    prices: Mapping[str, Price], used: Mapping[str, Usage], sent: Mapping[str, Usage]
+) -> RoleCostRecord:
+    """A role's cost from its models' prices: what the replies it `used` cost (sent for or
+    held by the store, each once), and what those it `sent` for (`Ledger.by_model`) cost;
+    unknown when any of its models' price is; with the replies that ran past their cap."""
+    usd = _priced(prices, used)
     sources = sorted({p.source for p in prices.values()})
     return RoleCostRecord(
         usd=usd,
         priced=usd is not None,
         source=", ".join(sources),
-        over_cap_replies=sum(u.over_cap for u in usage.values()),
+        over_cap_replies=sum(u.over_cap for u in sent.values()),
+        invocation_usd=_priced(prices, sent),
     )
+
+
+def _priced(prices: Mapping[str, Price], usage: Mapping[str, Usage]) -> float | None:
+    """`usage` by model at `prices`: None when a model's price is unknown."""
+    costs = [prices[name].cost(usage.get(name, Usage())) for name in prices]
+    costs += [None for name in usage if name not in prices]  # a model without a price
+    return None if any(c is None for c in costs) else round(sum(c or 0.0 for c in costs), 6)
 
 
 def command_cost(roles: Mapping[str, RoleCostRecord], budget: BudgetRecord | None = None) -> Cost:
@@ -143,7 +150,10 @@ def command_cost(roles: Mapping[str, RoleCostRecord], budget: BudgetRecord | Non
     `--max-cost-usd`, its `budget` and how far the command got."""
     unpriced = [name for name, role in roles.items() if role.usd is None]
     total = None if unpriced else round(sum(r.usd or 0.0 for r in roles.values()), 6)
-    return Cost(roles=dict(roles), total_usd=total, unpriced=unpriced, budget=budget)
+    spent = [r.invocation_usd for r in roles.values()]
+    invocation = None if None in spent else round(sum(u or 0.0 for u in spent), 6)
+    return Cost(roles=dict(roles), total_usd=total, unpriced=unpriced, budget=budget,
+                invocation_usd=invocation)  # fmt: skip
 
 
 def at_official_endpoint(model: Model) -> bool:

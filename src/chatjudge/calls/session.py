@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatjudge.calls.budget import Budget, Starts, budget_for, meter_for, reached_error
 from chatjudge.calls.caller import Caller
-from chatjudge.calls.ledger import Ledger
+from chatjudge.calls.ledger import Flight, Ledger
 from chatjudge.calls.policy import CallPolicy
 from chatjudge.calls.pool import Pool
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
@@ -71,13 +71,15 @@ class Session:
         dry_run: bool = False,
         projected: bool = False,
         budget: Budget | None = None,
+        reference: Path | None = None,
     ) -> None:
         """A session of `seats` on the store at `store`; `total`: the units (items, rows,
         conversations) the progress bar counts. Prices and budget are checked here: a bad
         price file or a budget that cannot be kept is refused before the store is opened.
         `dry_run`: read-only, nothing sent; `projected`: the dry run counts each unit by
         a projection (`project_conversation`), not call by call. `budget`: one shared with
-        other sessions (the gate's batches) instead of `--max-cost-usd`'s own."""
+        other sessions (the gate's batches) instead of `--max-cost-usd`'s own. `reference`:
+        another command's store, read where this one misses (`Ledger`)."""
         self.seats = list(seats)
         self.config = config
         self.dry_run = dry_run
@@ -90,11 +92,14 @@ class Session:
         self.progress = RunProgress(total, enabled=config.progress and not dry_run, label=label)
         self._projected = projected
         self._store: Store | StoreReader | None = None
+        self._reference_path = reference
+        self._reference: StoreReader | None = None
         self._ledgers: dict[Seat, Ledger] = {}
         self._callers: dict[Seat, Caller] = {}
         self._accounts: dict[Seat, RoleEstimate] = {}
         self._pool: Pool[Any] = Pool(config.run.concurrency)
         self._closed = False
+        self._used: list[tuple[str, str, int, int]] = []  # the store's `used_tokens`, at close
 
     async def __aenter__(self) -> Session:
         try:
@@ -115,12 +120,20 @@ class Session:
             self._store_path.parent.mkdir(parents=True, exist_ok=True)
             store = Store(self._store_path)
         self._store = store
-        lookup = not (config.run.no_cache or store.empty)  # a new store holds nothing
+        if self._reference_path is not None and not config.run.no_cache:
+            self._reference = StoreReader(self._reference_path)
+        reference = self._reference
+        # A new store holds nothing (a reference may).
+        lookup = not config.run.no_cache and (not store.empty or reference is not None)
         policy = CallPolicy.of(config)
         by_model: dict[int, Caller] = {}
+        # Calls with equal keys are sent once (`ledger.Flight`), unless every call is to be sent.
+        flights: dict[str, Flight] | None = None if config.run.no_cache or self.dry_run else {}
         for seat in self.seats:
             model, price = seat.model, self.prices[seat.model.name]
-            self._ledgers[seat] = Ledger(store, lookup=lookup)
+            self._ledgers[seat] = Ledger(
+                store, lookup=lookup, flights=flights, role=seat.role, reference=reference
+            )
             if isinstance(store, StoreReader):
                 from chatjudge.calls.estimate import DryCaller, role_estimate  # dry: `_DRY_RUN`
 
@@ -145,8 +158,12 @@ class Session:
             return
         self._closed = True
         try:
+            if isinstance(self._store, Store):  # for `cost`, which is asked once it is closed
+                self._used = self._store.used_tokens()
             if self._store is not None:
                 self._store.close()
+            if self._reference is not None:
+                self._reference.close()
         finally:
             for model in self.models:
                 await model.aclose()
@@ -186,15 +203,26 @@ class Session:
         return total
 
     def cost(self, done: int, total: int) -> Cost:
-        """The summary's cost record: per role, from its models' prices and the replies
-        sent for; with a budget, how far the command got (`done` of `total` units)."""
+        """The summary's cost record: per role, from its models' prices, what the replies
+        the command used cost in all (those it sent for and those the store held, each
+        distinct call once: the same across resumes as in one go) and what those it sent
+        for cost; with a budget, how far the command got (`done` of `total` units)."""
         roles: dict[str, tuple[dict[str, Any], dict[str, Usage]]] = {}
         for seat in self.seats:
-            prices, used = roles.setdefault(seat.role, ({}, {}))
+            prices, sent = roles.setdefault(seat.role, ({}, {}))
             prices[seat.model.name] = self.prices[seat.model.name]
-            used.update(self._ledgers[seat].by_model)
+            sent.update(self._ledgers[seat].by_model)
+        used: dict[str, dict[str, Usage]] = {}
+        held = self._used
+        if not self._closed and isinstance(self._store, Store):
+            held = self._store.used_tokens()
+        for role, model, input_tokens, output_tokens in held:
+            used.setdefault(role, {})[model] = Usage(
+                input_tokens=input_tokens, output_tokens=output_tokens
+            )
         budget = self.budget.record(done, total) if self.budget is not None else None
-        return command_cost({r: role_cost(p, u) for r, (p, u) in roles.items()}, budget)
+        records = {r: role_cost(p, used.get(r, {}), sent) for r, (p, sent) in roles.items()}
+        return command_cost(records, budget)
 
     def check_budget(
         self, stopped: Stopped, done: int, total: int, what: str, summary: dict[str, Any]

@@ -4,6 +4,7 @@ against human raters). Their terminal text is built beside the analyses
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -50,17 +51,18 @@ def compare(
     from chatjudge.formats.analyses import Comparison
     from chatjudge.formats.io import write_json
     from chatjudge.report import write_compare_report
-    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT
+    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT
 
     named = _named_runs(runs)
     try:
+        humans = _human_files(human, named)
+        target = _compare_target(out_dir, named, humans.values())
         if control not in (None, "length", "style"):
             raise UsageError(f"--control takes length or style, not {control!r}")
         chosen = cast("Control | None", control)  # checked just above
         result = compare_runs(named, baseline=baseline_name, score=score, control=chosen)
         calibrations = {
-            name: calibrate_run(named[name], path, score=score)
-            for name, path in _human_files(human, named).items()
+            name: calibrate_run(named[name], path, score=score) for name, path in humans.items()
         }
         if calibrations:
             result["calibrated"] = {n: c["calibrated"] for n, c in calibrations.items()}
@@ -68,13 +70,22 @@ def compare(
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None
     _show_ratings(result, calibrations)
-    target = out_dir or RUNS_ROOT / ("compare-" + "-".join(named)[:60])
     target.mkdir(parents=True, exist_ok=True)
     write_json(target / COMPARISON, Comparison.model_validate(result))
     page = write_compare_report(target / COMPARISON_REPORT, result)
     err.print(
         f"comparison: {target / COMPARISON}\nreport:     {page}", highlight=False, markup=False
     )
+
+
+def _compare_target(out_dir: Path | None, runs: dict[str, Path], inputs: Iterable[Path]) -> Path:
+    """Where compare.json and compare.html go, by the output rule (`chatjudge.outputs`)."""
+    from chatjudge.outputs import check_written
+    from chatjudge.rundir import COMPARISON, COMPARISON_REPORT, RUNS_ROOT
+
+    target = out_dir or RUNS_ROOT / ("compare-" + "-".join(runs)[:60])
+    check_written(target, [target / COMPARISON, target / COMPARISON_REPORT], inputs)
+    return target
 
 
 def _named_runs(specs: list[str]) -> dict[str, Path]:
@@ -132,9 +143,11 @@ def agree(
     from chatjudge.analysis.agree_text import agreement_lines
     from chatjudge.formats.analyses import Agreement
     from chatjudge.formats.io import write_json
+    from chatjudge.outputs import check_written
     from chatjudge.rundir import AGREEMENT
 
     try:
+        check_written(run_dir / AGREEMENT, [run_dir / AGREEMENT], [human])
         result = agree_with_humans(run_dir, human, column=column, score=score)
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None

@@ -32,6 +32,9 @@ RunOrDataArg = Annotated[
         "the DATA file to judge."
     ),
 ]
+# How a gate's Markdown summary opens (`chatjudge.report.gate_text.markdown`): --markdown
+# replaces a file that opens so, as an earlier gate's.
+SUMMARY_HEADING = b"### chatjudge gate:"
 # The run options a sequential gate passes on only when given (`run`'s defaults otherwise).
 WHEN_GIVEN = ("max_cost_usd", "price_in", "price_out", "prices")
 
@@ -88,15 +91,29 @@ def _checked(values: dict[str, Any]) -> GateOptions:
 
 
 def _refuse_markdown_over_inputs(run_or_data: Path | None, chosen: GateOptions) -> None:
-    """--markdown is written last: refused now, never over an input or a run's file."""
-    from chatjudge.outputs import check_not_a_run_file, check_not_input
+    """--markdown is written last: refused now by the output rule (`chatjudge.outputs`),
+    never a link, an input or a run's file; GitHub's step summary is appended to, an
+    earlier gate's summary replaced, any other file only with --overwrite."""
+    from chatjudge.outputs import check_file_output, check_written, step_summary
 
     if chosen.markdown is None:
         return
     given = (run_or_data, chosen.data, chosen.human, chosen.baseline_data)
     inputs = [p for p in given if p is not None]
-    check_not_input(chosen.markdown, [chosen.markdown], inputs, flag="--markdown")
-    check_not_a_run_file(chosen.markdown, [chosen.markdown], flag="--markdown")
+    summary = step_summary(chosen.markdown)
+    if summary is not None:  # written by the name GitHub gave it
+        check_written(chosen.markdown, [summary], inputs, flag="--markdown")
+        return
+    kind = "gate's Markdown summary"
+    check_file_output(chosen.markdown, inputs, kind=kind, is_kind=_is_summary,
+                      overwrite=chosen.overwrite, flag="--markdown")  # fmt: skip
+
+
+def _is_summary(path: Path) -> bool:
+    """Whether `path` is a gate's Markdown summary: it opens with the heading that
+    `chatjudge.report.gate_text.markdown` writes first."""
+    with path.open("rb") as text:
+        return text.readline().startswith(SUMMARY_HEADING)
 
 
 def _decision(chosen: GateOptions) -> dict[str, Any]:
@@ -172,4 +189,18 @@ def _show(result: Gate, markdown: Path | None) -> None:
     for line in notes(result):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     if markdown is not None:
-        markdown.write_text(gate_markdown(result), encoding="utf-8")
+        _write_markdown(markdown, gate_markdown(result))
+
+
+def _write_markdown(path: Path, text: str) -> None:
+    """GitHub's step summary gets the summary appended; any other file is replaced whole."""
+    from chatjudge.outputs import step_summary
+    from chatjudge.writing import open_write, replaced
+
+    summary = step_summary(path)
+    if summary is not None:
+        with open_write(summary, append=True) as out:
+            out.write(text.encode())
+        return
+    with replaced(path) as out:
+        out.write(text.encode())

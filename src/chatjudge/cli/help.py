@@ -3,9 +3,10 @@
 typer re-wraps a command's first paragraph but keeps the line breaks of the others and of
 option help (so a docstring wrapped at 100 columns prints broken mid-sentence), and it
 shows every flag with a `<bool>` value that a flag never takes. The command and group
-classes here join each paragraph into one line, for the terminal to wrap, and show flags
-bare: `--quiet`, `--flip / --no-flip`, `--help`. They also name the providers where an
-option's help stands for them, as the help is shown.
+classes here join each paragraph into one line, for the terminal to wrap, keep its brackets
+(typer reads help as rich markup) and show flags bare: `--quiet`, `--flip / --no-flip`,
+`--help`. They also name the providers where an option's help stands for them, as the help
+is shown.
 """
 
 from __future__ import annotations
@@ -13,14 +14,18 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
 
 def paragraphs(text: str | None) -> str | None:
-    """`text` with each paragraph (separated by a blank line) on a line of its own."""
+    """`text` with each paragraph (separated by a blank line) on a line of its own, as it is
+    written: typer reads help as rich markup, where `[cut N of M characters]` is a style
+    and vanishes, so brackets are escaped."""
     if not text:
         return text
-    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n"))
+    joined = "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n"))
+    return escape(joined)
 
 
 def named(text: str | None) -> str | None:

@@ -8,8 +8,8 @@ from typing import Any
 
 from chatjudge.conversation import DEFAULT_VIEW, JudgeView, judge_texts
 from chatjudge.data.sources import RawRow, Source
-from chatjudge.data.tools import read_row_tools
-from chatjudge.data.validate import RowCheck, check_row
+from chatjudge.data.tools import read_row_tools, trajectory_texts
+from chatjudge.data.validate import RowCheck, check_row, has_slot
 from chatjudge.errors import DataValidationError, Problem, UsageError
 from chatjudge.fields import FieldSpec, column_of
 from chatjudge.shards import Shard
@@ -60,8 +60,10 @@ def validate(
     limit: int | None = None,
     skip_invalid: bool = False,
     shard: Shard | None = None,
+    checked_tools: tuple[str, ...] | None = None,
 ) -> Validation:
-    """Check every row (up to `limit`) before anything is sent.
+    """Check every row (up to `limit`) before anything is sent; `checked_tools`: the run's
+    (`--checked-tools`), to which a row without its own expects calls.
 
     Raises DataValidationError listing each problem by row and field, unless `skip_invalid`:
     then invalid rows are left out and listed, and only a dataset with no valid row fails.
@@ -76,12 +78,13 @@ def validate(
     outside = 0  # valid rows of other shards
     derived = unparsed = with_tools = 0
     reshaped = False
+    slot = has_slot(fields)
     for raw in _limited(source, limit):
         count += 1
         check = (
             RowCheck([Problem(raw.number, "(row)", raw.error)])
             if raw.data is None
-            else check_row(raw.number, raw.data, fields)
+            else check_row(raw.number, raw.data, fields, checked_tools, slot=slot)
         )
         found = check.problems
         reshaped = reshaped or check.reshaped
@@ -142,6 +145,7 @@ def iter_items(
     (`Validation.read_as_written`), so they are not read again. `read_tools=False` leaves
     each row as written, without tools (a deterministic scorer reads what it needs)."""
     names = [f.name for f in fields]
+    slot = has_slot(fields)
     conversations = [f.name for f in fields if f.conversation]
     rows = _limited(source.validated(), limit)
     if skip:
@@ -151,6 +155,9 @@ def iter_items(
         assert data is not None, "iter_items needs a validated source"
         defined: list[dict[str, Any]] = []
         if read_tools:
+            texts = trajectory_texts(data, slot)
+            if texts is not None:  # JSON text, judged as the list it holds (checked valid)
+                data = {**data, **texts.read}
             columns = (column_of(n, data) for n in conversations)
             tools = read_row_tools(data, columns, as_written=as_written)
             if tools.columns:  # read into another shape: the caller's row is left as it was

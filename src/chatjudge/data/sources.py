@@ -30,20 +30,25 @@ class RawRow:
 class Source:
     """A re-iterable sequence of raw rows with columns renamed by `column_map`."""
 
-    def __init__(self, data: Any, column_map: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, data: Any, column_map: Mapping[str, str] | None = None, *, exact_ints: bool = False
+    ) -> None:
+        """`exact_ints`: an integer beyond 64 bits in a file keeps every digit, for rows
+        whose values are compared (`tool-trajectory`'s arguments: `jsoncodec.loads`)."""
         self.column_map = dict(column_map or {})
         self._data = data
+        self._exact = exact_ints
         self.name = _describe(data)
         self.columns: set[str] = set()  # columns seen so far (kept only with a column map)
 
     def __iter__(self) -> Iterator[RawRow]:
-        return self._renamed(_rows(self._data))
+        return self._renamed(_rows(self._data, exact=self._exact))
 
     def validated(self) -> Iterator[RawRow]:
         """The rows again once validation has read them: a JSONL line is not measured
         for depth again (a row nested too deep is invalid: it is left out or stops the
         run), which costs a third of decoding it."""
-        return self._renamed(_rows(self._data, checked=True))
+        return self._renamed(_rows(self._data, checked=True, exact=self._exact))
 
     def _renamed(self, rows: Iterator[RawRow]) -> Iterator[RawRow]:
         if not self.column_map:
@@ -95,20 +100,20 @@ def _kind(path: Path) -> str | None:
     }.get(suffix)
 
 
-def _rows(data: Any, *, checked: bool = False) -> Iterator[RawRow]:
+def _rows(data: Any, *, checked: bool = False, exact: bool = False) -> Iterator[RawRow]:
     """The rows of `data`, from the reader of its kind itself (not through a generator of
     this function's: every row of a large file would pass one more)."""
     if isinstance(data, list):
         return _list_rows(data)
     if not isinstance(data, str | Path):
-        return _dataframe_rows(data)
+        return _dataframe_rows(data, exact)
     path = Path(data)
     kind = _kind(path)
     if kind == "jsonl":
-        return _jsonl_rows(path, None if checked else jsoncodec.INPUT_DEPTH)
+        return _jsonl_rows(path, None if checked else jsoncodec.INPUT_DEPTH, exact)
     if kind == "csv":
-        return _csv_rows(path)
-    return _parquet_rows(path)
+        return _csv_rows(path, exact)
+    return _parquet_rows(path, exact)
 
 
 def _list_rows(data: list[Any]) -> Iterator[RawRow]:
@@ -120,13 +125,15 @@ def _not_object(value: Any) -> str:
     return f"expected an object with named fields, got {type(value).__name__}"
 
 
-def _jsonl_rows(path: Path, max_depth: int | None) -> Iterator[RawRow]:
+def _jsonl_rows(path: Path, max_depth: int | None, exact: bool) -> Iterator[RawRow]:
     with path.open("rb") as fh:
         for number, line in enumerate(fh, 1):
             if not line or line.isspace():  # not `strip()`: it copies every line
                 continue
             try:
-                rec = jsoncodec.loads(line, parse_constant=_missing, max_depth=max_depth)
+                rec = jsoncodec.loads(
+                    line, parse_constant=_missing, max_depth=max_depth, exact_ints=exact
+                )
             except ValueError as exc:  # bad bytes are told apart only here, off the hot path
                 yield RawRow(number, None, _not_utf8(line) or f"unparseable JSON line: {exc}")
                 continue
@@ -153,7 +160,7 @@ def _not_utf8(line: bytes) -> str | None:
     return None
 
 
-def _csv_rows(path: Path) -> Iterator[RawRow]:
+def _csv_rows(path: Path, exact: bool) -> Iterator[RawRow]:
     with path.open("rb") as binary:  # find bad bytes first: a CSV row may span several lines
         bad = [(n, why) for n, line in enumerate(binary, 1) if (why := _not_utf8(line))]
     if bad:
@@ -165,16 +172,16 @@ def _csv_rows(path: Path) -> Iterator[RawRow]:
             if None in rec:
                 yield RawRow(number, None, "more cells than header columns")
                 continue
-            yield RawRow(number, {k: _decode_cell(v) for k, v in rec.items()})
+            yield RawRow(number, {k: _decode_cell(v, exact) for k, v in rec.items()})
 
 
-def _decode_cell(value: str | None) -> Any:
+def _decode_cell(value: str | None, exact: bool) -> Any:
     """A CSV cell holding a JSON message list is decoded; anything else stays text."""
     if value is None or value == "":
         return None
     if value.lstrip().startswith("["):
         try:
-            decoded = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH)
+            decoded = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH, exact_ints=exact)
         except ValueError:
             return value
         if isinstance(decoded, list):
@@ -182,28 +189,29 @@ def _decode_cell(value: str | None) -> Any:
     return value
 
 
-def _parquet_rows(path: Path) -> Iterator[RawRow]:
+def _parquet_rows(path: Path, exact: bool) -> Iterator[RawRow]:
     import pyarrow.parquet as pq
 
     number = 0
     for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
         for rec in batch.to_pylist():
             number += 1
-            yield RawRow(number, {k: _decode_value(v) for k, v in rec.items()})
+            yield RawRow(number, {k: _decode_value(v, exact) for k, v in rec.items()})
 
 
-def _dataframe_rows(frame: Any) -> Iterator[RawRow]:
+def _dataframe_rows(frame: Any, exact: bool) -> Iterator[RawRow]:
     columns = [str(c) for c in frame.columns]
     for number, values in enumerate(frame.itertuples(index=False, name=None), 1):
-        yield RawRow(number, {c: _decode_value(v) for c, v in zip(columns, values, strict=True)})
+        row = {c: _decode_value(v, exact) for c, v in zip(columns, values, strict=True)}
+        yield RawRow(number, row)
 
 
-def _decode_value(value: Any) -> Any:
+def _decode_value(value: Any, exact: bool) -> Any:
     """Normalise what pandas/pyarrow hand back: NaN is missing, arrays are lists."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if hasattr(value, "tolist") and not isinstance(value, str):
         value = value.tolist()
     if isinstance(value, str) and value.lstrip().startswith("["):
-        return _decode_cell(value)
+        return _decode_cell(value, exact)
     return value

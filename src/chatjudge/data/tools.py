@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatjudge import jsoncodec
+from chatjudge.fields import TRAJECTORY, TRAJECTORY_COLUMNS, column_of
 from chatjudge.row_messages import Conversation, read_conversation
 from chatjudge.tool_definitions import derived_tools, read_tools
 
@@ -36,6 +38,41 @@ class RowTools:
     derived: bool = False
     unparsed_arguments: int = 0
     reshaped: bool = False
+
+
+@dataclass(slots=True)
+class TrajectoryTexts:
+    """A row's trajectories given as JSON text: `read`, the lists they hold, by column;
+    `problems`, why a column's text is not one."""
+
+    read: dict[str, list[Any]] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+
+
+def trajectory_texts(data: dict[str, Any], slot: bool) -> TrajectoryTexts | None:
+    """The row's trajectory columns that hold JSON text (a JSONL string, a CSV cell that
+    did not parse) read into the lists they hold, checked and judged as lists are; a text
+    that starts as a list but does not parse is a problem, never a trajectory that made
+    no call. `slot`: the trajectory slot's column (`chatjudge.fields.TRAJECTORY`) is one.
+    None: the row has none (the usual row)."""
+    texts = None
+    for name in _TEXT_COLUMNS:
+        value = data.get(name)
+        if type(value) is not str or not value.lstrip().startswith("["):
+            continue
+        if name not in TRAJECTORIES and not (slot and column_of(TRAJECTORY, data) == name):
+            continue
+        texts = texts or TrajectoryTexts()
+        try:
+            texts.read[name] = jsoncodec.loads(
+                value, max_depth=jsoncodec.INPUT_DEPTH, exact_ints=True
+            )
+        except ValueError as exc:
+            texts.problems[name] = f"is text that is not JSON (expected a list of messages): {exc}"
+    return texts
+
+
+_TEXT_COLUMNS = tuple(dict.fromkeys((*TRAJECTORIES, *TRAJECTORY_COLUMNS)))
 
 
 def read_row_tools(

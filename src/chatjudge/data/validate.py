@@ -7,9 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatjudge.data.tools import read_row_tools
+from chatjudge.data.tools import read_row_tools, trajectory_texts
 from chatjudge.errors import Problem
 from chatjudge.fields import (
+    CHECKED_TOOLS,
     EXPECTED_TOOL_CALLS,
     TOOLS,
     TRAJECTORY,
@@ -31,12 +32,28 @@ class RowCheck:
     reshaped: bool = False  # a message list of it reads into another shape than written
 
 
-def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) -> RowCheck:
+def check_row(
+    number: int,
+    data: dict[str, Any],
+    fields: Sequence[FieldSpec],
+    checked_tools: tuple[str, ...] | None = None,
+    *,
+    slot: bool | None = None,
+) -> RowCheck:
     """Check one decoded row against `fields`, and its tool calls, trajectories and `tools`
-    (`chatjudge.data.tools`) where it has them."""
+    (`chatjudge.data.tools`) where it has them; `checked_tools`: the run's
+    (`--checked-tools`), to which a row without its own expects calls; `slot`: whether
+    `fields` has the trajectory slot (None: found here; `validate` finds it once)."""
     problems: list[Problem] = []
+    if slot is None:
+        slot = has_slot(fields)
+    texts = trajectory_texts(data, slot)
+    if texts is not None:  # JSON text: checked as the list it holds
+        data = {**data, **texts.read}
     conversations = (column_of(f.name, data) for f in fields if f.conversation)
     tools = read_row_tools(data, conversations, define=False)
+    if texts is not None:
+        tools.problems.update((name, [why]) for name, why in texts.problems.items())
     for spec in fields:
         if spec.name == TOOLS:  # read with the row's tool calls, or derived from them
             continue
@@ -50,7 +67,13 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
                 problems.append(Problem(number, name, why))
             continue
         if spec.name == EXPECTED_TOOL_CALLS:
-            problems.extend(_expected_problems(number, value, data))
+            problems.extend(_expected_problems(number, value, data, checked_tools))
+            continue
+        if spec.name == CHECKED_TOOLS:
+            read_checked_tools = _expected_readers()[2]
+            problem = read_checked_tools(value)[1]
+            if problem is not None:
+                problems.append(Problem(number, name, problem))
             continue
         if spec.required and not spec.empty_ok and _is_empty(value):
             problems.append(Problem(number, name, "required field is empty"))
@@ -77,7 +100,13 @@ def check_row(number: int, data: dict[str, Any], fields: Sequence[FieldSpec]) ->
     for name, found in tools.problems.items():  # the trajectories' and `tools`'
         problems.extend(Problem(number, name, m) for m in found)
     has_tools = bool(tools.tools) or tools.derived
-    return RowCheck(problems, tools.derived, tools.unparsed_arguments, has_tools, tools.reshaped)
+    reshaped = tools.reshaped or texts is not None
+    return RowCheck(problems, tools.derived, tools.unparsed_arguments, has_tools, reshaped)
+
+
+def has_slot(fields: Sequence[FieldSpec]) -> bool:
+    """Whether `fields` has the trajectory slot (`chatjudge.fields.TRAJECTORY`)."""
+    return any(f.name == TRAJECTORY for f in fields)
 
 
 NO_TRAJECTORY = (
@@ -92,10 +121,16 @@ NO_TOOLS = (
 )
 
 
-def _expected_problems(number: int, value: Any, data: dict[str, Any]) -> list[Problem]:
-    """An `expected_tool_calls` cell's problems, and its row's `match`."""
-    read_expected_calls, read_match = _expected_readers()
-    found = [Problem(number, EXPECTED_TOOL_CALLS, p) for p in read_expected_calls(value)[1]]
+def _expected_problems(
+    number: int, value: Any, data: dict[str, Any], checked_tools: tuple[str, ...] | None
+) -> list[Problem]:
+    """An `expected_tool_calls` cell's problems (a call to a tool not checked among them),
+    and its row's `match`."""
+    read_expected_calls, read_match, read_checked_tools = _expected_readers()
+    own = data.get(CHECKED_TOOLS)
+    checked = checked_tools if own is None else read_checked_tools(own)[0]
+    problems = read_expected_calls(value, checked)[1]
+    found = [Problem(number, EXPECTED_TOOL_CALLS, p) for p in problems]
     problem = read_match(data.get("match"))[1]
     if problem is not None:
         found.append(Problem(number, "match", problem))
@@ -104,14 +139,16 @@ def _expected_problems(number: int, value: Any, data: dict[str, Any]) -> list[Pr
 
 @functools.cache
 def _expected_readers() -> tuple[
-    Callable[[Any], tuple[list[Any], list[str]]], Callable[[Any], tuple[Any, str | None]]
+    Callable[[Any, tuple[str, ...] | None], tuple[list[Any], list[str]]],
+    Callable[[Any], tuple[Any, str | None]],
+    Callable[[Any], tuple[Any, str | None]],
 ]:
     """tool-trajectory's readers, loaded with the first row that has expected calls (a
     judged run never loads them), once: an import statement in a function costs 1.5 µs
     a row."""
-    from chatjudge.expected_calls import read_expected_calls, read_match
+    from chatjudge.expected_calls import read_checked_tools, read_expected_calls, read_match
 
-    return read_expected_calls, read_match
+    return read_expected_calls, read_match, read_checked_tools
 
 
 def _calls_tools(messages: list[Any]) -> bool:

@@ -14,12 +14,14 @@ class CalibratedMetric(Record):
     """A human-calibrated (PPI++) metric: what the humans would say over all judged rows."""
 
     value: float
-    ci95: list[float]
+    ci95: list[float] | None  # None only with `too_few`
     n_labels: int
     effective_labels: float  # human labels alone that would give an interval this narrow
     lam: float
     judge_only: Metric
     human_only: Metric
+    # Why `ci95` is null: a small labelled sample of a metric with no known range.
+    too_few: str | None = None
 
 
 class Rating(Record):
@@ -27,6 +29,8 @@ class Rating(Record):
     rating: float
     ci95: list[float] | None
     n_battles: int
+    # Why `ci95` is null: fewer than 30 battles, or all won or all lost (no valid interval).
+    too_few: str | None = None
 
 
 class Comparison(Versioned):

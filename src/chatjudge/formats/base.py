@@ -47,3 +47,6 @@ class Metric(Record):
     value: float | None
     ci95: list[float] | None
     n: int
+    # Why `ci95` is null where items count: too few, or too alike, for an interval valid at
+    # this size of a metric with no known range (written only then; readers print it).
+    too_few: str | None = None

@@ -6,7 +6,9 @@ from chatjudge.formats.base import Record
 
 
 class RoleCostRecord(Record):
-    """One role's cost in USD (None: a price is unknown) and where its prices came from."""
+    """One role's cost in USD (None: a price is unknown) and where its prices came from:
+    `usd` what the replies its results hold cost in all, across resumes (each distinct call
+    once); `invocation_usd` what this invocation's calls sent for cost."""
 
     usd: float | None
     priced: bool
@@ -14,6 +16,7 @@ class RoleCostRecord(Record):
     # Replies with more output tokens than their call's max_tokens (a server that ignores
     # it): charged their real tokens, so they can take the spend over a budget.
     over_cap_replies: int = 0
+    invocation_usd: float | None = None  # written since format 2 was; absent in older files
 
 
 class BudgetRecord(Record):
@@ -33,3 +36,6 @@ class Cost(Record):
     total_usd: float | None  # None when any role's price is unknown
     unpriced: list[str]  # the roles whose price is unknown
     budget: BudgetRecord | None = None  # with --max-cost-usd
+    # What this invocation's calls sent for cost (None: a price is unknown); `total_usd` is
+    # what the results cost in all, across resumes. Absent in files written before it.
+    invocation_usd: float | None = None

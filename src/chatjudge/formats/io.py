@@ -15,6 +15,7 @@ from chatjudge import jsoncodec
 from chatjudge.__about__ import __version__
 from chatjudge.errors import UsageError
 from chatjudge.formats.base import Versioned
+from chatjudge.writing import open_write
 
 V = TypeVar("V", bound=Versioned)
 
@@ -74,7 +75,8 @@ def write_json(path: Path, model: BaseModel, *, only_set: bool = False) -> dict[
     would write `NaN`, which is not JSON and which strict parsers (and `jq`, and browsers)
     refuse."""
     data = jsoncodec.finite(model.model_dump(mode="json", exclude_unset=only_set))
-    path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    with open_write(path) as out:  # never through a symbolic link
+        out.write(json.dumps(data, indent=2, allow_nan=False).encode() + b"\n")
     return data
 
 

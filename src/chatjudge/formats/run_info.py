@@ -31,3 +31,7 @@ class RunInfo(Versioned):
     # (data from Python). `chatjudge merge` refuses shards of different data by it; runs of
     # older chatjudge versions lack it.
     data_sha256: str | None = None
+    # The protocol's hash (`chatjudge.protocols.protocol_sha256`): a protocol given for this
+    # run later (`export -p`, `align -p`, `gate -p`, a resumed run) must have it. Runs of
+    # older chatjudge versions lack it: unknown, never refused.
+    protocol_sha256: str | None = None

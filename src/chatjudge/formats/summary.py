@@ -59,3 +59,5 @@ class Summary(Versioned):
     pass_k: PassKRecord | None = None  # tasks of several tries: what pass^k was taken over
     # An aligned protocol's provenance (`chatjudge align`): source, labels, seed, held-out.
     protocol_provenance: dict[str, Any] | None = None
+    # A judge-free protocol's scorer (`tool-trajectory`): its scores are its rules', no judge's.
+    scorer: str | None = None

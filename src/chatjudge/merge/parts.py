@@ -21,11 +21,13 @@ from urllib.parse import quote
 from chatjudge.calls.prices import command_cost
 from chatjudge.errors import UsageError
 from chatjudge.formats.cost import BudgetRecord, Cost, RoleCostRecord
+from chatjudge.outputs import check_not_linked, check_written
 from chatjudge.rundir import prepare_output
 from chatjudge.shards import Shard
 from chatjudge.store import Store
 from chatjudge.store.migrations import SCHEMA_VERSION
 from chatjudge.store.reader import ReadOnly
+from chatjudge.writing import refuse_link
 
 ONLY_SHARD = frozenset({"shard"})  # the one option in which shards of one run differ
 _CALLS = "key, model, raw, input_tokens, output_tokens, latency, created, tool_calls"
@@ -82,15 +84,25 @@ def data_differences(a: str | None, b: str | None) -> list[str]:
     ]
 
 
-def check_new(out: Path, files: Iterable[Path], inputs: Iterable[Path], *, overwrite: bool) -> None:
-    """The merge writes a new output: never over an input, and over an earlier output only
-    with `overwrite`."""
+def check_new(
+    out: Path,
+    files: Sequence[Path],
+    inputs: Sequence[Path],
+    *,
+    overwrite: bool,
+    run_files: bool = True,
+) -> None:
+    """The merge writes a new output: as every command, never over an input nor through a
+    symbolic link (`chatjudge.outputs`), over a run's files only as a merged run
+    (`run_files`), and over an earlier output only with `overwrite`."""
     if out.resolve() in {Path(p).resolve() for p in inputs}:
         raise UsageError(f"--out {out} is one of the shards: write the merge elsewhere")
+    check_written(out, files, inputs, run_files=run_files)
     _check_absent(out, files, overwrite=overwrite)
 
 
-def _check_absent(out: Path, files: Iterable[Path], *, overwrite: bool) -> None:
+def _check_absent(out: Path, files: Sequence[Path], *, overwrite: bool) -> None:
+    check_not_linked(files)
     there = [str(f) for f in files if f.exists()]
     if there and not overwrite:
         raise UsageError(
@@ -170,11 +182,13 @@ def sum_costs(costs: Iterable[Cost | None]) -> Cost | None:
             None if any(p.usd is None for p in parts) else round(sum(p.usd or 0 for p in parts), 6)
         )
         sources = sorted({s for p in parts for s in p.source.split(", ") if s})
+        spent = [p.invocation_usd for p in parts]
         roles[name] = RoleCostRecord(
             usd=usd,
             priced=usd is not None,
             source=", ".join(sources),
             over_cap_replies=sum(p.over_cap_replies for p in parts),
+            invocation_usd=None if None in spent else round(sum(u or 0 for u in spent), 6),
         )
     budgets = [c.budget for c in present if c.budget is not None]
     budget = None
@@ -282,7 +296,10 @@ def staged(
         try:
             yield temporary
             if there:
-                for path in temporary.iterdir():
+                made = list(temporary.iterdir())
+                for path in made:  # a link made since the checks: refused, never replaced
+                    refuse_link(target / path.name)
+                for path in made:
                     for journal in ("-wal", "-shm"):  # a replaced store's, never applied to this
                         (target / f"{path.name}{journal}").unlink(missing_ok=True)
                     os.replace(path, target / path.name)

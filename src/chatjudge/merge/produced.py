@@ -33,7 +33,6 @@ from chatjudge.merge.parts import (
     sum_costs,
     sum_usage,
 )
-from chatjudge.outputs import check_not_a_run_file
 from chatjudge.rundir import Produced, option_differences
 from chatjudge.summarize.generation import TOOL_TOTALS, generated_tokens, generation_summary
 from chatjudge.summarize.simulation import (
@@ -81,8 +80,7 @@ def merge_produced(files: Sequence[Path], out: Path, *, overwrite: bool = False)
     _check_finished(shards, summaries, samples)
     target = Produced(out)
     outputs = (out, target.store, target.summary, target.record)
-    check_not_a_run_file(out, outputs)
-    check_new(out, outputs, files, overwrite=overwrite)
+    check_new(out, outputs, files, overwrite=overwrite, run_files=False)
     indexes = [s.shard.indexes if s.shard else [] for s in summaries]
 
     def position(number: int, row: int, line: bytes) -> int:

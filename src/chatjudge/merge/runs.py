@@ -32,7 +32,7 @@ from chatjudge.merge.parts import (
     sum_costs,
     sum_usage,
 )
-from chatjudge.protocols import BUILTIN, Protocol, get_protocol
+from chatjudge.protocols import BUILTIN, Protocol, check_recorded, get_protocol
 from chatjudge.rundir import (
     REPORT,
     RESULTS,
@@ -87,6 +87,7 @@ def merge_runs(
         n_rows=sum(info.n_rows for info in infos),
         chatjudge_version=first.chatjudge_version,
         data_sha256=first.data_sha256,
+        protocol_sha256=first.protocol_sha256,
     )
     from chatjudge.report import ReportBuilder  # the page machinery, only when writing one
 
@@ -181,8 +182,4 @@ def _protocol(info: RunInfo, given: str | Path | Protocol | None) -> Protocol:
                 "file with --protocol FILE.toml"
             )
         return get_protocol(info.protocol)
-    proto = get_protocol(given)
-    if proto.name != info.protocol:
-        raise UsageError(f"--protocol is {proto.name!r}, the shards were judged with "
-                         f"{info.protocol!r}")  # fmt: skip
-    return proto
+    return check_recorded(get_protocol(given), info, "the shards")

@@ -27,6 +27,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from chatjudge import secrets
+from chatjudge.call_ids import paired
 from chatjudge.errors import (
     AuthError,
     ModelConnectionError,
@@ -119,7 +120,8 @@ class AnthropicModel(Model):
 
 def _split_system(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
     """The Messages API takes system text apart from the turns; tool calls and results
-    become content blocks (module doc)."""
+    become content blocks (module doc), with ids that pair (`call_ids.paired`)."""
+    messages = paired(messages)
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
     turns: list[dict[str, Any]] = []
     for m in messages:

@@ -34,6 +34,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
+from chatjudge.call_ids import paired
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
@@ -181,7 +182,7 @@ def _contents(messages: list[Message]) -> tuple[str, Any]:
     """System text apart; one user message is sent as plain text, a conversation as turns
     (Gemini calls the assistant's role `model`; tool calls and results: module doc)."""
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-    turns = [m for m in messages if m["role"] != "system"]
+    turns = [m for m in paired(messages) if m["role"] != "system"]
     if len(turns) == 1 and turns[0]["role"] == "user":
         return system, turns[0]["content"]
     names = call_names(turns)

@@ -21,6 +21,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from chatjudge import jsoncodec
+from chatjudge.call_ids import paired
 from chatjudge.errors import (
     BadRequestError,
     ModelConnectionError,
@@ -117,10 +118,10 @@ class OpenAIModel(Model):
         messages = request.messages
         if mode != "json_schema" and schema is not None:  # told in words as well
             messages = with_instruction(messages, schema.instruction)
-        if request.tools:  # OpenAI's own format: sent as the row holds them
+        if request.tools:  # OpenAI's own format: sent as the row holds them, ids that pair
             return (
                 head
-                + jsoncodec.dumps(messages)
+                + jsoncodec.dumps(paired(messages))
                 + b', "tools": '
                 + jsoncodec.dumps(request.tools)
                 + b"}"

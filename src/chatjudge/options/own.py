@@ -71,7 +71,10 @@ class GateOptions(GateSettings):
     baseline: Path | None = option(None, "The baseline's run directory.")
     candidate: Path | None = option(None, "The candidate's run directory.")
     markdown: Path | None = option(
-        None, "Also write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)."
+        None,
+        "Also write a Markdown summary: appended to $GITHUB_STEP_SUMMARY (GitHub's "
+        "convention); any other FILE is replaced when it holds an earlier gate's summary, "
+        "else only with --overwrite.",
     )
     sequential: bool = option(False, "Judge DATA batch by batch until decided.")
     judge: tuple[str, ...] = option((), "--sequential: the judge(s).", flags=("--judge", "-j"))
@@ -184,4 +187,8 @@ class ExportOptions(OptionGroup):
         "A custom protocol's .toml (the run's built-in one is found by name).",
         flags=("--protocol", "-p"),
     )
-    overwrite: bool = option(False, "Replace an existing --otlp file.")
+    overwrite: bool = option(
+        False,
+        "Replace an existing --otlp file that is not an earlier export (which is replaced "
+        "anyway); never a run's files nor the data it judged.",
+    )

@@ -73,6 +73,15 @@ class RunOptions(OptionGroup):
         when_set=True,
         metavar="MODE",
     )
+    checked_tools: str | None = option(
+        None,
+        "tool-trajectory: the tools a check is about, names or glob patterns (write_*,delete) "
+        "where a row has no `checked_tools` column: calls to other tools count nowhere, and "
+        "an expected call to one is a row error.",
+        fingerprint=True,
+        when_set=True,
+        metavar="PATTERN,...",
+    )
     executor: Literal["local", "ray"] = option(
         "local",
         "Where model calls run: this process, or Ray workers (the cluster at RAY_ADDRESS, "
@@ -100,6 +109,27 @@ class RunOptions(OptionGroup):
     def judge_view(self) -> JudgeView:
         """What the judge is shown of a row, by these options."""
         return JudgeView(self.include_system, self.tool_result_chars, self.judge_sees)
+
+    def checked(self) -> tuple[str, ...] | None:
+        """`--checked-tools` as patterns (None: every tool checked)."""
+        if self.checked_tools is None:
+            return None
+        from chatjudge.expected_calls import read_checked_tools  # tool-trajectory's only
+
+        return read_checked_tools(self.checked_tools)[0]
+
+    @field_validator("checked_tools", mode="before")
+    @classmethod
+    def _checked_tools(cls, value: Any) -> Any:
+        """Patterns given as a list (the Python API) are the flag's text; none is an error."""
+        if value is None:
+            return None
+        from chatjudge.expected_calls import read_checked_tools  # tool-trajectory's only
+
+        patterns, problem = read_checked_tools(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return None if patterns is None else ",".join(patterns)
 
     @field_validator("shard")
     @classmethod

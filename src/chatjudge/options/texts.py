@@ -8,7 +8,8 @@ from chatjudge.conversation import TOOL_RESULT_CHARS
 OVERWRITE_HELP = (
     "Replace what --out holds when it is not this command's output of the same data and "
     "options; without it, that is refused (exit 2), and the same command resumes there. "
-    "Never over the command's own input, nor over a run's own files."
+    "Never over the command's own input, nor over a run's own files, nor through a symbolic "
+    "link."
 )
 
 # `--human` and `--column` of `gate`, `report` and `agree`.

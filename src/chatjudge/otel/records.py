@@ -12,7 +12,6 @@ goes through the run's key masking and `--redact`.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,7 +23,16 @@ from chatjudge.__about__ import __version__
 from chatjudge.errors import UsageError
 from chatjudge.formats.results import ResultRecord
 from chatjudge.formats.run_info import RunInfo
-from chatjudge.protocols import BASELINE, BUILTIN, CANDIDATE, TIE, Protocol, get_protocol
+from chatjudge.protocols import (
+    BASELINE,
+    BUILTIN,
+    CANDIDATE,
+    TIE,
+    Protocol,
+    check_recorded,
+    get_protocol,
+    protocol_sha256,
+)
 from chatjudge.rundir import iter_results, read_run_info, read_summary
 from chatjudge.traces.redact import Redactor
 from chatjudge.traces.rows import otel_id
@@ -71,7 +79,7 @@ def open_run(run: Path, protocol: str | Path | None = None) -> tuple[Source, Pro
     created = dt.datetime.fromisoformat(summary.created)
     identity = {
         "chatjudge.protocol": proto.name,
-        "chatjudge.protocol.sha256": hashlib.sha256(proto.template.encode()).hexdigest(),
+        "chatjudge.protocol.sha256": protocol_sha256(proto),
         "chatjudge.judge": summary.judge,
         "chatjudge.version": info.chatjudge_version or __version__,
         "chatjudge.run_id": run.resolve().name,
@@ -88,10 +96,7 @@ def _protocol(info: RunInfo, given: str | Path | None) -> Protocol:
                 "with --protocol FILE.toml"
             )
         return get_protocol(info.protocol)
-    proto = get_protocol(given)
-    if proto.name != info.protocol:
-        raise UsageError(f"--protocol is {proto.name!r}, the run was judged with {info.protocol!r}")
-    return proto
+    return check_recorded(get_protocol(given), info)
 
 
 def evaluations(
@@ -115,6 +120,7 @@ def _of_item(
     if isinstance(response_id, str) and response_id:
         shared["gen_ai.response.id"] = _clean(response_id, redactor)
     shown = _candidate_shown_as(result)
+    whole = _item_explanation(result, protocol)
     for name in protocol.score_names:
         attributes: dict[str, Any] = {"gen_ai.evaluation.name": name}
         if result.status == "failed":
@@ -130,7 +136,7 @@ def _of_item(
                 attributes["gen_ai.evaluation.score.label"] = value
             else:
                 attributes["gen_ai.evaluation.score.value"] = float(value)
-            explanation = result.rationale.get(name)
+            explanation = result.rationale.get(name, whole)
             if explanation:
                 attributes["gen_ai.evaluation.explanation"] = _clean(explanation, redactor)
                 if protocol.kind == "pairwise" and shown:
@@ -140,6 +146,16 @@ def _of_item(
             if result.agreement is not None:
                 attributes["chatjudge.agreement"] = float(result.agreement)
         yield Evaluation({**attributes, **shared, **identity}, trace_id, span_id)
+
+
+def _item_explanation(result: ResultRecord, protocol: Protocol) -> str | None:
+    """A rationale keyed by none of the protocol's scores is the item's, and explains each
+    of them: a deterministic scorer's (`tool-trajectory`: the calls matched, missed and
+    extra), written once for the item."""
+    rationale = result.rationale
+    if not rationale or any(name in rationale for name in protocol.score_names):
+        return None
+    return "\n".join(text for text in rationale.values() if text) or None
 
 
 def _candidate_shown_as(result: ResultRecord) -> str | None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
+from chatjudge import secrets
 from chatjudge.__about__ import __version__
 from chatjudge.errors import ChatJudgeError, UsageError
 from chatjudge.otel.records import EVENT, Evaluation
@@ -78,11 +80,24 @@ def readable(
 
 
 def logs_endpoint(url: str) -> str:
-    """A collector's base URL (as OTEL_EXPORTER_OTLP_ENDPOINT) gets the logs path; a URL
-    that ends with it is taken as it is."""
-    if url.rstrip("/").endswith(LOGS_PATH):
+    """A collector's base URL (as OTEL_EXPORTER_OTLP_ENDPOINT) gets the logs path after its
+    own path, its query kept; a URL whose path ends with it is taken as it is."""
+    parts = urlsplit(url)
+    if parts.path.rstrip("/").endswith(LOGS_PATH):
         return url
-    return url.rstrip("/") + LOGS_PATH
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + LOGS_PATH))
+
+
+def shown(url: str) -> str:
+    """`url` as it may be printed: a password in it is `***` (and masked from then on in
+    anything said, as a key is)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    secrets.remember(parts.password, "password")
+    user, _, host = parts.netloc.rpartition("@")
+    name = user.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{name}:***@{host}"))
 
 
 def send(
@@ -101,6 +116,7 @@ def send(
         raise UsageError(f"--otlp-endpoint needs the OTLP/HTTP exporter: {INSTALL}") from None
     endpoint = logs_endpoint(url)
     exporter = OTLPLogExporter(endpoint=endpoint)
+    endpoint = shown(endpoint)  # what is said about it
     where = resource()
     said = _Said()
     logger = logging.getLogger(_EXPORTER_LOGGER)

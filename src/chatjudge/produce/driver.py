@@ -22,6 +22,7 @@ from chatjudge.formats.io import write_json
 from chatjudge.formats.produced import ProducedInfo
 from chatjudge.formats.shard import ShardRecord
 from chatjudge.rundir import Produced
+from chatjudge.writing import open_write
 
 Job = TypeVar("Job")
 Done = TypeVar("Done")
@@ -44,7 +45,7 @@ async def produced(
     (`<out>.run.json`, before the first call), with the progress bar shown."""
     async with session:
         write_json(output.record, made)
-        with output.rows.open("wb") as out, session.progress:
+        with open_write(output.rows) as out, session.progress:
             return await loop(session, out)
 
 

@@ -64,9 +64,18 @@ class Role:
         `order`: the row's or conversation's place, which goes first when the budget is
         short (`Caller.send`); `tools`: what the model may call (OpenAI's definitions)."""
         key, request = self.prepare(messages, sample, attempt, tools)
-        stored = self.ledger.find(key)
+        ledger = self.ledger
+        stored = ledger.find(key)
         if stored is not None:
             return stored.reply()
+        reply, shared = await ledger.once(
+            ledger.flight(key), lambda: self._send(key, request, order)
+        )
+        if shared:  # another row's or conversation's call in flight asked the same
+            ledger.shared()
+        return reply
+
+    async def _send(self, key: str, request: ModelRequest, order: int) -> Reply:
         reply, latency = await self.caller.send(request, order)
         self.ledger.commit(key, self.name, reply, latency, request.settings.max_tokens)
         return reply

@@ -43,6 +43,7 @@ from typing import Any, Literal, Protocol
 import orjson
 
 from chatjudge import jsoncodec, secrets
+from chatjudge.call_ids import CallIds
 from chatjudge.errors import UsageError
 from chatjudge.messages import canonical_arguments
 from chatjudge.models import Model, registry
@@ -101,12 +102,14 @@ class Recording:
     @classmethod
     def of(cls, conversations: Iterable[Any]) -> Recording:
         """The results recorded in `conversations` (message lists in OpenAI's format, as
-        rows are read; anything else holds none)."""
+        rows are read; anything else holds none), each paired with its call by the one
+        rule (`chatjudge.call_ids`)."""
         recording = cls()
         for messages in conversations:
             if not isinstance(messages, list):
                 continue
-            calls: dict[str, Signature] = {}
+            ids = CallIds()
+            calls: dict[int, Signature] = {}  # a call's number -> its signature
             for message in messages:
                 if not isinstance(message, dict):
                     continue
@@ -115,12 +118,13 @@ class Recording:
                     text = (str(function.get("name")), str(function.get("arguments") or ""))
                     if text not in recording.written:
                         recording.written[text] = _signature(*text)
-                    calls[call.get("id")] = recording.written[text]
-                if message.get("role") == "tool" and message.get("tool_call_id") in calls:
-                    signature = calls[message["tool_call_id"]]
-                    recording.results.setdefault(signature, []).append(
-                        str(message.get("content") or "")
-                    )
+                    calls[ids.call(call.get("id"), text[0]).number] = recording.written[text]
+                if message.get("role") == "tool":
+                    answered = ids.result(message.get("tool_call_id"), message.get("name"))
+                    if answered is not None:
+                        recording.results.setdefault(calls[answered.number], []).append(
+                            str(message.get("content") or "")
+                        )
         return recording
 
     def replay(self) -> Replay:

@@ -8,6 +8,10 @@ store holds (the answers are worked out again: replay gives the same ones; the u
 functions are called again). What the model wrote before a call (its text, without the
 reasoning some models write first) goes back to it with the calls, as OpenAI's assistant
 message with `tool_calls`, then one `tool` message per call, in the order of the calls.
+Servers write ids as they please (the same one every step, none, one for two parallel
+calls): a call whose id is missing, empty or an earlier call's of the conversation gets
+`call_<n>` (`chatjudge.call_ids`) before it is stored in the row or sent back, the same on
+every run, so that the ids pair and a resumed run asks what it asked before.
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from chatjudge.call_ids import CallIds
 from chatjudge.calls import Usage
 from chatjudge.calls.session import NotSent
 from chatjudge.produce.replies import visible
 from chatjudge.produce.roles import Role
 from chatjudge.produce.tool_answers import Answers
-from chatjudge.types import Message
+from chatjudge.types import Message, ToolUse
 
 Ended = Literal["final", "max_tool_steps"]
 
@@ -60,6 +65,8 @@ async def tool_turn(
     one the store does not hold (its messages, the steps left after it); `usage`: where its
     steps are counted (a conversation's, which keeps those of a turn that fails)."""
     turn = ToolTurn(usage=usage if usage is not None else Usage())
+    ids = CallIds()
+    ids.read(messages)
     for step in range(1, max_steps + 1):
         asked = [*messages, *turn.trajectory]
         try:
@@ -74,7 +81,7 @@ async def tool_turn(
         if not reply.tool_calls:
             turn.trajectory.append({"role": "assistant", "content": turn.text})
             return turn
-        calls = reply.tool_calls
+        calls = _paired(ids, reply.tool_calls)
         turn.trajectory.append(
             {
                 "role": "assistant",
@@ -96,3 +103,11 @@ async def tool_turn(
             turn.errors += answer.miss == "error"
     turn.ended = "max_tool_steps"
     return turn
+
+
+def _paired(ids: CallIds, calls: tuple[ToolUse, ...]) -> tuple[ToolUse, ...]:
+    """The reply's calls with the ids they are written with (module doc)."""
+    written = [ids.call(c.id, c.name).written for c in calls]
+    if all(w == c.id for w, c in zip(written, calls, strict=True)):  # the usual case
+        return calls
+    return tuple(ToolUse(w, c.name, c.arguments) for w, c in zip(written, calls, strict=True))

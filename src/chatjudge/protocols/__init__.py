@@ -11,6 +11,7 @@ from chatjudge.protocols.builtin import (
     pairwise_chat_quality,
     tool_trajectory,
 )
+from chatjudge.protocols.digest import check_recorded, protocol_sha256
 from chatjudge.protocols.spec import (
     BASELINE,
     CANDIDATE,
@@ -66,6 +67,8 @@ __all__ = [
     "Protocol",
     "ScoreSpec",
     "Template",
+    "check_recorded",
     "get_protocol",
     "list_protocols",
+    "protocol_sha256",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from chatjudge.fields import EXPECTED_TOOL_CALLS, TRAJECTORY, TRAJECTORY_COLUMNS
+from chatjudge.fields import CHECKED_TOOLS, EXPECTED_TOOL_CALLS, TRAJECTORY, TRAJECTORY_COLUMNS
 from chatjudge.protocols.spec import (
     BASELINE,
     CANDIDATE,
@@ -135,7 +135,7 @@ def pairwise_chat_quality() -> Protocol:
     )
 
 
-_CALLS = ("matched_calls", "actual_calls", "expected_calls")
+_CALLS = ("matched_calls", "actual_calls", "expected_calls", "calls_without_result")
 
 
 def tool_trajectory() -> Protocol:
@@ -161,6 +161,11 @@ def tool_trajectory() -> Protocol:
                 name=EXPECTED_TOOL_CALLS, description='[{"name", "arguments", "compare"?}, ...]'
             ),
             FieldSpec(name="match", required=False, description="the match mode (--match)"),
+            FieldSpec(
+                name=CHECKED_TOOLS,
+                required=False,
+                description="the tools checked, names or patterns (--checked-tools)",
+            ),
         ),
         scores=(
             ScoreSpec(name="trajectory_match", path="trajectory_match", min=0, max=1),

@@ -77,7 +77,8 @@ def count_bars(
     total = sum(b.count for b in bars) or 1
     slot = max(72.0, max((text_width(b.label) + 16 for b in bars), default=72.0))
     left, top, plot_h = 44.0, 30.0, 150.0
-    width = left + slot * len(bars) + 12
+    span = max(slot * len(bars), text_width(x_title) + 8)  # room for the axis title, whole
+    width = left + span + 12
     height = top + plot_h + 58
     peak = max((b.count for b in bars), default=0) or 1
     parts = [
@@ -125,7 +126,7 @@ def count_bars(
                 ly=top + plot_h + 18,
             )
         )
-    parts.append(closing_title(left + slot * len(bars) / 2, height - 10, x_title))
+    parts.append(closing_title(left + span / 2, height - 10, x_title))
     return Markup("").join(parts)
 
 

@@ -54,10 +54,14 @@ def format_share(value: float, digits: int = 1) -> str:
     return f"{value * 100:.{digits}f}%"
 
 
+TOO_FEW = "too few to say"  # as `chatjudge.stats.intervals.TOO_FEW`
+
+
 def format_ci(name: str, ci: list[float] | None, value: float | None = None) -> str:
-    """A 95% interval as `[lo, hi]` written as precisely as its value; a dash when absent."""
+    """A 95% interval as `[lo, hi]` written as precisely as its value; "too few to say" for
+    a value without one (no interval valid at its size), a dash when there is no value."""
     if not ci:
-        return "—"
+        return "—" if value is None else TOO_FEW
     decimals = None if value is None else _decimals(value)
     return f"[{format_value(name, ci[0], decimals)}, {format_value(name, ci[1], decimals)}]"
 

@@ -20,6 +20,7 @@ from chatjudge.report.charts import (
     closing_title,
     text_width,
 )
+from chatjudge.report.format import TOO_FEW
 from chatjudge.report.gate_text import corrections, small_sample
 from chatjudge.stats.decision import Outcome
 
@@ -66,7 +67,9 @@ def gate_sections(gate: Gate) -> list[Section]:
                 ci95=s.difference.ci95 or None,
                 tone="loss" if s.below_margin else "primary",
                 key=f"slice:{s.value}",
-                note=f"n = {s.n_pairs:,}" + ("" if s.counts else " (< 30)"),
+                note=f"n = {s.n_pairs:,}"
+                + ("" if s.counts else " (< 30)")
+                + ("" if s.difference.ci95 else f", {TOO_FEW}"),
             )
             for s in gate.slices
         ]

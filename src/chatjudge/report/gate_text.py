@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from chatjudge.formats.analyses import Gate, GateSlice, counts_text
+from chatjudge.report.format import TOO_FEW
 
 ICON = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ inconclusive"}
 
@@ -158,10 +159,14 @@ def corrections(g: Gate) -> list[str]:
     for name, c in g.calibrated.items():
         lines.append(
             f"{name}, human-calibrated (PPI++, {c.n_labels} labels, worth "
-            f"{c.effective_labels:.0f}): {c.value:.4f} [{c.ci95[0]:.4f}, {c.ci95[1]:.4f}] "
+            f"{c.effective_labels:.0f}): {c.value:.4f} {_ci4(c.ci95)} "
             f"(judge only {c.judge_only.value:.4f})"
         )
     return lines
+
+
+def _ci4(ci: list[float] | None) -> str:
+    return f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else TOO_FEW
 
 
 def slice_row(g: Gate, s: GateSlice) -> list[str]:
@@ -171,7 +176,7 @@ def slice_row(g: Gate, s: GateSlice) -> list[str]:
     return [
         f"{g.by}={s.value}",
         fmt(s.difference.value),
-        interval(s.difference.ci95),
+        interval(s.difference.ci95) if s.difference.ci95 else TOO_FEW,  # one unit: none
         f"{100 * s.level:.2f}%",
         str(s.n_pairs),
         flag,

@@ -18,6 +18,7 @@ from typing import IO, Any
 from markupsafe import Markup
 
 from chatjudge import jsoncodec
+from chatjudge.outputs import check_written
 from chatjudge.protocols import BUILTIN, ScoreSpec, get_protocol
 from chatjudge.report.embed import ChunkWriter, ItemIndex
 from chatjudge.report.format import (
@@ -135,6 +136,8 @@ def write_report(run_dir: Path, *, calibrated: dict[str, Any] | None = None) -> 
     `calibrated` (`calibrated` of `chatjudge.analysis.calibration.calibrate_run`) adds the
     human-calibrated estimates of `chatjudge report --human`."""
     run_dir = Path(run_dir)
+    page = run_dir / REPORT
+    check_written(page, [page], [], run_files=True)  # a link: refused before the results
     summary = read_summary(run_dir)
     if calibrated:
         summary = {**summary, "calibrated": calibrated}
@@ -156,8 +159,10 @@ def _write_page(
     path: Path,
 ) -> Path:
     numeric = stats.numeric_scores()
+    scorer = scorer_of(summary)
     config = {
         "kind": summary.get("kind"),
+        "judgeFree": scorer is not None,
         "numericScores": numeric,
         "choiceScores": stats.choice_scores(),
         "scoreValues": {
@@ -175,16 +180,27 @@ def _write_page(
     }
     context = {
         "summary": summary,
+        "scorer": scorer,
         "metrics": _metric_cards(summary.get("metrics") or {}),
         "simulation": _metric_cards(summary.get("simulation") or {}),
-        "counts": _counts(summary),
-        "usage": _usage(summary),
-        "sections": build_sections(summary, stats, path.parent),
+        "counts": _counts(summary, "Scored" if scorer else "Judged"),
+        "usage": [] if scorer else _usage(summary),  # a judge-free run sends nothing
+        "sections": build_sections(summary, stats, path.parent, judged=scorer is None),
         "config": json_for_script(config),
         "index": index,
         "items": items,
     }
     return render_page("report.html.j2", context, path)
+
+
+def scorer_of(summary: dict[str, Any]) -> str | None:
+    """The scorer of a judge-free protocol's run (`tool-trajectory`), which the page shows
+    without a judge; a summary of an older chatjudge names none, so a built-in protocol is
+    asked."""
+    scorer = summary.get("scorer")
+    if scorer is None and summary.get("protocol") in BUILTIN:
+        scorer = get_protocol(summary["protocol"]).scorer
+    return scorer or None
 
 
 def label_scales(summary: dict[str, Any], stats: ResultStats) -> list[dict[str, Any]]:
@@ -246,7 +262,7 @@ def _metric_cards(metrics: dict[str, Any]) -> list[dict[str, Any]]:
     return cards
 
 
-def _counts(summary: dict[str, Any]) -> list[dict[str, Any]]:
+def _counts(summary: dict[str, Any], done: str) -> list[dict[str, Any]]:
     return [
         {
             "key": key,
@@ -254,7 +270,7 @@ def _counts(summary: dict[str, Any]) -> list[dict[str, Any]]:
             "value": summary.get(key),
             "text": format_count(summary.get(key)),
         }
-        for key, label in (("n_items", "Items"), ("n_ok", "Judged"), ("n_failed", "Failed"))
+        for key, label in (("n_items", "Items"), ("n_ok", done), ("n_failed", "Failed"))
     ]
 
 

@@ -8,7 +8,7 @@ A run's page (`chatjudge.report.html`) and the comparison page
 from __future__ import annotations
 
 import contextlib
-import os
+import io
 from collections.abc import Iterable
 from importlib.resources import files
 from pathlib import Path
@@ -23,6 +23,8 @@ from jinja2 import (
 )
 from jinja2.bccache import Bucket
 from markupsafe import Markup
+
+from chatjudge.writing import replaced
 
 
 class _TemplateCache(FileSystemBytecodeCache):
@@ -59,11 +61,12 @@ def render_page(template: str, context: dict[str, Any], path: Path) -> Path:
 
 
 def _write(chunks: Iterable[str], path: Path) -> Path:
-    """Write the page next to its final name first, so a reader never sees half a report."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as out:
+    """Write the page next to its final name first, so a reader never sees half a report
+    (never through a symbolic link: `chatjudge.writing`)."""
+    with replaced(path) as raw:
+        out = io.TextIOWrapper(raw, encoding="utf-8")
         out.writelines(chunks)
-    os.replace(tmp, path)
+        out.detach()  # flushed; `replaced` closes the file
     return path
 
 

@@ -30,11 +30,12 @@ AGREEMENT_KEY = "inter_judge_agreement"
 
 
 def build_sections(
-    summary: dict[str, Any], stats: ResultStats, run_dir: Path | None = None
+    summary: dict[str, Any], stats: ResultStats, run_dir: Path | None = None, *, judged: bool = True
 ) -> list[Section]:
-    """The page's charts; `run_dir` holding a `gate.json` puts the gate's first."""
+    """The page's charts; `run_dir` holding a `gate.json` puts the gate's first; `judged`:
+    False for a judge-free protocol's run, whose scores are its rules' counts and shares."""
     metrics = summary.get("metrics") or {}
-    sections = [_score_section(name, stats.scores[name]) for name in stats.numeric_scores()]
+    sections = [_score_section(name, stats.scores[name], judged) for name in stats.numeric_scores()]
     if run_dir is not None and (run_dir / GATE).is_file():
         # Only a gate's run directory holds one: a run's report loads none of the gate's.
         from chatjudge.formats.analyses import Gate
@@ -60,18 +61,39 @@ def build_sections(
     return sections
 
 
-def _score_section(name: str, counts: Counter[Any]) -> Section:
+def _score_section(name: str, counts: Counter[Any], judged: bool = True) -> Section:
     values = sorted(counts)
     if len(values) <= MAX_BARS:
         bars = [Bar(_number(v), counts[v]) for v in values]
+    elif all(float(v).is_integer() for v in values):
+        bars = _whole_bins(counts)
     else:
         bars = _binned(counts)
+    key = f"score-{name}"
+    if not judged:  # a count (matched_calls) or share of the rules, each item's own
+        note = f"Items by their {name}, from the protocol's rules (no judge)."
+        chart = count_bars(bars, x_title=name, key=key)
+        return Section(key=key, title=metric_label(name), note=note, chart=chart)
     return Section(
-        key=f"score-{name}",
+        key=key,
         title=f"{metric_label(name)} scores",
         note="Judged items by score (an item's score is the mean over its judge calls).",
-        chart=count_bars(bars, x_title=f"{name} score", key=f"score-{name}"),
+        chart=count_bars(bars, x_title=f"{name} score", key=key),
     )
+
+
+def _whole_bins(counts: Counter[Any]) -> list[Bar]:
+    """Whole numbers (a count of calls) in ranges of whole numbers: `0–4`, `5–9`, ..."""
+    lo, hi = int(min(counts)), int(max(counts))
+    width = -(-(hi - lo + 1) // MAX_BARS)
+    bins = [0] * (-(-(hi - lo + 1) // width))
+    for value, n in counts.items():
+        bins[(int(value) - lo) // width] += n
+    bars = []
+    for i, n in enumerate(bins):
+        a, b = lo + i * width, min(lo + (i + 1) * width - 1, hi)
+        bars.append(Bar(f"{a}–{b}" if b > a else str(a), n))
+    return bars
 
 
 def _binned(counts: Counter[Any]) -> list[Bar]:

@@ -10,7 +10,7 @@ from typing import Any
 from chatjudge.errors import UsageError
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
-from chatjudge.outputs import check_not_input
+from chatjudge.outputs import check_written
 from chatjudge.protocols import Protocol, get_protocol
 from chatjudge.rundir import (
     REPORT,
@@ -74,12 +74,13 @@ def _check_scorer(
 
 
 def _check_out_dir(engine: Engine, setup: Setup) -> None:
-    """The run directory can be written, none of its files is the data, and it holds no
+    """The run directory can be written, none of its files is the data or a symbolic link,
+    and it holds no
     other run, nor files of a run's names that no run.json says a run wrote, that this one
     would replace (unless `overwrite`): all found before anything is sent."""
     out_dir = engine.out_dir
     files = tuple(out_dir / name for name in (RESULTS, SUMMARY, RUN_INFO, REPORT))
-    check_not_input(out_dir, (*files, out_dir / STORE), setup.inputs)
+    check_written(out_dir, (*files, out_dir / STORE), setup.inputs, run_files=True)
     setup.prepare(out_dir, files)
     if engine.config.run.overwrite:
         return

@@ -35,13 +35,15 @@ from chatjudge.formats.io import write_json
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
+from chatjudge.protocols.digest import protocol_sha256
 from chatjudge.protocols.spec import Protocol
 from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY
-from chatjudge.runner.execute import execute
+from chatjudge.runner.execute import Executed, execute
 from chatjudge.runner.fold import Folder, OnItem, scored_record
-from chatjudge.runner.plan import Call, JudgeLane, Planner
+from chatjudge.runner.plan import Call, JudgeLane, Planner, parse
 from chatjudge.summarize.run import SummaryBuilder
 from chatjudge.sync import run_sync
+from chatjudge.writing import open_write
 
 if TYPE_CHECKING:
     from chatjudge.calls.session import CostEstimate  # the dry run's, which a run never loads
@@ -76,6 +78,8 @@ class Engine:
         self.validation = validation
         self.n_rows = validation.n_rows
         self._fingerprint: str | None = None
+        # Another command's store, read where the run's own misses (align: the run it aligns).
+        self.reference_store: Path | None = None
         flip = config.run.flip and protocol.kind == "pairwise"
         self.orders = (False, True) if flip else (False,)
 
@@ -90,7 +94,7 @@ class Engine:
         session = self._session(dry_run=False, budget=budget)
         async with session:
             write_json(self.out_dir / RUN_INFO, self.run_info())
-            with (self.out_dir / RESULTS).open("wb") as out, session.progress:
+            with open_write(self.out_dir / RESULTS) as out, session.progress:
                 folder, stopped = await self._judge(session, out, on_item)
         if isinstance(stopped, ModelError):
             raise FatalModelError(f"run stopped: {stopped}", finished=folder.finished) from stopped
@@ -138,11 +142,12 @@ class Engine:
         )
         items = share(rows, of(config.run.shard))
         match, as_written = config.run.match, self.validation.read_as_written
+        checked = config.run.checked()
         # a large buffer: a re-run scores everything again, no line is worth a write of its own
-        with (self.out_dir / RESULTS).open("wb", buffering=1 << 20) as out, progress:
+        with open_write(self.out_dir / RESULTS, buffering=1 << 20) as out, progress:
             folder = Folder(self.protocol, [judge], summary, progress, out, on_item)
             for item in items:
-                scored = score_row(item.data, match, as_written=as_written)
+                scored = score_row(item.data, match, as_written=as_written, checked_tools=checked)
                 if scored.columns:
                     item.data = {**item.data, **scored.columns}
                 folder.write(scored_record(item, judge, scored))
@@ -169,7 +174,7 @@ class Engine:
     def _session(self, *, dry_run: bool, budget: Budget | None = None) -> Session:
         seats = [Seat("judge", m) for m in self.models]
         return Session(seats, self.config, self.out_dir / STORE, total=self.n_rows,
-                            dry_run=dry_run, budget=budget)  # fmt: skip
+                       dry_run=dry_run, budget=budget, reference=self.reference_store)  # fmt: skip
 
     async def _judge(
         self, session: Session, out: IO[bytes], on_item: OnItem | None
@@ -224,6 +229,7 @@ class Engine:
         """What this run is (`run.json`): protocol, judges, options, data; never a key."""
         return RunInfo(
             protocol=self.protocol.name,
+            protocol_sha256=protocol_sha256(self.protocol),
             judges=[{"name": m.name, **m.identity()} for m in self.models],
             config=self.config.options("run"),
             data=self.source.name,
@@ -248,16 +254,29 @@ class _Run:
         self.folder = folder
 
     async def one(self, call: Call) -> None:
-        """Send a call (a fatal `ModelError` goes to the pool: it stops the run), commit its
-        reply, and finish its item when it was the item's last call."""
-        done = await execute(call, self.protocol, self.parse_retries)
+        """Send a call (a fatal `ModelError` goes to the pool: it stops the run), or take
+        the reply of the call under its key that went first, and finish its item when it
+        was the item's last call."""
+        ledger = call.lane.ledger
+        done, shared = await ledger.once(call.flight, lambda: self._send(call))
         outcome = call.outcome
-        if done.reply is not None:
-            cap = call.request.settings.max_tokens
-            call.lane.ledger.commit(call.key, call.lane.name, done.reply, done.latency or 0.0, cap)
-            outcome.settle(done.reply, done.latency, done.verdict, done.error)
-        else:
+        if done.reply is None:
             outcome.error = done.error
+        elif shared:  # as the store answers: parsed again, in this call's order
+            ledger.shared()
+            outcome.cached = True
+            verdict, error = parse(done.reply, self.protocol, outcome.flipped)
+            outcome.settle(done.reply, done.latency, verdict, error)
+        else:
+            outcome.settle(done.reply, done.latency, done.verdict, done.error)
         call.state.pending -= 1
         if call.state.pending == 0:
             self.folder.finish(call.state)
+
+    async def _send(self, call: Call) -> Executed:
+        """The call sent, its reply committed."""
+        done = await execute(call, self.protocol, self.parse_retries)
+        if done.reply is not None:
+            cap = call.request.settings.max_tokens
+            call.lane.ledger.commit(call.key, call.lane.name, done.reply, done.latency or 0.0, cap)
+        return done

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chatjudge.calls import Caller, KeyMaker, Ledger, LegacyKeyMaker
+from chatjudge.calls.ledger import Flight
 from chatjudge.data import Item
 from chatjudge.errors import VerdictError
 from chatjudge.models import Model
@@ -77,6 +78,7 @@ class Call:
     lane: JudgeLane
     request: ModelRequest
     key: str
+    flight: Flight  # the calls under `key`: one is sent, the others take its reply
 
     @property
     def outcome(self) -> CallOutcome:
@@ -116,7 +118,10 @@ class Planner:
                     state.calls.append(outcome)
                     stored = lane.ledger.find(key, sample.legacy, prompt, k)
                     if stored is None:
-                        missing.append(Call(state, len(state.calls) - 1, lane, request, key))
+                        flight = lane.ledger.flight(key)
+                        missing.append(
+                            Call(state, len(state.calls) - 1, lane, request, key, flight)
+                        )
                         continue
                     outcome.cached = True
                     reply = stored.reply()

@@ -39,17 +39,22 @@ Method = Literal["percentile", "studentized"]
 class Estimate:
     """A metric's value over the items where it is defined, its 95% interval and that count.
 
-    `value` is None when no item counts; `ci95` is None when fewer than two do.
+    `value` is None when no item counts; `ci95` is None when fewer than two do, and
+    `too_few` then says why where items do count (`chatjudge.stats.intervals`).
     """
 
     value: float | None
     ci95: tuple[float, float] | None
     n: int
+    too_few: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The `{"value", "ci95", "n"}` object of summary.json."""
+        """The `{"value", "ci95", "n"}` object of summary.json (with `too_few` when set)."""
         ci = list(self.ci95) if self.ci95 is not None else None
-        return {"value": self.value, "ci95": ci, "n": self.n}
+        out: dict[str, Any] = {"value": self.value, "ci95": ci, "n": self.n}
+        if self.too_few is not None:
+            out["too_few"] = self.too_few
+        return out
 
 
 def bootstrap_ci(

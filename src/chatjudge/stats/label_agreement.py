@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from chatjudge.stats.bootstrap import percentile_interval, resampled_sums
+from chatjudge.stats.intervals import clopper_pearson, range_too_few
 
 BASELINE, CANDIDATE, TIE = "BASELINE", "CANDIDATE", "TIE"
 _CHOICES = {
@@ -31,10 +32,13 @@ Label = str | float
 
 @dataclass(frozen=True, slots=True)
 class Agreement:
-    """Share of equal labels over `n` pairs, Cohen's kappa, and their 95% bootstrap intervals.
+    """Share of equal labels over `n` pairs and Cohen's kappa, with 95% intervals: the
+    share's exact Clopper-Pearson one, kappa's a bootstrap over pairs.
 
     `kappa` is None when it is undefined: both sides used one and the same label for
     every pair, so chance agreement is 1 (the share equal is still reported).
+    `kappa_too_few` says why kappa has no interval where it has a value (fewer than 30
+    pairs, fewer than 3 distinct label pairs, or every pair equal: `range_too_few`).
     `n_dropped` counts the pairs left out because one side said tie (`ties=False`).
     """
 
@@ -45,9 +49,11 @@ class Agreement:
     kappa_ci95: tuple[float, float] | None
     n_dropped: int = 0
     labels: tuple[Label, ...] = ()
+    kappa_too_few: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """`with_ties`/`without_ties` of agreement.json (`kappa_too_few` only when set)."""
+        out: dict[str, Any] = {
             "agreement": self.agreement,
             "n": self.n,
             "kappa": self.kappa,
@@ -56,6 +62,9 @@ class Agreement:
             "n_dropped": self.n_dropped,
             "labels": list(self.labels),
         }
+        if self.kappa_too_few is not None:
+            out["kappa_too_few"] = self.kappa_too_few
+        return out
 
 
 def normalize_label(label: Any) -> Label:
@@ -87,7 +96,8 @@ def agreement(
 ) -> Agreement:
     """How often the judge's label equals the human's, with Cohen's kappa.
 
-    Intervals are percentile bootstraps over pairs (None with fewer than two pairs).
+    The share's interval is Clopper-Pearson's, valid at every n; kappa's a percentile
+    bootstrap over pairs where it can be valid, else None with `kappa_too_few` saying why.
     Raises ValueError for different lengths, unknown or missing labels, pairwise
     labels mixed with numbers, and no pairs (before or after leaving out ties).
     """
@@ -117,22 +127,23 @@ def agreement(
     rows = np.column_stack([j_codes == h_codes, np.eye(k)[j_codes], np.eye(k)[h_codes]])
     rows = rows.astype(float)
     share, kappa = _agreement_kappa(rows.sum(axis=0)[None, :], len(kept), k)
-    ci = kappa_ci = None
-    if len(kept) >= 2:
-        boot_share, boot_kappa = _agreement_kappa(
-            resampled_sums(rows, n_resamples, seed), len(kept), k
-        )
-        ci = percentile_interval(boot_share, 0.95)
-        kappa_ci = percentile_interval(boot_kappa, 0.95)
     kappa_value = None if np.isnan(kappa[0]) else float(kappa[0])
+    too_few = None
+    kappa_ci = None
+    if kappa_value is not None:
+        too_few = range_too_few(np.column_stack([j_codes, h_codes]), kappa_value, (-1, 1), "pairs")
+    if kappa_value is not None and too_few is None:
+        sums = resampled_sums(rows, n_resamples, seed)
+        kappa_ci = percentile_interval(_agreement_kappa(sums, len(kept), k)[1], 0.95)
     return Agreement(
         agreement=float(share[0]),
         n=len(kept),
         kappa=kappa_value,
-        ci95=ci,
+        ci95=clopper_pearson(int(rows[:, 0].sum()), len(kept)),
         kappa_ci95=kappa_ci,
         n_dropped=len(pairs) - len(kept),
         labels=classes,
+        kappa_too_few=too_few,
     )
 
 

@@ -15,6 +15,12 @@ the humans costs almost nothing (lam near 0: the humans' own interval) where pla
 two independent parts' variances added. `effective_labels` is how many human labels
 alone would give an interval that narrow.
 
+On a small labelled sample (its rows' `human - lam * judge` too few or too alike for a
+normal interval: `chatjudge.stats.intervals.small_why`) the interval is the hull of the
+normal one and the humans' own interval of the metric's kind (Clopper-Pearson for a share,
+the betting interval for a known range), which is valid for the same mean; with no known
+range there is none (`too_few`). The judge-only and human-only figures are guarded alike.
+
 Our own code rather than `ppi-python` 0.2.3: the mean is a few lines, and that package
 pulls in numba, llvmlite, scikit-learn, statsmodels and gdown for it. Tests check the
 estimate against a hand computation.
@@ -29,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from chatjudge.stats.bootstrap import Estimate
+from chatjudge.stats.intervals import TOO_FEW, Range, guard, small_why
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,24 +44,28 @@ class Calibrated:
     humans' own figures (normal 95% intervals)."""
 
     value: float
-    ci95: tuple[float, float]
+    ci95: tuple[float, float] | None
     n_labels: int  # labelled rows that the judge also judged
     effective_labels: float  # human labels alone needed for an interval this narrow
     lam: float
     judge_only: Estimate
     human_only: Estimate
+    too_few: str | None = None  # why `ci95` is None: a small labelled sample, no known range
 
     def to_dict(self) -> dict[str, Any]:
-        """`calibrated.<metric>` of agreement.json."""
-        return {
+        """`calibrated.<metric>` of agreement.json (`too_few` only when set)."""
+        out: dict[str, Any] = {
             "value": self.value,
-            "ci95": list(self.ci95),
+            "ci95": list(self.ci95) if self.ci95 is not None else None,
             "n_labels": self.n_labels,
             "effective_labels": self.effective_labels,
             "lam": self.lam,
             "judge_only": self.judge_only.to_dict(),
             "human_only": self.human_only.to_dict(),
         }
+        if self.too_few is not None:
+            out["too_few"] = self.too_few
+        return out
 
 
 def ppi_mean(
@@ -64,13 +75,16 @@ def ppi_mean(
     *,
     level: float = 0.95,
     lam: float | None = None,
+    known: Range | None = None,
 ) -> Calibrated:
     """The PPI++ estimate of the mean human value over the judged rows.
 
     `judge_all` holds the judge's value on every judged row, the labelled ones included;
     `judge_labelled` and `human_labelled` the judge's and the human value (several
     raters: the mean of their ratings) on each labelled row, in the same order. `lam`
-    fixes the power-tuning parameter instead of estimating it (1: plain PPI).
+    fixes the power-tuning parameter instead of estimating it (1: plain PPI); `known`:
+    what one row's value can be, for the interval on a small labelled sample (None: the
+    normal intervals alone, for a caller that guards them itself).
     Raises ValueError for fewer than two labelled rows, mismatched lengths, more
     labelled rows than judged ones, or values that are not finite numbers.
     """
@@ -103,14 +117,27 @@ def ppi_mean(
     se = float(np.sqrt(variance))
     human_var = float(y.var(ddof=1))
     effective = float(human_var / variance) if variance > 0 else float(n)
+    human_only, judge_only = _normal_estimate(y, z), _normal_estimate(f_all, z)
+    ci: tuple[float, float] | None = (value - z * se, value + z * se)
+    too_few = None
+    why = small_why(rectified) if known is not None else None
+    if known is not None:
+        human_only = guard(human_only, y, known, level=level)
+        judge_only = guard(judge_only, f_all, known, level=level)
+    if why is not None and ci is not None:
+        if human_only.ci95 is None:
+            ci, too_few = None, f"{TOO_FEW}: {why} labelled, and no known range"
+        else:
+            ci = (min(ci[0], human_only.ci95[0]), max(ci[1], human_only.ci95[1]))
     return Calibrated(
         value=value,
-        ci95=(value - z * se, value + z * se),
+        ci95=ci,
         n_labels=n,
         effective_labels=effective,
         lam=float(lam),
-        judge_only=_normal_estimate(f_all, z),
-        human_only=_normal_estimate(y, z),
+        judge_only=judge_only,
+        human_only=human_only,
+        too_few=too_few,
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from chatjudge.stats.bootstrap import percentile_interval, resampled_counts
+from chatjudge.stats.intervals import range_too_few
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,7 @@ class Correlation:
     kendall_p: float
     kendall_ci95: tuple[float, float] | None
     n: int
+    too_few: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -42,6 +44,8 @@ class Correlation:
         }
         out["spearman_ci95"] = list(self.spearman_ci95) if self.spearman_ci95 else None
         out["kendall_ci95"] = list(self.kendall_ci95) if self.kendall_ci95 else None
+        if self.too_few is not None:
+            out["too_few"] = self.too_few
         return out
 
 
@@ -55,8 +59,12 @@ def correlation(
     """Rank correlations of paired scores; pairs where either side is NaN/None are dropped.
 
     The intervals are percentile bootstraps over pairs; resamples in which one side is
-    constant (correlation undefined) are left out. Raises ValueError for different
-    lengths, fewer than 3 complete pairs, or a side with a single distinct value.
+    constant (correlation undefined) are left out. With fewer than 30 pairs, fewer than 3
+    distinct ones, or a coefficient of -1 or 1 (every resample has it: the bootstrap
+    collapses), no bootstrap is valid: both intervals are None and `too_few` says why; a
+    range of [-1, 1] would be valid but says nothing the value does not. Raises ValueError
+    for different lengths, fewer than 3 complete pairs, or a side with a single distinct
+    value.
     """
     judge = np.asarray(judge_scores, dtype=float)
     human = np.asarray(human_scores, dtype=float)
@@ -75,6 +83,14 @@ def correlation(
 
     rho = stats.spearmanr(pairs[:, 0], pairs[:, 1])
     tau = stats.kendalltau(pairs[:, 0], pairs[:, 1])
+    too_few = range_too_few(pairs, float(rho.statistic), (-1, 1), "pairs") or range_too_few(
+        pairs, float(tau.statistic), (-1, 1), "pairs"
+    )
+    if too_few is not None:
+        return Correlation(
+            float(rho.statistic), float(rho.pvalue), None,
+            float(tau.statistic), float(tau.pvalue), None, len(pairs), too_few,
+        )  # fmt: skip
     distinct, chunks = resampled_counts(pairs, n_resamples, seed)
     signs = _pair_signs(distinct)
     boot_rho, boot_tau = [], []

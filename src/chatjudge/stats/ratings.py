@@ -6,7 +6,10 @@ counts as half a win for each side (a target of 0.5). A weak ridge (`_RIDGE`) ke
 ratings finite when a model wins or loses every battle it played; with real data
 its effect is far below the bootstrap interval. Ratings are `400 * log10(strength)`
 shifted so that their mean is 1000, or so that the `anchor` model is at 1000.
-Intervals are percentile bootstraps over battles.
+Intervals are percentile bootstraps over battles, where one can be valid: a rating has
+no known range, so a model with fewer than 30 battles, or one that won or lost every
+battle it played (its rating then bounded only by the ridge, in every resample too), has
+no interval, and `too_few` says why (the anchor's 1000 is exact: it keeps its interval).
 
 The likelihood is maximised by Newton's method (iteratively reweighted least
 squares) run on every bootstrap resample at once: scipy's general minimisers cost
@@ -24,7 +27,9 @@ from typing import Any
 import numpy as np
 
 from chatjudge.stats.bootstrap import percentile_interval, resampled_counts
+from chatjudge.stats.intervals import TOO_FEW
 from chatjudge.stats.logistic import fit_logistic
+from chatjudge.stats.small_sample import SMALL_UNITS
 from chatjudge.stats.style import item_weights
 
 SCALE = 400 / math.log(10)  # natural-log strength -> Elo points
@@ -40,16 +45,26 @@ Battle = Sequence[Any] | Mapping[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class Rating:
-    """One model's rating, its 95% bootstrap interval and how many battles it played."""
+    """One model's rating, its 95% bootstrap interval and how many battles it played;
+    `too_few` says why it has no interval (too few battles, or all won or all lost)."""
 
     model: str
     rating: float
     ci95: tuple[float, float] | None
     n_battles: int
+    too_few: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         ci = list(self.ci95) if self.ci95 is not None else None
-        return {"model": self.model, "rating": self.rating, "ci95": ci, "n_battles": self.n_battles}
+        out: dict[str, Any] = {
+            "model": self.model,
+            "rating": self.rating,
+            "ci95": ci,
+            "n_battles": self.n_battles,
+        }
+        if self.too_few is not None:
+            out["too_few"] = self.too_few
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,12 +150,7 @@ def bradley_terry(
         )
         cis = [percentile_interval(boot[:, i], 0.95) for i in range(len(models))]
 
-    played = np.bincount(a, minlength=len(models)) + np.bincount(b, minlength=len(models))
-    order = np.argsort(-point, kind="stable")
-    ratings = tuple(
-        Rating(model=models[i], rating=float(point[i]), ci95=cis[i], n_battles=int(played[i]))
-        for i in order
-    )
+    ratings = _rated(models, a, b, score, point, cis, anchor)
     return Ratings(ratings=ratings, anchor=anchor, n_battles=len(score), n_resamples=n_resamples)
 
 
@@ -176,14 +186,44 @@ def _with_covariates(
         )
         boot = np.concatenate([_elo(fit[:, :m], models, anchor) for fit in fits])
         cis = [percentile_interval(boot[:, i], 0.95) for i in range(m)]
-    played = np.bincount(a, minlength=m) + np.bincount(b, minlength=m)
-    order = np.argsort(-point, kind="stable")
-    ratings = tuple(
-        Rating(model=models[i], rating=float(point[i]), ci95=cis[i], n_battles=int(played[i]))
-        for i in order
-    )
+    ratings = _rated(models, a, b, score, point, cis, anchor)
     coefficients = {names[j]: float(c) for j, c in zip(kept, beta[0, m:], strict=True)}
     return Ratings(ratings, anchor, n, n_resamples, coefficients)
+
+
+def _rated(
+    models: list[str],
+    a: np.ndarray,
+    b: np.ndarray,
+    score: np.ndarray,
+    point: np.ndarray,
+    cis: list[tuple[float, float] | None],
+    anchor: str | None,
+) -> tuple[Rating, ...]:
+    """The ratings, best first, each interval kept only where it can be valid."""
+    m = len(models)
+    played = np.bincount(a, minlength=m) + np.bincount(b, minlength=m)
+    won = np.bincount(a, weights=score, minlength=m) + np.bincount(
+        b, weights=1 - score, minlength=m
+    )
+    out = []
+    for i in np.argsort(-point, kind="stable"):
+        why = None
+        if models[i] != anchor:
+            why = _too_few(int(played[i]), float(won[i]))
+        ci = None if why is not None else cis[i]
+        out.append(Rating(models[i], float(point[i]), ci, int(played[i]), why))
+    return tuple(out)
+
+
+def _too_few(played: int, won: float) -> str | None:
+    """Why a model's rating has no interval valid at its battles, or None."""
+    if played < SMALL_UNITS:
+        return f"{TOO_FEW}: {played} battles (fewer than {SMALL_UNITS})"
+    if won in (0.0, played):
+        side = "lost" if won == 0 else "won"
+        return f"{TOO_FEW}: {side} every battle, so only the fit's ridge bounds the rating"
+    return None
 
 
 def win_rate_matrix(battles: Iterable[Battle]) -> tuple[list[str], np.ndarray]:

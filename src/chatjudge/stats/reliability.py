@@ -12,7 +12,8 @@ from typing import Any, Literal
 import krippendorff
 import numpy as np
 
-from chatjudge.stats.bootstrap import percentile_interval, resample_statistic
+from chatjudge.stats.bootstrap import Estimate, percentile_interval, resample_statistic
+from chatjudge.stats.intervals import range_too_few
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
@@ -58,6 +59,20 @@ def krippendorff_alpha_ci(
 
     stats = resample_statistic(matrix.T, alpha, n_resamples, seed)[:, 0]
     return percentile_interval(stats, confidence)
+
+
+def krippendorff_alpha_estimate(
+    ratings: Sequence[Sequence[Any]] | np.ndarray, level: Level = "ordinal"
+) -> Estimate:
+    """Alpha over `n` items with its bootstrap interval where one can be valid: with fewer
+    than 30 items, fewer than 3 distinct items (rows of ratings), or alpha at 1 (perfect
+    agreement in every resample too), `too_few` says why and there is no interval.
+    Raises ValueError where alpha is undefined, as `krippendorff_alpha`."""
+    value = krippendorff_alpha(ratings, level)
+    items = _matrix(ratings, level).T
+    too_few = range_too_few(items, value, (-1, 1), "items")
+    ci = None if too_few is not None else krippendorff_alpha_ci(ratings, level)
+    return Estimate(value, ci, len(items), too_few)
 
 
 def _matrix(ratings: Sequence[Sequence[Any]] | np.ndarray, level: Level) -> np.ndarray:

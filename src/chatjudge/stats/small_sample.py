@@ -28,10 +28,11 @@ SmallRule = Literal["sign-test", "betting", "unguarded"]
 class SmallSample:
     """Why a sample counted as small, and the rule valid at every n that guarded it.
 
-    `sign-test`: differences of -a, 0 or a at a boundary of 0; the interval keeps 0
-    on each side the exact one-sided sign test does not reject (`sign_p`: its p-values
-    for Δ > 0 and for Δ < 0, on the units that differ). `betting`: the interval is the
-    hull of the method's own and `betting` (valid at every n for the known range).
+    `sign-test`: differences of -a, 0 or a at a boundary of 0; on each side the exact
+    one-sided sign test does not reject (`sign_p`: its p-values for Δ > 0 and for Δ < 0,
+    on the units that differ), the interval keeps 0 and reaches `betting`'s end.
+    `betting`: the interval is the hull of the method's own and `betting` (valid at every
+    n for the known range).
     `unguarded`: no range was given, so nothing guards the method's interval.
     """
 
@@ -58,26 +59,29 @@ def small_sample(
         return SmallSample("unguarded", why)
     lower, upper = bounds
     means = _within(means, lower, upper)
+    bet = betting_interval(means, lower, upper, level, sizes=sizes)
     if three_point and boundary == 0:
         up, down = int(np.count_nonzero(means > 0)), int(np.count_nonzero(means < 0))
-        return SmallSample("sign-test", why, sign_p=sign_test(up, down))
-    bet = betting_interval(means, lower, upper, level, sizes=sizes)
+        return SmallSample("sign-test", why, sign_p=sign_test(up, down), betting=bet)
     return SmallSample("betting", why, betting=bet)
 
 
 def guarded_interval(
     ci: tuple[float, float], small: SmallSample, level: float = 0.95
 ) -> tuple[float, float]:
-    """`ci` as the small-sample rule lets it decide: kept 0 on a side the sign test does not
-    clear at (1 - level) / 2, or widened to hold the betting interval."""
+    """`ci` as the small-sample rule lets it decide: widened to hold the betting interval;
+    under the sign test, only on a side it does not clear at (1 - level) / 2, where it also
+    keeps 0 (no pass, or no fail, without the sign test). A side the sign test clears keeps
+    the method's end; one it does not is then valid as an interval too, where the bare sign
+    test kept only 0 ([+0, +0] for three ties)."""
     lo, hi = ci
-    if small.sign_p is not None:
-        alpha = (1 - level) / 2
-        p_up, p_down = small.sign_p
-        lo = lo if p_up <= alpha else min(lo, 0.0)  # no pass without the sign test...
-        hi = hi if p_down <= alpha else max(hi, 0.0)  # ...and no fail either
-    if small.betting is not None:
-        lo, hi = min(lo, small.betting[0]), max(hi, small.betting[1])
+    bet_lo, bet_hi = small.betting if small.betting is not None else (lo, hi)
+    if small.sign_p is None:
+        return min(lo, bet_lo), max(hi, bet_hi)
+    alpha = (1 - level) / 2
+    p_up, p_down = small.sign_p
+    lo = lo if p_up <= alpha else min(lo, 0.0, bet_lo)
+    hi = hi if p_down <= alpha else max(hi, 0.0, bet_hi)
     return lo, hi
 
 

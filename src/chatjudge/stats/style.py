@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from chatjudge.stats.bootstrap import Estimate, percentile_interval
+from chatjudge.stats.intervals import SHARE, guard, small_why
 from chatjudge.stats.logistic import expit, fit_logistic, sandwich_cov
 
 FEATURES = ("length", "headers", "lists", "bold")
@@ -139,7 +140,9 @@ def style_control(
     """Raw, length-controlled and style-controlled preference from per-item outcomes
     (1, 0.5, 0 from the candidate's side) and each side's `style_counts` (n, 4).
 
-    The three share one bootstrap resampling of the items.
+    The three share one bootstrap resampling of the items. The raw preference takes the
+    interval of its kind (`chatjudge.stats.intervals.guard`); on a small sample the
+    controlled ones are held to at least it (their hull with it), as the gate holds them.
     """
     y = np.asarray(outcome, dtype=float)
     features = style_features(candidate, baseline)
@@ -152,6 +155,8 @@ def style_control(
         for k in (1, len(FEATURES))
     )
     raw = _raw(y, n_resamples, seed)
+    if raw.ci95 is not None and small_why(y) is not None:
+        length, style = (_held_to(c, raw.ci95) for c in (length, style))
     return StyleControl(raw=raw, length=length, style=style, sentence=explain(raw, length, style))
 
 
@@ -188,6 +193,14 @@ def controlled_fits(
     return Controlled(float(expit(beta[0])), ci, n, coefficients, dropped)
 
 
+def _held_to(controlled: Controlled, floor: tuple[float, float]) -> Controlled:
+    """A controlled rate's interval widened to hold the raw preference's valid one."""
+    if controlled.value is None:
+        return controlled
+    lo, hi = controlled.ci95 if controlled.ci95 is not None else floor
+    return replace(controlled, ci95=(min(lo, floor[0]), max(hi, floor[1])))
+
+
 def explain(raw: Estimate, length: Controlled, style: Controlled) -> str:
     """One sentence: how much of the raw preference's distance from 50% length explains."""
     if raw.value is None or length.value is None or style.value is None:
@@ -202,11 +215,15 @@ def explain(raw: Estimate, length: Controlled, style: Controlled) -> str:
     side = "above" if points >= 0 else "below"
     explained = (raw.value - length.value) * 100 * (1 if points >= 0 else -1)
     at_equal = f"at equal length the candidate is preferred {_pct(length.value)} of the time"
+    distance = f"the raw preference's {abs(points):.1f} points {side} 50%"
+    if explained > abs(points):  # the controlled preference lies on the other side of 50%
+        return (
+            f"Length explains all of {distance}, and more: at equal length the preference "
+            f"crosses 50%, and the candidate is preferred {_pct(length.value)} of the time{tail}"
+        )
     if explained > 0:
-        head = f"Length explains {explained:.1f} of the raw preference's {abs(points):.1f} points"
-    else:
-        head = f"Length explains none of the raw preference's {abs(points):.1f} points"
-    return f"{head} {side} 50%; {at_equal}{tail}"
+        return f"Length explains {explained:.1f} of {distance}; {at_equal}{tail}"
+    return f"Length explains none of {distance}; {at_equal}{tail}"
 
 
 def _pct(value: float) -> str:
@@ -214,7 +231,8 @@ def _pct(value: float) -> str:
 
 
 def _raw(y: np.ndarray, n_resamples: int, seed: int) -> Estimate:
-    """The mean outcome with its interval from the same resamples as the fits."""
+    """The mean outcome with its interval from the same resamples as the fits, guarded as
+    a summary share is (Clopper-Pearson without ties, else the betting floor when small)."""
     n = len(y)
     if n == 0:
         return Estimate(None, None, 0)
@@ -223,7 +241,7 @@ def _raw(y: np.ndarray, n_resamples: int, seed: int) -> Estimate:
         blocks = item_weights(n, n_resamples, seed, rows=_DRAW_ROWS)
         means = np.concatenate([w @ y / n for w in blocks])
         ci = percentile_interval(means, 0.95)
-    return Estimate(float(y.mean()), ci, n)
+    return guard(Estimate(float(y.mean()), ci, n), y, SHARE)
 
 
 def item_weights(

@@ -18,10 +18,12 @@ import orjson
 from chatjudge.errors import StoreError
 from chatjudge.store.migrations import NewerSchemaError, migrate
 from chatjudge.types import Reply, ToolUse
+from chatjudge.writing import refuse_link
 
 # What a lookup reads; a store of schema 2 (read by a dry run before the run migrates it)
 # has no `tool_calls` column.
 LOOKUP = "SELECT raw, input_tokens, output_tokens, latency, tool_calls FROM calls WHERE key = ?"
+USE = "INSERT OR IGNORE INTO temp.used VALUES (?, ?)"
 LOOKUP_V2 = "SELECT raw, input_tokens, output_tokens, latency, NULL FROM calls WHERE key = ?"
 
 
@@ -53,6 +55,7 @@ class Store:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        refuse_link(self.path)  # sqlite would write the file a link names
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -77,6 +80,12 @@ class Store:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("COMMIT")
             self.empty = self._db.execute("SELECT 1 FROM calls LIMIT 1").fetchone() is None
+            # The calls this command used (sent, or answered by the store), by role: what its
+            # results cost in all, across resumes (`used_tokens`). Gone with the connection.
+            self._db.execute(
+                "CREATE TEMP TABLE used (role TEXT, key TEXT, PRIMARY KEY (role, key)) "
+                "WITHOUT ROWID"
+            )
             self.legacy_keys = has_legacy_keys(self._db)
         except NewerSchemaError as exc:
             raise StoreError(
@@ -110,6 +119,20 @@ class Store:
             (key, model, reply.text, reply.input_tokens, reply.output_tokens, latency,
              time.time(), calls),
         )  # fmt: skip
+
+    def use(self, role: str, key: str) -> None:
+        """`role` used the reply under `key` (it sent for it, or the store answered it)."""
+        self._db.execute(USE, (role, key))
+
+    def used_tokens(self) -> list[tuple[str, str, int, int]]:
+        """Each (role, model)'s input and output tokens over the distinct calls it used."""
+        return [
+            (role, model, int(inp), int(out))
+            for role, model, inp, out in self._db.execute(
+                "SELECT u.role, c.model, total(c.input_tokens), total(c.output_tokens) "
+                "FROM temp.used u JOIN calls c ON c.key = u.key GROUP BY u.role, c.model"
+            )
+        ]
 
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM calls").fetchone()[0])

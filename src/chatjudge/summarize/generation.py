@@ -7,10 +7,13 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from chatjudge.__about__ import __version__
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.produced import GenerationSummary
 from chatjudge.stats import bootstrap_metrics
+from chatjudge.stats.intervals import guard_all
 
 # The totals of the rows with tools: their model calls, their calls no recorded result
 # matched (--tool-replay), their calls that got an error (--tools), and the rows answered
@@ -69,10 +72,9 @@ def token_metrics(tokens: Mapping[int, float]) -> dict[str, Any]:
     """The replies' output tokens (by row index) with a 95% bootstrap interval, resampled in
     input order: the interval does not depend on which reply came back first, nor on how
     the rows were sharded."""
-    ordered = [tokens[index] for index in sorted(tokens)]
-    return {
-        name: est.to_dict() for name, est in bootstrap_metrics({"output_tokens": ordered}).items()
-    }
+    ordered = np.array([tokens[index] for index in sorted(tokens)], dtype=float)
+    found = guard_all(bootstrap_metrics({"output_tokens": ordered}), {"output_tokens": ordered}, {})
+    return {name: est.to_dict() for name, est in found.items()}
 
 
 def now() -> str:

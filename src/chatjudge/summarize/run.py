@@ -1,4 +1,5 @@
-"""The run summary: counts, every metric with its 95% bootstrap interval, usage and cost,
+"""The run summary: counts, every metric with its 95% interval (valid at every size for its
+kind, `chatjudge.stats.intervals`), usage and cost,
 built from the results records as they are written (by the run, and by `chatjudge merge`
 from its shards' records)."""
 
@@ -18,7 +19,9 @@ from chatjudge.formats.cost import Cost
 from chatjudge.formats.summary import PassKRecord, Summary
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec, Protocol
 from chatjudge.stats import bootstrap_metrics, bootstrap_ratios
+from chatjudge.stats.intervals import Range, guard_all
 from chatjudge.stats.style import StyleControl, response_text, style_control, style_counts
+from chatjudge.summarize.ranges import SIMULATION_RANGES, metric_ranges
 from chatjudge.summarize.tries import PASS_AT, PASS_HAT, passk_name, task_of, zero_one_metrics
 
 CANDIDATE_FIELD, BASELINE_FIELD = "response", "baseline_model_response"
@@ -171,7 +174,9 @@ class SummaryBuilder:
             metrics.update(tried[0])
             optional["pass_k"] = tried[1]
         if self._simulation:
-            optional["simulation"] = _metrics(None, self._simulation, self._simulation_order)
+            optional["simulation"] = _metrics(
+                None, self._simulation, self._simulation_order, SIMULATION_RANGES
+            )
         if len(self._style_order):
             control = self._style_control()
             metrics["length_controlled_preference"] = control.length.to_dict()
@@ -185,6 +190,8 @@ class SummaryBuilder:
             optional["unparsed_tool_arguments"] = unparsed_tool_arguments
         if self.protocol.provenance:
             optional["protocol_provenance"] = self.protocol.provenance
+        if self.protocol.scorer:
+            optional["scorer"] = self.protocol.scorer
         return Summary(
             protocol=self.protocol.name,
             kind=self.protocol.kind,
@@ -308,11 +315,15 @@ def _add(plan: _Plan, scores: dict[str, Any]) -> None:
 
 
 def _metrics(
-    protocol: Protocol | None, columns: dict[str, array[float]], order: array[int]
+    protocol: Protocol | None,
+    columns: dict[str, array[float]],
+    order: array[int],
+    ranges: dict[str, Range] | None = None,
 ) -> dict[str, Any]:
-    """Each metric's value and 95% bootstrap interval, the means from one shared resampling
-    of the items and the ratios (`MetricSpec.denominator`) from another, taken in input
-    order (`order`: each value's item index); in the order of `columns`."""
+    """Each metric's value and 95% interval: a bootstrap's, the means from one shared
+    resampling of the items and the ratios (`MetricSpec.denominator`) from another, taken
+    in input order (`order`: each value's item index), then made valid at the sample's size
+    for the metric's range (`ranges`, else the protocol's); in the order of `columns`."""
     by_index = np.argsort(np.frombuffer(order, dtype=np.int64), kind="stable")
     ordered = {
         name: np.frombuffer(col, dtype=np.float64)[by_index] for name, col in columns.items()
@@ -324,9 +335,17 @@ def _metrics(
         if name not in ratios and not name.endswith(_DENOMINATOR)
     }
     found = bootstrap_metrics(means)
+    values, sizes = dict(means), {}
     if ratios:
         parts = {name: (ordered[name], ordered[name + _DENOMINATOR]) for name in ratios}
         found.update(bootstrap_ratios(parts))
+        for name, (top, bottom) in parts.items():  # each item's own ratio, weighed by its
+            with np.errstate(invalid="ignore", divide="ignore"):  # denominator
+                values[name] = np.where(bottom != 0, top / bottom, np.nan)
+            sizes[name] = bottom
+    if ranges is None:
+        ranges = metric_ranges(protocol) if protocol else {}
+    found = guard_all(found, values, ranges, sizes)
     return {name: found[name].to_dict() for name in columns if name in found}
 
 

@@ -14,11 +14,15 @@ import statistics
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from chatjudge.__about__ import __version__
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.produced import ASSISTANT, SimulationSummary
 from chatjudge.stats import bootstrap_metrics
+from chatjudge.stats.intervals import Range, guard_all
 from chatjudge.summarize.generation import now
+from chatjudge.summarize.ranges import SIMULATION_RANGES
 
 Conversation = dict[str, Any]
 METRICS = (
@@ -65,7 +69,9 @@ def simulation_summary(
         failures = counted
     optional: dict[str, Any] = {}
     if samples > 1:
-        by_sample = [_metrics([c for c in ok if c["sample"] == k]) for k in range(samples)]
+        by_sample = [
+            _metrics([c for c in ok if c["sample"] == k], max_turns) for k in range(samples)
+        ]
         optional["per_sample"] = [{"sample": k, "metrics": m} for k, m in enumerate(by_sample)]
         optional["spread"] = {
             name: _stdev([m[name]["value"] for m in by_sample]) for name in METRICS
@@ -79,7 +85,7 @@ def simulation_summary(
         plain_user_replies=(
             sum(c["plain"] for c in ordered) if plain_user_replies is None else plain_user_replies
         ),
-        metrics=_metrics(ok),
+        metrics=_metrics(ok, max_turns),
         **optional,
         assistant=assistant,
         user=user,
@@ -113,7 +119,9 @@ def conversation_of(order: int, row: Mapping[str, Any]) -> Conversation:
     }
 
 
-def _metrics(conversations: list[Conversation]) -> dict[str, Any]:
+def _metrics(conversations: list[Conversation], max_turns: int) -> dict[str, Any]:
+    """Each figure's mean with its interval valid at this size (`stats.intervals`): a
+    conversation takes at most `max_turns` turns; tokens have no known range."""
     columns = {
         "turns": [float(c["turns"]) for c in conversations],
         "assistant_tokens": [float(c["assistant_tokens"]) for c in conversations],
@@ -121,7 +129,10 @@ def _metrics(conversations: list[Conversation]) -> dict[str, Any]:
         "ended_by_max_turns": [float(c["ended"] == "max_turns") for c in conversations],
         "first_message_restates_question": [float(c["restates"]) for c in conversations],
     }
-    return {name: est.to_dict() for name, est in bootstrap_metrics(columns).items()}
+    ranges = {**SIMULATION_RANGES, "turns": Range(0.0, float(max(max_turns, 1)))}
+    found = bootstrap_metrics(columns)
+    arrays = {name: np.asarray(column, dtype=float) for name, column in columns.items()}
+    return {name: est.to_dict() for name, est in guard_all(found, arrays, ranges).items()}
 
 
 def _stdev(values: list[float | None]) -> float | None:

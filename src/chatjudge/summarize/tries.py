@@ -19,10 +19,14 @@ PASS_HAT, PASS_AT = "pass_hat", "pass_at"
 
 def task_of(item_id: str, fields: dict[str, Any]) -> str | None:
     """The task a row is a try of: its `task_id`, else the row a `--samples` output row
-    came from (`p7#2` with a `sample` column belongs to `p7`); None: a row on its own."""
+    came from (`p7#2` with a `sample` column belongs to `p7`); None: a row on its own. An
+    empty `task_id` (a CSV cell, a blank string) is missing, not one task of every row."""
     value = fields.get(TASK)
     if value is not None and not (isinstance(value, float) and math.isnan(value)):
-        return str(value)
+        if not isinstance(value, str):
+            return str(value)
+        if value.strip():
+            return value
     if "sample" in fields and "#" in item_id:
         return item_id.rsplit("#", 1)[0]
     return None

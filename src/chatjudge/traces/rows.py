@@ -15,8 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +26,7 @@ from chatjudge.data.tools import read_row_tools
 from chatjudge.traces.calls import Call, TraceProblem
 from chatjudge.traces.chat_format import chat_messages
 from chatjudge.traces.redact import Redactor
+from chatjudge.writing import replaced
 
 
 class Function(BaseModel):
@@ -194,16 +193,9 @@ def _check(data: dict[str, Any], final: Call) -> None:
 def write_rows(rows: Iterable[ImportedRow], out: Path) -> int:
     """Write the rows as JSONL, all or nothing (a temporary file renamed); their count."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
     count = 0
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            for row in rows:
-                fh.write(jsoncodec.dumps(row.model_dump()) + b"\n")
-                count += 1
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 is for the file in the making
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with replaced(out) as fh:
+        for row in rows:
+            fh.write(jsoncodec.dumps(row.model_dump()) + b"\n")
+            count += 1
     return count

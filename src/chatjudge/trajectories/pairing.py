@@ -26,6 +26,8 @@ The mode decides `trajectory_match` (E expected calls, A actual ones, M matched)
 - `any-order`: M = E = A; `superset`: M = E (other calls allowed); `subset`: M = A (not
   every expected call needed).
 Where the trajectory matches in an ordered mode, its pairs are the order-preserving ones.
+Where a step (one assistant message) made several calls, `exact` and `in-order` take them in
+any order among themselves, as agentevals' strict mode does (`chatjudge.trajectories.steps`).
 
 `left_at`: the first step (1-based among the trajectory's calls) where the trajectory left
 the expected one; A + 1 when it stopped before an expected call; None when it matches.
@@ -45,8 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge.expected_calls import ExpectedCall, MatchMode
-
-Call = tuple[str, Any]  # an actual call: its name and its arguments (parsed where JSON)
+from chatjudge.trajectories.steps import Call, exact_by_steps, in_order_by_steps
 
 
 @dataclass(slots=True)  # not frozen: made per row, and frozen costs 0.4 µs a time
@@ -57,12 +58,19 @@ class Pairing:
 
 
 def pair_calls(
-    expected: Sequence[ExpectedCall], actual: Sequence[Call], mode: MatchMode
+    expected: Sequence[ExpectedCall],
+    actual: Sequence[Call],
+    mode: MatchMode,
+    steps: Sequence[int] | None = None,
 ) -> Pairing:
     """The matched pairs, whether the trajectory matches by `mode`, and where it left.
-    (The ordered modes decide a match before comparing every call with every expected one,
-    which only a trajectory that does not match needs.)"""
+    `steps`: the step (assistant message) of each call, where a step made several calls
+    (`chatjudge.trajectories.steps`); None: each call is a step of its own. (The ordered
+    modes decide a match before comparing every call with every expected one, which only a
+    trajectory that does not match needs.)"""
     n_expected, n_actual = len(expected), len(actual)
+    if steps is not None and mode in ("exact", "in-order"):
+        return _by_steps(expected, actual, mode, steps)
     if mode == "exact":
         shared = min(n_expected, n_actual)
         first = next((k for k in range(shared) if not expected[k].accepts(*actual[k])), None)
@@ -91,6 +99,22 @@ def pair_calls(
     if not extra and not missing:
         return Pairing(True, pairs, None)
     return Pairing(False, pairs, extra[0] + 1 if extra else n_actual + 1)
+
+
+def _by_steps(
+    expected: Sequence[ExpectedCall], actual: Sequence[Call], mode: MatchMode, steps: Sequence[int]
+) -> Pairing:
+    """`exact` and `in-order` where a step made several calls, in any order among them."""
+    if mode == "exact":
+        pairs, left = exact_by_steps(expected, actual, steps)
+        if pairs is not None:
+            return Pairing(True, pairs, None)
+    else:
+        pairs = in_order_by_steps(expected, actual, steps)
+        if len(pairs) == len(expected):
+            return Pairing(True, pairs, None)
+        left = max(j for _, j in pairs) + 2 if pairs else 1
+    return Pairing(False, maximum_pairs(_accepted(expected, actual), len(actual)), left)
 
 
 def _accepts(expected: ExpectedCall, call: Call) -> bool:

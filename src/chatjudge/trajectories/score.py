@@ -6,21 +6,36 @@ Per item: `trajectory_match` (0/1); `tool_call_precision` (matched calls / calls
 `tool_call_recall` (matched / expected) and `tool_call_f1` (2 matched / (made + expected)),
 each null where its denominator is 0 (an item that made no call has no precision: it
 counts in the macro means of the others only); and the counts `matched_calls`,
-`actual_calls`, `expected_calls`, from which the summary's micro figures are summed.
+`actual_calls`, `expected_calls`, from which the summary's micro figures are summed, and
+`calls_without_result`: calls made whose result the trajectory does not record (cut at a
+cap, or a recording that kept only the calls), which count as calls made all the same.
+
+Calls to tools that the row's `checked_tools` (else the run's) does not name count
+nowhere: they are left out before pairing, and the rationale lists them apart; the calls
+that count are numbered among themselves.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from chatjudge import jsoncodec
-from chatjudge.expected_calls import MatchMode, read_expected_calls, read_match
+from chatjudge.expected_calls import (
+    MatchMode,
+    checks,
+    read_checked_tools,
+    read_expected_calls,
+    read_match,
+)
 from chatjudge.fields import EXPECTED_TOOL_CALLS, TRAJECTORY, column_of
 from chatjudge.row_messages import read_conversation
+from chatjudge.trajectories.calls import read_calls
 from chatjudge.trajectories.pairing import Pairing, pair_calls
+from chatjudge.trajectories.steps import Call
 
 SCORES = (
     "trajectory_match",
@@ -30,6 +45,7 @@ SCORES = (
     "matched_calls",
     "actual_calls",
     "expected_calls",
+    "calls_without_result",
 )
 
 
@@ -45,21 +61,34 @@ class Scored:
     columns: dict[str, Any] = field(default_factory=dict)
 
 
-def score_row(row: dict[str, Any], default_match: MatchMode, *, as_written: bool = False) -> Scored:
+def score_row(
+    row: dict[str, Any],
+    default_match: MatchMode,
+    *,
+    as_written: bool = False,
+    checked_tools: tuple[str, ...] | None = None,
+) -> Scored:
     """Score a validated row (`chatjudge.data.validate` found nothing wrong with it);
     `as_written`: validation found every row's message lists in OpenAI's shape as written
-    (`Validation.read_as_written`), so the trajectory is not read into it again."""
+    (`Validation.read_as_written`), so the trajectory is not read into it again;
+    `checked_tools`: the run's (`--checked-tools`), for a row without its own."""
     expected, _ = read_expected_calls(row.get(EXPECTED_TOOL_CALLS))
     mode, _ = read_match(row.get("match"), default_match)
+    own = row.get("checked_tools")
+    checked = checked_tools if own is None else read_checked_tools(own)[0]
     column = column_of(TRAJECTORY, row)
     given = row.get(column)
     messages = _messages(given)
     read = messages
     if messages and not (as_written and given is messages):
         read = read_conversation(messages, count_unparsed=False).messages
-    calls = _calls(read)
-    pairing = pair_calls(expected, calls, mode)
-    matched, made, wanted = len(pairing.pairs), len(calls), len(expected)
+    calls = read_calls(read)
+    ignored: list[Call] = []
+    if checked is not None:
+        ignored = calls.ignored(checks(checked))
+        calls = calls.checked(checks(checked))
+    pairing = pair_calls(expected, calls.calls, mode, calls.steps)
+    matched, made, wanted = len(pairing.pairs), len(calls.calls), len(expected)
     scores = {
         "trajectory_match": int(pairing.match),
         "tool_call_precision": _ratio(matched, made),
@@ -68,9 +97,10 @@ def score_row(row: dict[str, Any], default_match: MatchMode, *, as_written: bool
         "matched_calls": matched,
         "actual_calls": made,
         "expected_calls": wanted,
+        "calls_without_result": len(calls.unanswered),
     }
     shown_expected = [e.to_dict() for e in expected]
-    shown_actual = [{"name": name, "arguments": arguments} for name, arguments in calls]
+    shown_actual = [{"name": name, "arguments": arguments} for name, arguments in calls.calls]
     comparison = {
         "match": mode,
         "matched": pairing.match,
@@ -80,7 +110,14 @@ def score_row(row: dict[str, Any], default_match: MatchMode, *, as_written: bool
         "left_at": pairing.left_at,
     }
     text = rationale(mode, pairing, shown_expected, shown_actual)
-    columns = {column: read} if type(given) is list and read is not given else {}
+    if calls.unanswered:
+        unanswered = [f"call {j + 1} {_call(shown_actual[j])}" for j in calls.unanswered]
+        text += "\nno result recorded: " + "; ".join(unanswered)
+    if ignored:
+        listed = "; ".join([_call({"name": name, "arguments": a}) for name, a in ignored])
+        text += f"\nnot checked, ignored (checked: {', '.join(checked or ())}): {listed}"
+    # the trajectory as read, where it was written otherwise (another format, JSON text)
+    columns = {column: read} if read and read is not given else {}
     return Scored(scores, {"trajectory": text}, comparison, columns)
 
 
@@ -91,23 +128,7 @@ def actual_calls(messages: list[Any]) -> list[tuple[str, Any]]:
     if not all(type(m) is dict and type(m.get("content")) is not list and "parts" not in m
                for m in messages):  # fmt: skip
         messages = read_conversation(messages).messages
-    return _calls(messages)
-
-
-def _calls(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:
-    """The calls of messages in OpenAI's format."""
-    calls: list[tuple[str, Any]] = []
-    for message in messages:
-        for call in message.get("tool_calls") or ():
-            function = call["function"]
-            arguments = function.get("arguments")
-            if isinstance(arguments, str) and arguments:
-                try:  # noqa: SIM105 (`contextlib.suppress` costs more than the parse)
-                    arguments = jsoncodec.loads(arguments)
-                except ValueError:  # not JSON: kept as recorded
-                    pass
-            calls.append((function["name"], arguments))
-    return calls
+    return read_calls(messages).calls
 
 
 def rationale(
@@ -157,7 +178,12 @@ def _call(call: dict[str, Any]) -> str:
     `tool_calls.actual`, and a 5 MB argument would be written twice more here."""
     arguments = call["arguments"]
     if not isinstance(arguments, str):
-        arguments = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode()
+        try:
+            arguments = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode()
+        except orjson.JSONEncodeError:  # an integer beyond 64 bits, which `json` writes
+            arguments = json.dumps(
+                arguments, ensure_ascii=False, sort_keys=True, separators=(",", ":")
+            )
     if len(arguments) > _SHOWN:
         arguments = f"{arguments[:_SHOWN]}… ({len(arguments):,} characters)"
     return f"{call['name']}({arguments})"
@@ -174,7 +200,7 @@ def _messages(value: Any) -> list[Any]:
     """A trajectory cell's messages: a list, or its JSON text (CSV and Parquet cells)."""
     if isinstance(value, str) and value.lstrip().startswith("["):
         try:
-            value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH)
-        except ValueError:
+            value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH, exact_ints=True)
+        except ValueError:  # refused by validation (`chatjudge.data.tools`)
             return []
     return value if isinstance(value, list) else []

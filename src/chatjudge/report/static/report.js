@@ -20,6 +20,7 @@
     BASELINE: { text: "Baseline wins", tone: "loss" },
     TIE: { text: "Tie", tone: "tie" }
   };
+  var JUDGE_FREE = !!config.judgeFree;  // scored by the protocol's rules: no judge, no labelling
   var collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
 
   var state = { query: "", filters: {}, sort: "index", dir: 1, page: 0, selected: -1 };
@@ -39,6 +40,7 @@
   }
   function $(id) { return document.getElementById(id); }
   function fmtNumber(v) {
+    if (v === null || v === undefined) return "—";  // none: a precision over no call
     if (typeof v !== "number") return String(v);
     return Number.isInteger(v) ? String(v) : String(Math.round(v * 100) / 100);
   }
@@ -397,10 +399,15 @@
     var acted = value.some(function (m) { return m && (m.role === "tool" || callsOf(m).length); });
     return acted ? value : null;
   }
+  function isMessages(value) {
+    return Array.isArray(value) && value.every(function (m) { return m && typeof m === "object" && "role" in m; });
+  }
   function textField(label, value) {
     var wrap = el("div", "field");
     wrap.appendChild(el("div", "field-label", label));
-    wrap.appendChild(Array.isArray(value) ? conversationField(value) : el("div", "text-block", valueText(value)));
+    // a list that is no conversation (expected_tool_calls) is shown as its JSON
+    var text = Array.isArray(value) && !isMessages(value) ? JSON.stringify(value) : valueText(value);
+    wrap.appendChild(isMessages(value) ? conversationField(value) : el("div", "text-block", text));
     return wrap;
   }
 
@@ -596,7 +603,7 @@
     add("row", item.index + 1);
     if (item.consistent !== null && item.consistent !== undefined) add("orders agree", item.consistent ? "yes" : "no");
     if (item.agreement !== null && item.agreement !== undefined) add("calls agreeing", fmtShare(item.agreement));
-    if (item.usage) add("tokens", (item.usage.input_tokens || 0) + " in / " + (item.usage.output_tokens || 0) + " out");
+    if (item.usage && !JUDGE_FREE) add("tokens", (item.usage.input_tokens || 0) + " in / " + (item.usage.output_tokens || 0) + " out");
     body.appendChild(facts);
     if (item.status !== "ok") {
       var hasCalls = item.calls && item.calls.length;
@@ -606,8 +613,8 @@
     renderToolCalls(body, item.tool_calls);
     renderFields(body, item.fields || {}, pairwise, false, !!item.tool_calls);
 
-    var calls = sortedCalls(item);
-    body.appendChild(el("h3", null, "Judge calls (" + calls.length + ")"));
+    var calls = JUDGE_FREE ? [] : sortedCalls(item);  // a judge-free item's one call is its scores
+    if (!JUDGE_FREE) body.appendChild(el("h3", null, "Judge calls (" + calls.length + ")"));
     calls.forEach(function (c) { body.appendChild(renderCall(c, pairwise)); });
     var judged = calls.some(function (c) { return c.rationale && Object.keys(c.rationale).length; });
     if (!judged && item.rationale) {
@@ -658,17 +665,19 @@
     }
     if (focus) $(label ? "tab-label" : "tab-report").focus();
   }
-  $("tab-report").addEventListener("click", function () { showView("report"); });
-  $("tab-label").addEventListener("click", function () { showView("label"); });
-  [$("tab-report"), $("tab-label")].forEach(function (tab) {
-    tab.addEventListener("keydown", function (e) {
-      if (e.key === "ArrowLeft" || e.key === "ArrowRight" || e.key === "Home" || e.key === "End") {
-        e.preventDefault();
-        var other = $("label-view").hidden ? "label" : "report";
-        showView(e.key === "Home" ? "report" : e.key === "End" ? "label" : other, true);
-      }
+  if (!JUDGE_FREE) {  // the tabs: a judge-free page has none
+    $("tab-report").addEventListener("click", function () { showView("report"); });
+    $("tab-label").addEventListener("click", function () { showView("label"); });
+    [$("tab-report"), $("tab-label")].forEach(function (tab) {
+      tab.addEventListener("keydown", function (e) {
+        if (e.key === "ArrowLeft" || e.key === "ArrowRight" || e.key === "Home" || e.key === "End") {
+          e.preventDefault();
+          var other = $("label-view").hidden ? "label" : "report";
+          showView(e.key === "Home" ? "report" : e.key === "End" ? "label" : other, true);
+        }
+      });
     });
-  });
+  }
 
   // ---------- labelling: a person labels a seeded random sample ----------
   // The sample: the ids of the items the judge judged, sorted in JavaScript's default string
@@ -1088,7 +1097,7 @@
     return false;
   }
   document.addEventListener("keydown", function (e) {
-    if ($("label-view").hidden || !judged || !judged.length || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (JUDGE_FREE || $("label-view").hidden || !judged || !judged.length || e.ctrlKey || e.metaKey || e.altKey) return;
     var tag = e.target.tagName, typing = tag === "SELECT" || tag === "TEXTAREA" ||
       (tag === "INPUT" && e.target.type !== "checkbox");
     if (typing || !$("label-reset-confirm").hidden) return;
@@ -1103,26 +1112,28 @@
     e.preventDefault();
   });
 
-  $("label-draw").addEventListener("click", drawSample);
-  ["label-seed", "label-size"].forEach(function (id) {
-    $(id).addEventListener("keydown", function (e) { if (e.key === "Enter") drawSample(); });
-  });
-  $("label-show-verdict").addEventListener("change", function () {
-    lab.showVerdict = $("label-show-verdict").checked;
-    saveSettings();
-    renderVerdict();
-  });
-  $("label-prev").addEventListener("click", function () { go(lab.pos - 1); });
-  $("label-next").addEventListener("click", function () { go(lab.pos + 1); });
-  $("label-export").addEventListener("click", exportLabels);
-  $("label-reset").addEventListener("click", askReset);
-  $("label-reset-yes").addEventListener("click", function () { endReset(true); });
-  $("label-reset-no").addEventListener("click", function () { endReset(false); });
+  if (!JUDGE_FREE) {  // the labelling view's controls
+    $("label-draw").addEventListener("click", drawSample);
+    ["label-seed", "label-size"].forEach(function (id) {
+      $(id).addEventListener("keydown", function (e) { if (e.key === "Enter") drawSample(); });
+    });
+    $("label-show-verdict").addEventListener("change", function () {
+      lab.showVerdict = $("label-show-verdict").checked;
+      saveSettings();
+      renderVerdict();
+    });
+    $("label-prev").addEventListener("click", function () { go(lab.pos - 1); });
+    $("label-next").addEventListener("click", function () { go(lab.pos + 1); });
+    $("label-export").addEventListener("click", exportLabels);
+    $("label-reset").addEventListener("click", askReset);
+    $("label-reset-yes").addEventListener("click", function () { endReset(true); });
+    $("label-reset-no").addEventListener("click", function () { endReset(false); });
+  }
 
   buildToolbar();
   refresh();
   var wanted = /^#item=(.*)$/.exec(location.hash);
-  if (location.hash === "#label") showView("label");
+  if (location.hash === "#label" && !JUDGE_FREE) showView("label");
   else if (wanted) {
     var id = decodeURIComponent(wanted[1]);
     for (var k = 0; k < items.length; k++) if (String(items[k].id) === id) { openItem(k); break; }
