@@ -116,7 +116,7 @@ class ReportBuilder:
     def finish(self, summary: dict[str, Any]) -> Path:
         """Write `run_dir/report.html` with `summary` and every item added; return its path."""
         try:
-            self._chunks.flush()
+            self._chunks.finish()
             self._spool.seek(0)
             # Base64 lines, ASCII: read back 64 KB at a time, so that a large run's page
             # never holds its items in memory whole.
@@ -127,6 +127,7 @@ class ReportBuilder:
             self.close()
 
     def close(self) -> None:
+        self._chunks.close()
         self._spool.close()
 
 
