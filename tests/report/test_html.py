@@ -387,3 +387,14 @@ def test_a_run_without_items_opens_and_searches(tmp_path: Path, watch: PageWatch
     page.wait_for_timeout(400)  # past the box's 150 ms debounce
     expect_count(page, 0)
     assert_offline_and_clean(watch, run)
+
+
+def test_a_link_to_an_item_opens_it_from_its_chunk(pointwise_run: Path, watch: PageWatch) -> None:
+    path = write_report(pointwise_run)
+    wanted = read_jsonl(pointwise_run / "results.jsonl")[6]
+    page = watch.page
+    page.goto(f"{path.resolve().as_uri()}#item={wanted['id']}", wait_until="load")
+    detail = page.locator("#detail")
+    expect(detail).to_have_attribute("data-item-id", wanted["id"])
+    expect(detail).to_contain_text(wanted["fields"]["answer"])
+    assert watch.errors == []
