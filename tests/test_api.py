@@ -13,6 +13,7 @@ import pytest
 
 import chatjudge
 from chatjudge.errors import DataValidationError, UsageError
+from tests.support.report_page import embedded_items
 
 
 def pair(i: int, better: str) -> dict:
@@ -165,7 +166,8 @@ def test_message_values_json_cannot_hold_are_written_as_text(tmp_path: Path) -> 
     line = json.loads((tmp_path / "r" / "results.jsonl").read_text(encoding="utf-8"))
     assert line["fields"]["history"][0]["sent"] == "2026-01-02T03:04:00"
     assert line["fields"]["history"][1]["cost"] == "0.25"
-    assert "2026-01-02T03:04:00" in (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+    page = embedded_items((tmp_path / "r" / "report.html").read_text(encoding="utf-8"))
+    assert page[0]["fields"]["history"][0]["sent"] == "2026-01-02T03:04:00"
 
 
 def test_pointwise_samples_mean_and_agreement(tmp_path: Path) -> None:

@@ -184,9 +184,12 @@ def test_simulate_samples_then_run_then_gate_on_pass_hat(tmp_path: Path) -> None
     g = read_model(out, Gate)
     assert done.returncode == {"pass": 0, "fail": 1, "inconclusive": 3}[g.outcome], done.stderr
     assert g.metric == "accuracy_pass_hat_2" and g.n_pairs == 10
-    delta = sum(
-        hat(4, sum(successes["cand"][t]), 2) - hat(4, sum(successes["base"][t]), 2)
-        for t in successes["base"]
-    ) / 10
+    delta = (
+        sum(
+            hat(4, sum(successes["cand"][t]), 2) - hat(4, sum(successes["base"][t]), 2)
+            for t in successes["base"]
+        )
+        / 10
+    )
     assert g.difference.value == pytest.approx(delta, abs=1e-6)
     assert "accuracy_pass_hat_2" in done.stdout

@@ -81,9 +81,25 @@ def test_cli_sequential_pointwise_against_the_stand_in_server(tmp_path: Path) ->
     cand = write_jsonl(tmp_path / "cand.jsonl", cand_rows)
     out = tmp_path / "seq"
     args = [
-        "gate", str(cand), "-p", "interactivity-accuracy", "--judge", "openai/stub",
-        "--sequential", "--baseline-data", str(base), "--batch", "25", "--seed", "1",
-        "--metric", "accuracy", "--margin", "0.5", "--out", str(out),
+        "gate",
+        str(cand),
+        "-p",
+        "interactivity-accuracy",
+        "--judge",
+        "openai/stub",
+        "--sequential",
+        "--baseline-data",
+        str(base),
+        "--batch",
+        "25",
+        "--seed",
+        "1",
+        "--metric",
+        "accuracy",
+        "--margin",
+        "0.5",
+        "--out",
+        str(out),
     ]
     with StubServer() as stub:
         env = {"OPENAI_API_KEY": "sk-test"}

@@ -129,8 +129,7 @@ async def test_attempts_that_do_not_fit_beside_those_in_flight_wait_in_order() -
     assert not budget.reached and budget.in_flight == 2
 
 
-async def test_the_attempt_that_settles_asks_for_its_next_call_before_the_room_is_given(
-) -> None:
+async def test_the_attempt_that_settles_asks_for_its_next_call_before_the_room_is_given() -> None:
     """A conversation's reply settles and it asks for its next turn at once: the room goes
     to that turn (order 0), not to a conversation started later (order 5) waiting since."""
     budget = Budget(1.5)
@@ -150,8 +149,7 @@ async def test_the_attempt_that_settles_asks_for_its_next_call_before_the_room_i
     assert budget.in_flight == 1 and budget.spent_usd == pytest.approx(0.2)
 
 
-async def test_a_new_unit_starts_only_while_the_money_left_could_finish_those_under_way(
-) -> None:
+async def test_a_new_unit_starts_only_while_the_money_left_could_finish_those_under_way() -> None:
     """Units of up to 4 calls: the first starts at once; the second waits until a call
     shows what one may cost, then while 4 + 4 calls at that worst case do not fit beside
     what is spent; it starts as the first one's calls are made, or when it ends."""
@@ -179,8 +177,7 @@ async def test_a_new_unit_starts_only_while_the_money_left_could_finish_those_un
     assert starts.left == {2: 4}
 
 
-async def test_a_worst_case_that_never_fits_waits_for_those_in_flight_then_reaches_it(
-) -> None:
+async def test_a_worst_case_that_never_fits_waits_for_those_in_flight_then_reaches_it() -> None:
     """No deadlock: the calls in flight finish and are paid; then the budget is reached
     and every attempt still waiting is refused."""
     budget = Budget(1.0)
@@ -220,8 +217,7 @@ async def test_an_attempt_cancelled_while_it_waits_leaves_no_reservation() -> No
     assert budget.in_flight == 0 and budget.reserved_usd == 0.0
 
 
-def test_a_meter_is_exact_only_at_the_models_own_endpoint_and_absent_for_free_models(
-) -> None:
+def test_a_meter_is_exact_only_at_the_models_own_endpoint_and_absent_for_free_models() -> None:
     budget = Budget(1.0)
     official = OpenAIModel("gpt-4o", ClientOptions())
     served = OpenAIModel("gpt-4o", ClientOptions(base_url=("http://127.0.0.1:8000/v1",)))
@@ -277,8 +273,7 @@ async def test_the_caller_waits_for_room_outside_the_attempts_timeout() -> None:
     assert budget.spent_usd == pytest.approx(2 * worst)  # b and c, without usage: worst
 
 
-async def test_every_attempt_of_a_retried_call_is_admitted_and_a_timed_out_one_charged(
-) -> None:
+async def test_every_attempt_of_a_retried_call_is_admitted_and_a_timed_out_one_charged() -> None:
     """Two attempts time out (the provider may have run and billed them), the third
     answers: the budget counts three attempts, not one call."""
     attempts: list[int] = []

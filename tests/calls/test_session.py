@@ -76,8 +76,9 @@ def test_one_budget_lasts_across_two_runs(
     (where a budget of its own would have let it finish), and its summary counts both."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     rows = pointwise_rows(8)
-    first, second = write_jsonl(tmp_path / "a.jsonl", rows[:4]), write_jsonl(
-        tmp_path / "b.jsonl", rows[4:]
+    first, second = (
+        write_jsonl(tmp_path / "a.jsonl", rows[:4]),
+        write_jsonl(tmp_path / "b.jsonl", rows[4:]),
     )
     config = engine_config(stub)
 
@@ -179,9 +180,7 @@ def tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def test_a_dry_session_sends_nothing_and_writes_nothing(
-    stub: StubServer, tmp_path: Path
-) -> None:
+def test_a_dry_session_sends_nothing_and_writes_nothing(stub: StubServer, tmp_path: Path) -> None:
     """Directly: the dry caller counts the call and raises `NotSent`, with no store made.
     Through `generate`: after a run of 3 rows of 7, the dry run counts the 4 left and 3
     answered by the store, sends nothing and leaves every file as it was."""

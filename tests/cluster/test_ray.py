@@ -232,8 +232,6 @@ def test_rate_limits_hold_for_the_whole_cluster(
     assert time.monotonic() - started >= 2.0
 
 
-
-
 def test_the_local_judge_runs_as_actors(cluster: str, tmp_path: Path) -> None:
     """One llama.cpp process judging one call at a time, here and on Ray: the same prompts
     in the same order, each reusing the same cached prefix, give the same tokens whatever

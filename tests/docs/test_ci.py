@@ -117,4 +117,3 @@ def test_the_workflow_steps_run_and_gate(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
-

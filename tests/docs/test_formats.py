@@ -148,7 +148,7 @@ def test_every_key_of_the_examples_is_a_field(doc: str, model: type[BaseModel]) 
 
 def test_the_checks_can_fail() -> None:
     """A field the document leaves out, and a key no model has, are both found."""
-    text = "## `x.json`\n\n`format`, `n_items`\n\n```json\n{\"format\": 1, \"nope\": 2}\n```\n"
+    text = '## `x.json`\n\n`format`, `n_items`\n\n```json\n{"format": 1, "nope": 2}\n```\n'
     assert "`n_ok`" not in section(text, "## `x.json`")
     assert unknown_keys(json_examples(text)[0], summary.Summary, "Summary") == [
         "Summary: nope (not a field of Summary)"

@@ -49,9 +49,7 @@ def figures(summary: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
 def test_version_1_shards_merge_into_a_version_2_summary(tmp_path: Path) -> None:
     for path in V1.glob("sim-*"):
         shutil.copy(path, tmp_path / path.name)
-    merged = merge(
-        [tmp_path / "sim-0.jsonl", tmp_path / "sim-1.jsonl"], tmp_path / "merged.jsonl"
-    )
+    merged = merge([tmp_path / "sim-0.jsonl", tmp_path / "sim-1.jsonl"], tmp_path / "merged.jsonl")
     summary = written(tmp_path / "merged.summary.json")
     assert merged.summary == summary
     assert summary["format"] == 2 and set(summary["usage"]) == set(summary["cost"]["roles"])
@@ -74,7 +72,9 @@ def test_a_version_1_output_resumes_from_its_store_and_is_rewritten_in_version_2
     summary = written(tmp_path / "sim.summary.json")
     assert summary["format"] == 2
     assert summary["usage"]["simulated_user"] == {
-        **old["usage"]["user"], "calls": 0, "cached_calls": old["usage"]["user"]["calls"]
+        **old["usage"]["user"],
+        "calls": 0,
+        "cached_calls": old["usage"]["user"]["calls"],
     }  # nothing sent again: every call came from the store
     assert figures(summary) == figures(old)
     rows = [json.loads(x) for x in (tmp_path / "sim.jsonl").read_text().splitlines()]

@@ -33,6 +33,7 @@ from chatjudge.stats import bootstrap_metrics
 from chatjudge.summarize.generation import token_metrics
 from chatjudge.summarize.simulation import simulation_summary
 from tests.support.cli import run_cli
+from tests.support.report_page import embedded_index, embedded_items
 from tests.support.stub_openai import StubServer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -95,14 +96,18 @@ def _usd(value: float | None) -> Any:
 
 def report_data(run_dir: Path, summary: dict[str, Any]) -> tuple[Any, Any, str]:
     """The page's embedded items (by id, without latencies), its config (without the run's
-    creation time) and the rest of the page with the summary's `created` taken out."""
+    creation time) and the rest of the page with the summary's `created` and the items
+    (compressed in an order the shards set, and their index) taken out."""
     html = (run_dir / "report.html").read_text("utf-8")
-    blocks = dict(re.findall(r'<script type="application/json" id="([\w-]+)">(.*?)</script>',
+    blocks = dict(re.findall(r'<script type="[^"]+" id="([\w-]+)">(.*?)</script>',
                              html, re.S))  # fmt: skip
-    items = sorted(json.loads(blocks["items-data"]), key=lambda item: str(item["id"]))
+    items = sorted(embedded_items(html), key=lambda item: str(item["id"]))
+    assert embedded_index(html)["id"] == [item["id"] for item in embedded_items(html)]
     config = json.loads(blocks["page-config"])
     config["label"]["run"] = config["label"]["run"].rsplit("|", 1)[0]
-    page = html.replace(blocks["items-data"], "").replace(blocks["page-config"], "")
+    page = html
+    for name in ("items-data", "items-index", "page-config"):
+        page = page.replace(blocks[name], "")
     return without_wall_clock(items), config, page.replace(summary["created"], "CREATED")
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.support.browser import PageWatch, chromium
 
@@ -487,7 +487,7 @@ def check_report(watch: PageWatch, run_dir: Path) -> Page:
     item = next(it for it in items if it["id"] == first.get_attribute("data-id"))
     first.click()
     detail = page.locator("#detail")
-    assert detail.get_attribute("data-item-id") == str(item["id"])
+    expect(detail).to_have_attribute("data-item-id", str(item["id"]))
     assert detail.locator(".call").count() == len(item["calls"])
     assert watch.requests == [path.resolve().as_uri()]
     assert watch.errors == [] and watch.dialogs == []

@@ -21,6 +21,7 @@ from tests.report.conftest import (
     write_pointwise_run,
 )
 from tests.support.browser import PageWatch
+from tests.support.report_page import embedded_index, embedded_items, script_block
 
 
 def open_report(watch: PageWatch, run_dir: Path) -> Page:
@@ -279,9 +280,9 @@ def test_injected_markup_is_shown_as_text_and_never_runs(
     pairwise_run: Path, pointwise_run: Path, watch: PageWatch
 ) -> None:
     html = write_report(pairwise_run).read_text("utf-8")
-    block = html.split('id="items-data">')[1].split("</script>")[0]
-    assert INJECTION_SCRIPT not in block
-    assert "\\u003cscript\\u003edocument.title='pwned'\\u003c/script\\u003e" in block
+    assert INJECTION_SCRIPT not in html and INJECTION_IMG not in html
+    # The markup reaches the page inside the compressed items, and only there.
+    assert INJECTION_SCRIPT in json.dumps(embedded_items(html), ensure_ascii=False)
 
     page = open_report(watch, pairwise_run)
     title = page.title()
@@ -363,10 +364,37 @@ def test_pages_of_a_large_run(tmp_path: Path, watch: PageWatch) -> None:
 def test_items_block_cannot_be_broken_out_of(tmp_path: Path) -> None:
     run = write_pointwise_run(tmp_path / "escape")
     html = write_report(run).read_text("utf-8")
-    block = re.search(r'<script type="application/json" id="items-data">(.*?)</script>', html, re.S)
-    assert block is not None
-    assert "<" not in block.group(1) and ">" not in block.group(1) and "&" not in block.group(1)
-    items = json.loads(block.group(1))
+    block = script_block(html, "items-data")
+    assert re.fullmatch(r"[A-Za-z0-9+/=\s]*", block)  # base64 lines: no markup can be in it
+    items = embedded_items(html)
     assert [it["id"] for it in items] == [it["id"] for it in read_jsonl(run / "results.jsonl")]
     assert INJECTION_SCRIPT in json.dumps(items, ensure_ascii=False)
-    assert html.count("</script>") == 3  # config, items, the page's own script
+    assert embedded_index(html)["id"] == [it["id"] for it in items]
+    assert html.count("</script>") == 4  # config, index, items, the page's own script
+
+
+def test_a_run_without_items_opens_and_searches(tmp_path: Path, watch: PageWatch) -> None:
+    """No chunk to inflate: the empty table, a search over nothing, no script error."""
+    run = write_pointwise_run(tmp_path / "empty")
+    (run / "results.jsonl").write_text("", encoding="utf-8")
+    summary = json.loads((run / "summary.json").read_text("utf-8"))
+    summary.update(n_items=0, n_ok=0, n_failed=0)
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    page = watch.open(write_report(run))
+    expect_count(page, 0)
+    expect(page.locator("#empty")).to_be_visible()
+    page.fill("#search", "anything")
+    page.wait_for_timeout(400)  # past the box's 150 ms debounce
+    expect_count(page, 0)
+    assert_offline_and_clean(watch, run)
+
+
+def test_a_link_to_an_item_opens_it_from_its_chunk(pointwise_run: Path, watch: PageWatch) -> None:
+    path = write_report(pointwise_run)
+    wanted = read_jsonl(pointwise_run / "results.jsonl")[6]
+    page = watch.page
+    page.goto(f"{path.resolve().as_uri()}#item={wanted['id']}", wait_until="load")
+    detail = page.locator("#detail")
+    expect(detail).to_have_attribute("data-item-id", wanted["id"])
+    expect(detail).to_contain_text(wanted["fields"]["answer"])
+    assert watch.errors == []

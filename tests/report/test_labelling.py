@@ -283,9 +283,7 @@ def test_pairwise_labels_hidden_verdict_reload_export_and_agree(
     assert_offline_and_clean(fresh)
 
 
-def test_pointwise_scales_digits_hidden_verdict_and_agree(
-    tmp_path: Path, fresh: PageWatch
-) -> None:
+def test_pointwise_scales_digits_hidden_verdict_and_agree(tmp_path: Path, fresh: PageWatch) -> None:
     run = pointwise_run(tmp_path)
     results = {r["id"]: r for r in read_jsonl(run / "results.jsonl")}
     sample = seeded_sample(list(results), 0, 8)
@@ -327,9 +325,9 @@ def test_pointwise_scales_digits_hidden_verdict_and_agree(
     page.keyboard.press("2")
     page.keyboard.press("ArrowUp")
     page.keyboard.press("3")
-    expect(page.locator('.answer-btn[data-column="interactivity"][data-value="3"]')).to_have_attribute(
-        "aria-pressed", "true"
-    )
+    expect(
+        page.locator('.answer-btn[data-column="interactivity"][data-value="3"]')
+    ).to_have_attribute("aria-pressed", "true")
     assert labelled(page) == 3
 
     page.reload(wait_until="load")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -11,13 +10,12 @@ import pytest
 from chatjudge.errors import UsageError
 from chatjudge.report import write_report
 from chatjudge.report.load import slim_item
-from tests.report.conftest import read_jsonl, write_pairwise_run, write_pointwise_run
-
-
-def embedded_items(html: str) -> list[dict]:
-    block = re.search(r'<script type="application/json" id="items-data">(.*?)</script>', html, re.S)
-    assert block is not None
-    return json.loads(block.group(1))
+from tests.report.conftest import (
+    read_jsonl,
+    write_pairwise_run,
+    write_pointwise_run,
+)
+from tests.support.report_page import embedded_index, embedded_items
 
 
 def test_a_cut_off_last_line_stops_the_page_with_file_and_line(tmp_path: Path) -> None:
@@ -79,8 +77,8 @@ def test_a_results_line_is_spooled_as_written_only_where_the_page_needs_all_of_i
     tmp_path: Path,
 ) -> None:
     """`chatjudge run` hands the report each record with its results line: a record with no
-    raw reply (a deterministic scorer's) goes in as that line, escaped for the script
-    block; one with raw replies is slimmed as before."""
+    raw reply (a deterministic scorer's) goes in as that line; one with raw replies is
+    slimmed as before. The index, plain text in a script block, cannot be broken out of."""
     from chatjudge import jsoncodec
     from chatjudge.report import ReportBuilder
 
@@ -89,7 +87,7 @@ def test_a_results_line_is_spooled_as_written_only_where_the_page_needs_all_of_i
     assert any(c.get("raw") for c in judged["calls"])
     scored = {
         **judged,
-        "id": "scored",
+        "id": "scored</script>&",
         "raw": None,
         "rationale": {"trajectory": "matched: </script><b>x</b> & more"},
         "calls": [{**c, "raw": None, "rationale": {}} for c in judged["calls"]],
@@ -99,8 +97,8 @@ def test_a_results_line_is_spooled_as_written_only_where_the_page_needs_all_of_i
     for record in (judged, scored):
         builder.add(record, jsoncodec.dumps(record))
     html = builder.finish(json.loads((run / "summary.json").read_text("utf-8"))).read_text()
-    block = html.split('id="items-data">')[1].split("</script>")[0]
-    assert "f\\u003c/script\\u003e" in block and "\\u0026 more" in block
+    assert "</script><b>" not in html and "f</script>" not in html and "scored</" not in html
+    assert embedded_index(html)["id"] == [judged["id"], "scored</script>&"]
     items = embedded_items(html)
     assert items[0] == json.loads(json.dumps(slim_item(judged)))  # slimmed: no raw replies
     assert items[1] == json.loads(jsoncodec.dumps(scored))  # the line itself, whole

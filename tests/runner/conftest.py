@@ -40,5 +40,3 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 def read_results(run_dir: Path) -> dict[str, dict]:
     lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
     return {r["id"]: r for r in map(json.loads, lines)}
-
-

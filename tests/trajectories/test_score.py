@@ -208,3 +208,30 @@ def test_the_rows_checked_tools_win_over_the_runs() -> None:
     assert (scored.scores["trajectory_match"], scored.scores["actual_calls"]) == (1, 1)
     row["checked_tools"] = "delete_file, write_file"  # text: names or patterns by commas
     assert score_row(row, "exact").scores["actual_calls"] == 2
+
+
+def test_a_long_argument_is_cut_in_the_rationale_and_kept_whole_in_the_comparison() -> None:
+    """A 5 MB argument is in `results.jsonl` as the row's trajectory and the compared calls;
+    the rationale names the call with the argument's start and its length, not twice more."""
+    text = "lorem ipsum " * 400_000
+    arguments = '{"text": "' + text + '"}'
+    row = {
+        "response_trajectory": [
+            {"role": "assistant", "content": "", "tool_calls": [call("1", "write", arguments)]},
+            {"role": "tool", "tool_call_id": "1", "content": "ok"},
+        ],
+        "expected_tool_calls": [{"name": "write", "arguments": {"text": "short"}}],
+        "match": "exact",
+    }
+    scored = score_row(row, "exact")
+    lines = scored.rationale["trajectory"].splitlines()
+    written = len('{"text":"' + text + '"}')
+    start = ('{"text":"' + text)[:200]
+    cut = f"… ({written:,} characters)"
+    assert lines[2] == f"extra: call 1 write({start}{cut})"
+    assert lines[3] == f"left the expected trajectory at call 1: write({start}{cut})"
+    assert len(scored.rationale["trajectory"]) < 1_000
+    assert scored.comparison["actual"][0]["arguments"] == {"text": text}
+    short = score_row({**row, "expected_tool_calls": [{"name": "write", "arguments": {"t": 1}}]},
+                      "exact")  # fmt: skip
+    assert 'missed: write({"t":1})' in short.rationale["trajectory"]

@@ -1,14 +1,14 @@
 """Writing a run's self-contained HTML page (the comparison page is `compare_page`'s).
 
 The page is one file: styles, script and SVG charts are inlined and the items are
-embedded as JSON in a `<script type="application/json">` block that the inline
-script renders page by page, so it opens from disk with no network and stays
-usable with 100,000 items. Items are streamed from `results.jsonl` into the file.
+embedded compressed, in chunks the inline script inflates when a row or an item needs
+them, beside a plain index of what the table filters and sorts on (`chatjudge.report.embed`),
+so it opens from disk with no network and stays usable with 100,000 items. Items are
+streamed from `results.jsonl` into the file.
 """
 
 from __future__ import annotations
 
-import codecs
 import tempfile
 from collections.abc import Iterator
 from functools import partial
@@ -20,6 +20,7 @@ from markupsafe import Markup
 from chatjudge import jsoncodec
 from chatjudge.outputs import check_written
 from chatjudge.protocols import BUILTIN, ScoreSpec, get_protocol
+from chatjudge.report.embed import ChunkWriter, ItemIndex
 from chatjudge.report.format import (
     format_ci,
     format_count,
@@ -35,7 +36,7 @@ from chatjudge.report.terminal import cost_rows
 from chatjudge.rundir import REPORT, iter_results
 
 MAX_FILTER_VALUES = 20  # a score with more distinct values gets no value filter
-_BUFFER = 1 << 20  # the spool's write buffer: a large run's items (2 KB each) in fewer writes
+_BUFFER = 1 << 20  # the spool's write buffer: a large run's chunks in fewer writes
 HINTS = {
     "interactivity": "mean score, 1 (low) to 3 (high)",
     "itr": "interactivity rate: mean of (score − 2.5) × 2, × 100",
@@ -96,39 +97,37 @@ class ReportBuilder:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.stats = ResultStats()
+        self.index = ItemIndex()
         # Closed by finish() or close(): the spool outlives this constructor on purpose.
-        # Bytes as orjson writes them: no decoding and encoding again per item (issue 31).
         spool = tempfile.TemporaryFile(dir=self.run_dir, buffering=_BUFFER)  # noqa: SIM115
         self._spool: IO[bytes] = spool
-        self._spool.write(b"[")
-        self._sep = b""
+        self._chunks = ChunkWriter(spool)
 
     def add(self, item: dict[str, Any], line: bytes | None = None) -> None:
-        """Count and spool one results record; `line`: its JSON as `results.jsonl` holds it,
-        spooled as it is where the page needs all of it (`whole_item`: no raw reply, as a
-        deterministic scorer's records), instead of being written again."""
+        """Count, index and spool one results record; `line`: its JSON as `results.jsonl`
+        holds it, spooled as it is where the page needs all of it (`whole_item`: no raw
+        reply, as a deterministic scorer's records), instead of being written again."""
         self.stats.add(item)
+        self.index.add(item)
         if line is None or not whole_item(item):
             line = jsoncodec.dumps(slim_item(item))
-        self._spool.write(self._sep)  # plain bytes: the spool is Markup only when read back
-        self._spool.write(_escaped(line))
-        self._sep = b","
+        self._chunks.add(line)
 
     def finish(self, summary: dict[str, Any]) -> Path:
         """Write `run_dir/report.html` with `summary` and every item added; return its path."""
         try:
-            self._spool.write(b"]")
+            self._chunks.finish()
             self._spool.seek(0)
-            # 64 KB at a time: each chunk is copied a few times on its way to the file
-            # (decoded, encoded), and a larger one would set a large run's peak memory. The
-            # decoder keeps a character cut at a chunk's end for the next.
-            decode = codecs.getincrementaldecoder("utf-8")().decode
-            chunks = (Markup(decode(c)) for c in iter(partial(self._spool.read, 1 << 16), b""))
-            return _write_page(summary, self.stats, chunks, self.run_dir / REPORT)
+            # Base64 lines, ASCII: read back 64 KB at a time, so that a large run's page
+            # never holds its items in memory whole.
+            chunks = (Markup(c.decode()) for c in iter(partial(self._spool.read, 1 << 16), b""))
+            index = json_for_script(self.index.columns(self._chunks.starts))
+            return _write_page(summary, self.stats, index, chunks, self.run_dir / REPORT)
         finally:
             self.close()
 
     def close(self) -> None:
+        self._chunks.close()
         self._spool.close()
 
 
@@ -154,7 +153,11 @@ def write_report(run_dir: Path, *, calibrated: dict[str, Any] | None = None) -> 
 
 
 def _write_page(
-    summary: dict[str, Any], stats: ResultStats, items: Iterator[Markup], path: Path
+    summary: dict[str, Any],
+    stats: ResultStats,
+    index: Markup,
+    items: Iterator[Markup],
+    path: Path,
 ) -> Path:
     numeric = stats.numeric_scores()
     scorer = scorer_of(summary)
@@ -185,6 +188,7 @@ def _write_page(
         "usage": [] if scorer else _usage(summary),  # a judge-free run sends nothing
         "sections": build_sections(summary, stats, path.parent, judged=scorer is None),
         "config": json_for_script(config),
+        "index": index,
         "items": items,
     }
     return render_page("report.html.j2", context, path)

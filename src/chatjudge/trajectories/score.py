@@ -173,7 +173,9 @@ def _left(step: int, actual: list[dict[str, Any]]) -> str:
 
 def _call(call: dict[str, Any]) -> str:
     """`name(arguments)`, the arguments compact JSON with sorted keys (as recorded where
-    they are not JSON)."""
+    they are not JSON). Arguments longer than `_SHOWN` characters are cut there, with
+    their length: the record holds them whole in the row's trajectory and in
+    `tool_calls.actual`, and a 5 MB argument would be written twice more here."""
     arguments = call["arguments"]
     if not isinstance(arguments, str):
         try:
@@ -182,7 +184,12 @@ def _call(call: dict[str, Any]) -> str:
             arguments = json.dumps(
                 arguments, ensure_ascii=False, sort_keys=True, separators=(",", ":")
             )
+    if len(arguments) > _SHOWN:
+        arguments = f"{arguments[:_SHOWN]}… ({len(arguments):,} characters)"
     return f"{call['name']}({arguments})"
+
+
+_SHOWN = 200
 
 
 def _ratio(part: int, whole: int) -> float | None:

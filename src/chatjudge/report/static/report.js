@@ -4,7 +4,10 @@
   "use strict";
 
   var config = JSON.parse(document.getElementById("page-config").textContent);
-  var items = JSON.parse(document.getElementById("items-data").textContent);
+  // `items`: what the table reads of each item, from the page's plain index; the whole item
+  // (its conversation, calls, rationale) is in a compressed chunk, read by `loadItem`.
+  var INDEX = JSON.parse(document.getElementById("items-index").textContent);
+  var items = tableRows(INDEX);
   var PAGE_SIZE = 50;
   var HISTORY_FIELDS = ["chat_history", "history"];
   var TURN_FIELDS = ["chat", "prompt"];
@@ -76,14 +79,87 @@
     return valueText(v).slice(0, 240);
   }
 
+  // ---------- the items: a plain index, and compressed chunks inflated on demand ----------
+  // The index holds one column per field; a row object per item keeps the table's code plain.
+  function tableRows(index) {
+    var names = Object.keys(index.scores), rows = new Array(index.id.length);
+    for (var i = 0; i < rows.length; i++) {
+      var scores = {};
+      for (var k = 0; k < names.length; k++) {
+        var v = index.scores[names[k]][i];
+        if (v !== null && v !== undefined) scores[names[k]] = v;
+      }
+      rows[i] = {
+        id: index.id[i], index: index.index[i], status: index.ok[i] ? "ok" : "failed", scores: scores,
+        consistent: index.consistent ? index.consistent[i] : null,
+        agreement: index.agreement ? index.agreement[i] : null
+      };
+    }
+    return rows;
+  }
+
+  // One chunk a line: a JSON array of items, gzipped, then base64.
+  var STARTS = INDEX.chunks;  // the position of each chunk's first item
+  var CHUNKS = STARTS.length ? document.getElementById("items-data").textContent.trim().split("\n") : [];
+  var KEPT_CHUNKS = 64;  // inflated chunks kept, the most recently used
+  var inflated = new Map();
+
+  function chunkOf(i) {
+    var lo = 0, hi = STARTS.length - 1;
+    while (lo < hi) {
+      var mid = (lo + hi + 1) >> 1;
+      if (STARTS[mid] <= i) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+  }
+  function inflate(text) {
+    var bin = atob(text), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
+  // A chunk's items (a promise); `keep`: false for a pass over every chunk (search), which
+  // would push out the chunks the table and the open item use.
+  function loadChunk(c, keep) {
+    var hit = inflated.get(c);
+    if (hit) {
+      inflated.delete(c);
+      inflated.set(c, hit);  // most recently used last
+      return hit;
+    }
+    var loading = inflate(CHUNKS[c]);
+    if (keep === false) return loading;
+    inflated.set(c, loading);
+    loading.catch(function () { inflated.delete(c); });
+    if (inflated.size > KEPT_CHUNKS) inflated.delete(inflated.keys().next().value);
+    return loading;
+  }
+  function loadItem(i) {
+    var c = chunkOf(i);
+    return loadChunk(c).then(function (chunk) { return chunk[i - STARTS[c]]; });
+  }
+
   // ---------- filtering and sorting ----------
+  // Search reads the ids and every field of every item: the first search inflates each chunk
+  // once, in turn, and keeps only the lowercased text.
+  var searching = null;
   function buildHaystack() {
-    haystack = items.map(function (item) {
-      var parts = [String(item.id)];
-      var f = item.fields || {};
-      Object.keys(f).forEach(function (k) { parts.push(valueText(f[k])); });
-      return parts.join("\n").toLowerCase();
-    });
+    if (searching) return searching;
+    var texts = new Array(items.length);
+    function next(c) {
+      if (c >= CHUNKS.length) { haystack = texts; return null; }
+      return loadChunk(c, false).then(function (chunk) {
+        chunk.forEach(function (item, k) {
+          var parts = [String(item.id)];
+          var f = item.fields || {};
+          Object.keys(f).forEach(function (name) { parts.push(valueText(f[name])); });
+          texts[STARTS[c] + k] = parts.join("\n").toLowerCase();
+        });
+        return next(c + 1);
+      });
+    }
+    searching = Promise.resolve(0).then(next);
+    return searching;
   }
 
   var FILTERS = [];
@@ -138,7 +214,11 @@
 
   function refresh() {
     var q = state.query.trim().toLowerCase();
-    if (q && !haystack) buildHaystack();
+    if (q && !haystack) {
+      $("items-count").textContent = "Searching " + items.length.toLocaleString() + " items…";
+      buildHaystack().then(refresh);
+      return;
+    }
     var active = FILTERS.filter(function (f) { return state.filters[f.key]; });
     view = [];
     for (var i = 0; i < items.length; i++) {
@@ -182,7 +262,11 @@
       return el("td", "num", it.agreement === null || it.agreement === undefined ? "—" : fmtShare(it.agreement));
     } });
   }
-  columns.push({ label: "Conversation", cls: "preview", cell: function (it) { return el("td", "preview", preview(it)); } });
+  columns.push({ label: "Conversation", cls: "preview", cell: function (it, i) {
+    var td = el("td", "preview");
+    loadItem(i).then(function (item) { td.textContent = preview(item); });
+    return td;
+  } });
 
   function renderHead() {
     var row = $("item-head");
@@ -217,7 +301,7 @@
       tr.dataset.id = String(item.id);
       tr.dataset.status = item.status;
       if (i === state.selected) tr.className = "selected";
-      columns.forEach(function (c) { tr.appendChild(c.cell(item)); });
+      columns.forEach(function (c) { tr.appendChild(c.cell(item, i)); });
       tr.addEventListener("click", function () { openItem(i); });
       frag.appendChild(tr);
     });
@@ -487,8 +571,17 @@
   }
 
   function openItem(i) {
-    var item = items[i];
     state.selected = i;
+    var rows = document.querySelectorAll("#item-rows tr");
+    for (var r = 0; r < rows.length; r++) rows[r].classList.toggle("selected", rows[r].dataset.index === String(i));
+    var pos = view.indexOf(i);
+    $("detail-prev").disabled = pos <= 0;
+    $("detail-next").disabled = pos === -1 || pos >= view.length - 1;
+    history.replaceState(null, "", "#item=" + encodeURIComponent(String(items[i].id)));
+    loadItem(i).then(function (item) { if (state.selected === i) renderItem(item); });
+  }
+
+  function renderItem(item) {
     var panel = $("detail"), body = $("detail-body");
     body.textContent = "";
     body.scrollTop = 0;
@@ -527,12 +620,6 @@
     if (!judged && item.rationale) {
       Object.keys(item.rationale).forEach(function (k) { body.appendChild(textField(k, item.rationale[k])); });
     }
-    var rows = document.querySelectorAll("#item-rows tr");
-    for (var r = 0; r < rows.length; r++) rows[r].classList.toggle("selected", rows[r].dataset.index === String(i));
-    var pos = view.indexOf(i);
-    $("detail-prev").disabled = pos <= 0;
-    $("detail-next").disabled = pos === -1 || pos >= view.length - 1;
-    history.replaceState(null, "", "#item=" + encodeURIComponent(String(item.id)));
   }
 
   function step(delta) {
@@ -622,7 +709,8 @@
         };
       });
 
-  var lab = { seed: 0, size: 0, order: [], pos: 0, labels: {}, active: 0, undo: [], showVerdict: true };
+  // `item`: the whole item shown, once inflated; `shown`: counts the items put on screen
+  var lab = { seed: 0, size: 0, order: [], pos: 0, labels: {}, active: 0, undo: [], showVerdict: true, item: null, shown: 0 };
   var judged = null;  // ids of the items judged ok, gathered when labelling first opens
   var byId = {};
   var storage = null;
@@ -774,18 +862,26 @@
     if (card.getBoundingClientRect().top < 0) card.scrollIntoView({ block: "start" });
   }
 
+  // The title and the controls come from the index at once; the item's fields (and its
+  // judge calls, once answered) follow when its chunk is inflated, unless the page has
+  // shown another since.
   function renderLabel() {
-    var id = currentId(), item = items[byId[id]];
-    var title = $("label-item-title");
-    title.textContent = "Item " + (lab.pos + 1) + " of " + lab.size + " · " + id;
+    var id = currentId(), pos = lab.pos, shown = ++lab.shown;
+    $("label-item-title").textContent = "Item " + (pos + 1) + " of " + lab.size + " · " + id;
     $("label-item").dataset.itemId = id;
-    $("label-item").dataset.rank = String(lab.pos + 1);
-    var body = $("label-body");
-    body.textContent = "";
-    renderFields(body, item.fields || {}, PAIRWISE, true);
-    $("label-prev").disabled = lab.pos === 0;
-    $("label-next").disabled = lab.pos >= lab.size - 1;
+    $("label-item").dataset.rank = String(pos + 1);
+    $("label-item").dataset.loaded = "false";
+    $("label-body").textContent = "";
+    $("label-prev").disabled = pos === 0;
+    $("label-next").disabled = pos >= lab.size - 1;
     renderLabelState();
+    loadItem(byId[id]).then(function (item) {
+      if (lab.shown !== shown) return;
+      lab.item = item;
+      renderFields($("label-body"), item.fields || {}, PAIRWISE, true);
+      $("label-item").dataset.loaded = "true";
+      renderVerdict();
+    });
   }
   function renderLabelState() {
     updateAnswers();
@@ -881,7 +977,8 @@
       box.appendChild(el("p", "note", "Kept hidden: “Show the judge's verdict after I answer” is off."));
       return;
     }
-    var item = items[byId[id]], scores = item.scores || {};
+    var item = lab.item && String(lab.item.id) === id ? lab.item : null;
+    var scores = items[byId[id]].scores;
     var table = el("div", "verdict-compare");
     QUESTIONS.forEach(function (q) {
       var name = PAIRWISE ? config.choiceScores[0] : q.column;
@@ -899,7 +996,7 @@
     });
     box.appendChild(table);
     if (PAIRWISE) box.appendChild(el("p", "note", "Response A was the baseline, Response B the candidate."));
-    sortedCalls(item).forEach(function (c) { box.appendChild(renderCall(c, PAIRWISE)); });
+    if (item) sortedCalls(item).forEach(function (c) { box.appendChild(renderCall(c, PAIRWISE)); });
   }
 
   function renderProgress() {
