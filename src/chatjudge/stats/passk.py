@@ -128,29 +128,34 @@ def pass_k(n: np.ndarray, c: np.ndarray, *, n_resamples: int = 2000, seed: int =
 
 def guarded(values: np.ndarray, estimate: Estimate) -> Estimate:
     """`estimate`'s interval widened to hold the share interval of the tasks' mean where the
-    bootstrap cannot see the side it has few tasks on: fewer than GUARD_TASKS tasks away from
-    the nearer end, one or two values with fewer than GUARD_TASKS at the rarer, or a mean
-    that rests on fewer than GUARD_WEIGHT tasks' worth of distance from an end."""
+    bootstrap cannot see the side it has few tasks on: both its ends with fewer than
+    GUARD_TASKS tasks away from the nearer end of [0, 1] (or one or two values with fewer than
+    GUARD_TASKS at the rarer); its far end when the mean rests on fewer than GUARD_WEIGHT
+    tasks' worth of distance from the nearer end, the few far tasks the bootstrap undersells."""
+    if estimate.ci95 is None:
+        return estimate
     inner = min(int(np.count_nonzero(values > 0)), int(np.count_nonzero(values < 1)))
     counts = np.unique(values, return_counts=True)[1]
     rarer = len(values) - int(counts.max()) if len(counts) < 3 else len(values)
-    small = min(inner, rarer) < GUARD_TASKS or resting_on(values) < GUARD_WEIGHT
-    if estimate.ci95 is None or not small:
+    from_zero, from_one = resting_on(values), resting_on(1.0 - values)
+    few = min(inner, rarer) < GUARD_TASKS
+    if not few and min(from_zero, from_one) >= GUARD_WEIGHT:
         return estimate
-    lo, hi = share_interval(float(values.mean()), len(values))
-    lo, hi = min(estimate.ci95[0], lo), max(estimate.ci95[1], hi)
+    share = share_interval(float(values.mean()), len(values))
+    lo, hi = estimate.ci95
+    if few or from_zero > from_one:  # near 1: the far end is the lower one
+        lo = min(lo, share[0])
+    if few or from_zero <= from_one:
+        hi = max(hi, share[1])
     return Estimate(estimate.value, (lo, hi), estimate.n)
 
 
-def resting_on(values: np.ndarray) -> float:
-    """How many tasks the mean's distance from its nearer end rests on: (sum d)^2 / sum d^2
-    of the tasks' distances d from that end, the count of tasks away from it when each is 0
-    or 1, and fewer when a few far tasks carry the sum (pass^5 of 8 tries: C(c, 5) / 56)."""
-    found = []
-    for distance in (values, 1.0 - values):
-        square = float(np.dot(distance, distance))
-        found.append(float(distance.sum()) ** 2 / square if square > 0 else 0.0)
-    return min(found)
+def resting_on(distance: np.ndarray) -> float:
+    """How many tasks a sum of distances from an end rests on: (sum d)^2 / sum d^2, the count
+    of tasks away from the end when each is 0 or 1 from it, and fewer when a few far tasks
+    carry the sum (pass^5 of 8 tries, C(c, 5) / 56: 1 at c = 8, 1/56 at c = 5)."""
+    square = float(np.dot(distance, distance))
+    return float(distance.sum()) ** 2 / square if square > 0 else 0.0
 
 
 def share_interval(mean: float, n_tasks: int) -> tuple[float, float]:
