@@ -10,14 +10,15 @@ a few skewed values (0, 1/70, ..., 1 for pass^4 of 8 tries), where the percentil
 lags the long tail (for 200 hard tasks the truth lay above it in 276 of 4,000 draws, below
 it in 47: coverage 0.919; `bench/passk_calibration.py`). A task's estimate lies in [0, 1],
 and at a large k most tasks sit at one end (hard tasks all at 0 for pass^k, easy ones at 1
-for pass@k), where the bootstrap's interval collapses (50 tasks at 0 give [0, 0]); so an
-interval over fewer than 10 tasks away from the nearer end, or of one or two values with fewer
-than 10 tasks at the rarer, is widened to hold the share interval of the tasks' mean
-(Clopper-Pearson's, exact for 0/1 task values). From 10 tasks on each side the bootstrap-t
-alone covers; the betting interval that guarded below 30 tasks took twice the needed width
-at 50 tasks (`bench/passk_calibration.py` (d) measures both). Tasks with
-a single try say nothing about a retry: they are left out and counted. k runs from 1 to
-the fewest tries any counted task has, so that every task counts at every k.
+for pass@k), where the bootstrap's interval collapses (50 tasks at 0 give [0, 0]); so with
+fewer than 10 tasks away from the nearer end, or one or two values with fewer than 10 tasks at
+the rarer, the interval is widened to hold the share interval of the tasks' mean
+(Clopper-Pearson's, exact for 0/1 task values); and where the mean's distance from an end
+rests on fewer than 8 tasks' worth (`resting_on`: a few tasks at 1 among many at 0 or just
+above), its far end is. The betting interval that guarded below 30 tasks cost up to 2.4
+times the needed width at 50 tasks (`bench/passk_calibration.py` (d) measures both).
+Tasks with a single try say nothing about a retry: they are left out and counted. k runs
+from 1 to the fewest tries any counted task has, so that every task counts at every k.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ GUARD_TASKS = 10
 share interval beside the bootstrap's: `bench/passk_calibration.py` (d) finds the bootstrap-t
 valid from there, where 30, the gate's small sample, cost up to twice the width at 50 tasks."""
 GUARD_WEIGHT = 8.0
-"""...and so does a mean resting on fewer tasks' worth than this (`resting_on`): at 100 hard
-tasks pass^4 of 8 tries has 20 or so tasks above 0 but its truth lay above the bootstrap-t
-in 5% of draws (bench part (d))."""
+"""...and a mean resting on fewer tasks' worth than this (`resting_on`) takes its far end:
+at 100 hard tasks pass^4 of 8 tries has 20 or so tasks above 0, yet its truth lay above the
+bootstrap-t in 4 to 5% of draws (bench part (d))."""
 ALPHA_SIDE = 0.025
 
 
