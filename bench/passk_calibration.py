@@ -48,9 +48,11 @@ import numpy as np
 
 from chatjudge.stats import decide, paired_difference
 from chatjudge.stats.betting import betting_interval
+from chatjudge.stats.bootstrap import Estimate
 from chatjudge.stats.passk import (
     GUARD_TASKS,
     GUARD_WEIGHT,
+    guarded,
     pass_at,
     pass_hat,
     pass_k,
@@ -418,6 +420,17 @@ RULES: dict[str, Callable[[Cell], np.ndarray]] = {
 }
 
 
+def _check_rule(cell: Cell, replications: int = 10) -> None:
+    """The bench's "chatjudge" rule is `guarded` itself: on the first replications, from the
+    same bootstrap interval, both give the same interval."""
+    mine = RULES["chatjudge"](cell)
+    for r in range(min(replications, len(mine))):
+        values = np.repeat(cell.values, cell.counts[r])
+        boot = (float(cell.boot[r, 0]), float(cell.boot[r, 1]))
+        found = guarded(values, Estimate(float(cell.estimate[r]), boot, len(values))).ci95
+        assert found is not None and np.allclose(found, mine[r]), (found, mine[r])
+
+
 def _one_sided(cell: Cell, tasks: int, weight: float) -> np.ndarray:
     """Few tasks away from an end: the share interval's both ends; a mean resting on few
     tasks' worth of distance from an end: only the far end of it."""
@@ -456,6 +469,8 @@ def grid(report: Report, runs: int, resamples: int, seed: int, rules: list[str],
             for n in GRID_TRIES:
                 start = time.perf_counter()
                 cells = grid_cells(dist, size, n, runs, resamples, seed)
+                for cell in cells.values():
+                    _check_rule(cell)
                 for name in rules:
                     rows = []
                     for (kind, k), cell in cells.items():
@@ -512,7 +527,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a quarter of the replications")
     parser.add_argument("--only", default="a,b,c,d", help="parts to run, e.g. a,c")
     parser.add_argument("--seed", type=int, default=2031)
-    parser.add_argument("--grid-runs", type=int, default=2000, help="(d): replications per cell")
+    parser.add_argument("--grid-runs", type=int, default=3000, help="(d): replications per cell")
     parser.add_argument("--resamples", type=int, default=1000, help="(d): bootstrap resamples")
     parser.add_argument(
         "--rules",
