@@ -1,9 +1,9 @@
 """Calibration of pass^k and pass@k (`chatjudge.stats.passk`) and of the gate on them, on
 synthetic tasks whose success probabilities are known.
 
-    python bench/passk_calibration.py            # about 6 CPU minutes
+    python bench/passk_calibration.py            # parts a-d
     python bench/passk_calibration.py --quick    # a quarter of the replications
-    python bench/passk_calibration.py --only a,c
+    python bench/passk_calibration.py --only d --rules chatjudge,bootstrap,guard-30
 
 Each replication draws T tasks from a known distribution of success probability p (Beta
 distributions: every E[p^k] is exact), tries each n times, and estimates with chatjudge's
@@ -22,6 +22,15 @@ own functions, as the summary and the gate call them.
     M = 0; with the true difference exactly at -M, the share of `pass` under not-worse.
     Each at most 0.025 + 2 MC SE, the limit bench/gate_calibration.py holds.
 
+(d) the grid: T = 10, 20, 30, 50, 100 and 200 tasks of n = 2, 4 and 8 tries, the Beta
+    families above and a mixture as agent benchmarks have (a third of tasks never solved,
+    a fifth always, the rest Beta(2, 2)), tasks redrawn in each replication; every k of
+    both estimators. The oracle: the 2.5-97.5% range of the estimate over 10,000 draws.
+    Each rule of --rules is measured on the same replications (the studentized bootstrap
+    computed for all replications at once, as chatjudge computes it); the first is held to
+    the targets in every cell: coverage >= 0.93, each tail missing <= 0.035, and where the
+    truth lies in [0.1, 0.9] with T >= 50, a mean width <= 1.25 x the oracle's.
+
 Figures print beside their targets, with the ratio of each figure to its target; the exit
 status is 1 when a target is missed.
 """
@@ -32,12 +41,23 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from chatjudge.stats import decide, paired_difference
-from chatjudge.stats.passk import pass_at, pass_hat, pass_k
+from chatjudge.stats.betting import betting_interval
+from chatjudge.stats.bootstrap import Estimate
+from chatjudge.stats.passk import (
+    GUARD_TASKS,
+    GUARD_WEIGHT,
+    guarded,
+    pass_at,
+    pass_hat,
+    pass_k,
+    share_interval,
+)
 
 ALPHA_SIDE = 0.025
 MARGIN = 0.05
@@ -71,6 +91,23 @@ TASKS = [
     Tasks("mostly sure tasks, p ~ Beta(0.5, 0.5)", 0.5, 0.5),
     Tasks("hard tasks, p ~ Beta(1, 3)", 1.0, 3.0),
 ]
+
+
+class Mixture(Tasks):
+    """Tasks as agent benchmarks have them: a third never solved (p = 0), a fifth always
+    (p = 1), the rest Beta(a, b)."""
+
+    def draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        u = rng.random(size)
+        return np.where(u < 1 / 3, 0.0, np.where(u < 8 / 15, 1.0, rng.beta(self.a, self.b, size)))
+
+    def truth(self, kind: str, k: int) -> float:
+        if kind == "pass_hat":  # 0^k = 0, 1^k = 1
+            return 1 / 5 + 7 / 15 * self.moment(k)
+        return 1.0 - (1 / 3 + 7 / 15 * self.moment(k, self.b, self.a))
+
+
+FAMILIES = [*TASKS, Mixture("a third never, a fifth always, Beta(2, 2)", 2.0, 2.0)]
 
 
 class Report:
@@ -231,11 +268,273 @@ def gate(report: Report, runs: int, seed: int) -> None:
                         rate / ALPHA_SIDE, rate <= limit)  # fmt: skip
 
 
+GRID_SIZES = (10, 20, 30, 50, 100, 200)
+GRID_TRIES = (2, 4, 8)
+WIDTH_TARGET = 1.25
+ORACLE_DRAWS = 10_000
+TAIL_TARGET = 0.035
+
+
+def task_values(n: int, kind: str, k: int) -> np.ndarray:
+    """A task's estimate for each count of successes 0..n: tasks of n tries take only these."""
+    c, tries = np.arange(n + 1.0), np.full(n + 1, float(n))
+    return pass_hat(tries, c, k) if kind == "pass_hat" else pass_at(tries, c, k)
+
+
+def _quantiles(t: np.ndarray) -> np.ndarray:
+    """Per column, the 2.5 and 97.5% points of t (NaN left out), numpy's linear method:
+    `percentile_interval` of chatjudge.stats.bootstrap, for many replications at once."""
+    ordered = np.sort(t, axis=0)  # NaN last
+    finite = np.count_nonzero(~np.isnan(t), axis=0)
+    out = np.full((t.shape[1], 2), np.nan)
+    for j, q in enumerate((0.025, 0.975)):
+        position = np.maximum(finite - 1, 0) * q
+        below = np.floor(position).astype(int)
+        above = np.minimum(below + 1, np.maximum(finite - 1, 0))
+        low = np.take_along_axis(ordered, below[None], 0)[0]
+        high = np.take_along_axis(ordered, above[None], 0)[0]
+        out[:, j] = np.where(finite > 0, low + (high - low) * (position - below), np.nan)
+    return out
+
+
+@dataclass
+class Cell:
+    """One (tasks, T, n, estimator, k) cell: per replication the studentized bootstrap's
+    interval and what a guard keys on; the truth and the oracle's width."""
+
+    values: np.ndarray
+    counts: np.ndarray  # replications x (n + 1): tasks with each count of successes
+    estimate: np.ndarray
+    boot: np.ndarray  # replications x 2
+    inner: np.ndarray  # tasks away from the nearer end
+    rarer: np.ndarray  # tasks at the rarer of one or two values (T when three or more)
+    truth: float
+    oracle: float
+
+
+def grid_cells(dist: Tasks, size: int, n: int, runs: int, resamples: int,
+               seed: int) -> dict[tuple[str, int], Cell]:  # fmt: skip
+    """Every k of both estimators for T = `size` tasks of `n` tries, on the same `runs`
+    replications. The bootstrap is chatjudge's (`bootstrap_metrics(method="studentized")`):
+    tasks of n tries take n + 1 values, so a resample is a multinomial draw of the counts,
+    as the library draws it where values are few, for all replications at once."""
+    rng = np.random.default_rng([seed, 400, size, n, int(dist.a * 10), int(dist.b * 10),
+                                 isinstance(dist, Mixture)])  # fmt: skip
+    grid = np.arange(n + 1)
+    counts = (rng.binomial(n, dist.draw(rng, (runs, size)))[..., None] == grid).sum(axis=1)
+    draws = rng.binomial(n, dist.draw(rng, (ORACLE_DRAWS, size)))
+    oracle_counts = (draws[..., None] == grid).sum(axis=1)
+    keys = [(kind, k) for kind in ("pass_hat", "pass_at") for k in range(1, n + 1)]
+    values = {key: task_values(n, *key) for key in keys}
+    present = counts > 0
+    spread_t = {key: np.empty((runs, 2)) for key in keys}
+    chunk = max(1, 4_000_000 // (resamples * (n + 1)))
+    for start in range(0, runs, chunk):
+        part = counts[start : start + chunk]
+        drawn = rng.multinomial(size, part / size, size=(resamples, len(part)))
+        for key in keys:
+            v = values[key]
+            mean = part @ v / size
+            means = drawn @ v / size
+            error = np.sqrt(
+                np.maximum(drawn @ (v * v) / size - means**2, 0) * size / (size - 1) / size
+            )
+            span = (np.where(present[start : start + chunk], v, -np.inf).max(1)
+                    - np.where(present[start : start + chunk], v, np.inf).min(1))  # fmt: skip
+            with np.errstate(invalid="ignore", divide="ignore"):
+                t = np.where(error > 1e-9 * span, (means - mean) / error, np.nan)
+            spread_t[key][start : start + chunk] = _quantiles(t)
+    cells = {}
+    for key in keys:
+        v = values[key]
+        mean = counts @ v / size
+        error = np.sqrt(np.maximum(counts @ (v * v) / size - mean**2, 0) / (size - 1))
+        low = np.where(present, v, np.inf).min(1)
+        high = np.where(present, v, -np.inf).max(1)
+        lo = np.maximum(mean - spread_t[key][:, 1] * error, low)
+        hi = np.minimum(mean - spread_t[key][:, 0] * error, high)
+        flat = (error == 0) | np.isnan(lo) | np.isnan(hi)
+        boot = np.column_stack([np.where(flat, mean, lo), np.where(flat, mean, hi)])
+        _, kinds = np.unique(v, return_inverse=True)
+        by_value = counts @ (kinds[:, None] == np.arange(kinds.max() + 1))
+        distinct = np.count_nonzero(by_value, axis=1)
+        rarer = np.where(distinct < 3, size - by_value.max(axis=1), size)
+        inner = np.minimum(counts @ (v > 0), counts @ (v < 1))
+        spread = np.quantile(oracle_counts @ v / size, [0.025, 0.975])
+        cells[key] = Cell(v, counts, mean, boot, inner, rarer, dist.truth(*key),
+                          float(spread[1] - spread[0]))  # fmt: skip
+    return cells
+
+
+def _short(dist: Tasks) -> str:
+    return "mixture" if isinstance(dist, Mixture) else f"Beta({dist.a:g}, {dist.b:g})"
+
+
+def _union(cell: Cell, guarded: np.ndarray, fallback: Callable[[Cell, int], tuple[float, float]]
+           ) -> np.ndarray:  # fmt: skip
+    out = cell.boot.copy()
+    cache: dict[bytes, tuple[float, float]] = {}
+    for r in np.flatnonzero(guarded):
+        key = cell.counts[r].tobytes()
+        if key not in cache:
+            cache[key] = fallback(cell, r)
+        out[r] = min(out[r, 0], cache[key][0]), max(out[r, 1], cache[key][1])
+    return out
+
+
+def _resting(cell: Cell, distance: np.ndarray) -> np.ndarray:
+    """Per replication, `resting_on` of chatjudge.stats.passk: (sum d)^2 / sum d^2."""
+    s1, s2 = cell.counts @ distance, cell.counts @ (distance * distance)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(s2 > 0, s1 * s1 / s2, 0.0)
+
+
+def _weight(cell: Cell) -> np.ndarray:
+    """How many tasks' worth of distance from the nearer end the mean rests on."""
+    return np.minimum(_resting(cell, cell.values), _resting(cell, 1 - cell.values))
+
+
+def _share(cell: Cell, r: int) -> tuple[float, float]:
+    return share_interval(float(cell.estimate[r]), int(cell.counts[r].sum()))
+
+
+def _betting(cell: Cell, r: int) -> tuple[float, float]:
+    return betting_interval(np.repeat(cell.values, cell.counts[r]), 0.0, 1.0)
+
+
+RULES: dict[str, Callable[[Cell], np.ndarray]] = {
+    # chatjudge's: fewer than GUARD_TASKS away from an end or at the rarer of two values
+    "chatjudge": lambda c: _one_sided(c, GUARD_TASKS, GUARD_WEIGHT),
+    "bootstrap": lambda c: c.boot,  # the studentized bootstrap alone
+    "guard-30": lambda c: _union(c, np.minimum(c.inner, c.rarer) < 30, _betting),  # before
+    "guard-10-betting": lambda c: _union(c, np.minimum(c.inner, c.rarer) < 10, _betting),
+    "guard-5-share": lambda c: _union(c, np.minimum(c.inner, c.rarer) < 5, _share),
+    "guard-15-share": lambda c: _union(c, np.minimum(c.inner, c.rarer) < 15, _share),
+    # keyed on how many tasks' worth the values away from the nearer end rest on
+    "weight-10-share": lambda c: _union(c, np.minimum(_weight(c), c.rarer) < 10, _share),
+    "weight-15-share": lambda c: _union(c, np.minimum(_weight(c), c.rarer) < 15, _share),
+    "weight-20-share": lambda c: _union(c, np.minimum(_weight(c), c.rarer) < 20, _share),
+    "guard-10-weight-8": lambda c: _union(c, _small(c, 10, 8), _share),  # both ends
+    "guard-10-share": lambda c: _union(c, np.minimum(c.inner, c.rarer) < 10, _share),
+    "guard-10-weight-6": lambda c: _union(c, _small(c, 10, 6), _share),
+}
+
+
+def _check_rule(cell: Cell, replications: int = 10) -> None:
+    """The bench's "chatjudge" rule is `guarded` itself: on the first replications, from the
+    same bootstrap interval, both give the same interval."""
+    mine = RULES["chatjudge"](cell)
+    for r in range(min(replications, len(mine))):
+        values = np.repeat(cell.values, cell.counts[r])
+        boot = (float(cell.boot[r, 0]), float(cell.boot[r, 1]))
+        found = guarded(values, Estimate(float(cell.estimate[r]), boot, len(values))).ci95
+        assert found is not None and np.allclose(found, mine[r]), (found, mine[r])
+
+
+def _one_sided(cell: Cell, tasks: int, weight: float) -> np.ndarray:
+    """Few tasks away from an end: the share interval's both ends; a mean resting on few
+    tasks' worth of distance from an end: only the far end of it."""
+    counted = np.minimum(cell.inner, cell.rarer) < tasks
+    out = _union(cell, counted, _share)
+    from_zero, from_one = _resting(cell, cell.values), _resting(cell, 1 - cell.values)
+    light = ~counted & (np.minimum(from_zero, from_one) < weight)
+    at_zero = from_zero <= from_one
+    share = _union(cell, light, _share)
+    out[light & at_zero, 1] = share[light & at_zero, 1]
+    out[light & ~at_zero, 0] = share[light & ~at_zero, 0]
+    return out
+
+
+def _small(cell: Cell, tasks: int, weight: float) -> np.ndarray:
+    return (np.minimum(cell.inner, cell.rarer) < tasks) | (_weight(cell) < weight)
+
+
+def grid(report: Report, runs: int, resamples: int, seed: int, rules: list[str],
+         sizes: tuple[int, ...]) -> None:  # fmt: skip
+    """(d) every rule on the grid; the first rule's figures are held to the targets."""
+    se_cov = math.sqrt(0.95 * 0.05 / runs)
+    se_tail = math.sqrt(0.025 * 0.975 / runs)
+    print(
+        f"(d) the grid: {runs} replications per cell, {resamples} resamples, oracle from "
+        f"{ORACLE_DRAWS} draws; MC SE {se_cov:.4f} at coverage 0.95, {se_tail:.4f} at a "
+        f"tail of 0.025. Targets: coverage >= {COVERAGE_TARGET}, each tail <= {TAIL_TARGET}, "
+        f"width <= {WIDTH_TARGET} x the oracle's where the truth is in [0.1, 0.9] and T >= 50"
+    )
+    print(f"  {'rule':<16} {'tasks':<12} {'T':>4} {'n':>2}  {'lowest coverage':<22} "
+          f"{'largest tail':<24} {'width / oracle: worst target, mean'}")  # fmt: skip
+    worst: dict[str, list[tuple[float, str]]] = {name: [] for name in rules}
+    ratios: dict[str, dict[int, list[float]]] = {name: {} for name in rules}
+    for dist in FAMILIES:
+        for size in sizes:
+            for n in GRID_TRIES:
+                start = time.perf_counter()
+                cells = grid_cells(dist, size, n, runs, resamples, seed)
+                for cell in cells.values():
+                    _check_rule(cell)
+                for name in rules:
+                    rows = []
+                    for (kind, k), cell in cells.items():
+                        lo, hi = RULES[name](cell).T
+                        below = float(np.mean(cell.truth < lo))
+                        above = float(np.mean(cell.truth > hi))
+                        ratio = float(np.mean(hi - lo)) / cell.oracle
+                        target = 0.1 <= cell.truth <= 0.9 and size >= 50
+                        rows.append((1 - below - above, below, above, ratio, target, f"{kind}^{k}"))
+                        ratios[name].setdefault(size, []).append(ratio)
+                    cov = min(rows)
+                    tail = max(rows, key=lambda row: max(row[1], row[2]))
+                    targeted = [row for row in rows if row[4]]
+                    wide = max(targeted, key=lambda row: row[3]) if targeted else None
+                    label = f"{_short(dist):<12} {size:>4} {n:>2}"
+                    worst[name] += [(cov[0], f"coverage {cov[0]:.4f} ({cov[5]}, {label})"),
+                                    (-max(tail[1], tail[2]), f"tail {max(tail[1], tail[2]):.4f} "
+                                     f"({tail[5]}, {label})")]  # fmt: skip
+                    if wide:
+                        worst[name].append((-wide[3] - 10, f"width {wide[3]:.3f} x oracle "
+                                            f"({wide[5]}, {label})"))  # fmt: skip
+                    print(
+                        f"  {name[:16]:<16} {label}  {cov[0]:.4f} {cov[5]:<12} "
+                        f"{tail[1]:.4f}/{tail[2]:.4f} {tail[5]:<10} "
+                        f"{(f'{wide[3]:.3f} {wide[5]}') if wide else '-':<18} "
+                        f"{np.mean([row[3] for row in rows]):.3f}"
+                        f"{'' if name != rules[0] else f'  [{time.perf_counter() - start:.0f} s]'}"
+                    )
+                    if name != rules[0]:
+                        continue
+                    for row in rows:
+                        if (
+                            row[0] < COVERAGE_TARGET
+                            or max(row[1], row[2]) > TAIL_TARGET
+                            or (row[4] and row[3] > WIDTH_TARGET)
+                        ):
+                            report.missed.append(f"grid: {label}, {row[5]}: coverage "
+                                                 f"{row[0]:.4f}, tails {row[1]:.4f}/{row[2]:.4f}, "
+                                                 f"width {row[3]:.3f}")  # fmt: skip
+    for name in rules:
+        print(f"  {name}: worst cells")
+        by_kind = {"coverage": [], "tail": [], "width": []}
+        for key, line in worst[name]:
+            by_kind[line.split()[0]].append((key, line))
+        for lines in by_kind.values():
+            for _, line in sorted(lines)[:3]:
+                print(f"    {line}")
+        means = ", ".join(f"T={size}: {np.mean(r):.2f}" for size, r in sorted(ratios[name].items()))
+        print(f"    mean width / oracle over every cell, by T: {means}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a quarter of the replications")
-    parser.add_argument("--only", default="a,b,c", help="parts to run, e.g. a,c")
+    parser.add_argument("--only", default="a,b,c,d", help="parts to run, e.g. a,c")
     parser.add_argument("--seed", type=int, default=2031)
+    parser.add_argument("--grid-runs", type=int, default=3000, help="(d): replications per cell")
+    parser.add_argument("--resamples", type=int, default=1000, help="(d): bootstrap resamples")
+    parser.add_argument(
+        "--rules",
+        default="chatjudge,bootstrap",
+        help=f"(d): rules to measure, the first held to the targets: {', '.join(RULES)}",
+    )
+    parser.add_argument("--sizes", default=",".join(map(str, GRID_SIZES)), help="(d): task counts")
     args = parser.parse_args()
     scale = 4 if args.quick else 1
     parts = set(args.only.split(","))
@@ -247,6 +546,11 @@ def main() -> int:
         coverage(report, 3000 // scale, args.seed, slack_se=2.0 if args.quick else 0.0)
     if "c" in parts:
         gate(report, 1000 // scale, args.seed)
+    if "d" in parts:
+        sizes = tuple(int(size) for size in args.sizes.split(","))
+        grid(
+            report, args.grid_runs // scale, args.resamples, args.seed, args.rules.split(","), sizes
+        )
     print(f"{len(report.missed)} target(s) missed; {time.perf_counter() - start:.0f} s in all")
     for label in report.missed:
         print(f"  missed: {label}")

@@ -10,8 +10,16 @@ import math
 import numpy as np
 import pytest
 
-from chatjudge.stats.betting import betting_interval
-from chatjudge.stats.passk import count_tries, pass_at, pass_hat, pass_k, succeeded
+from chatjudge.stats.bootstrap import bootstrap_ci
+from chatjudge.stats.passk import (
+    count_tries,
+    pass_at,
+    pass_hat,
+    pass_k,
+    resting_on,
+    share_interval,
+    succeeded,
+)
 
 
 def test_two_successes_of_four_tries_at_k_2() -> None:
@@ -90,14 +98,80 @@ def test_the_interval_resamples_tasks() -> None:
 
 
 def test_tasks_at_one_end_get_an_interval_valid_at_every_size() -> None:
-    # 50 tasks that never pass twice: the bootstrap's interval would be [0, 0]; the betting
-    # interval for a mean in [0, 1] keeps room above (1 - 0.025 ** (1 / 50) is about 0.071)
+    # 50 tasks that never pass twice: the bootstrap's interval would be [0, 0]; the share
+    # interval keeps room above (Clopper-Pearson's 1 - 0.025 ** (1 / 50), about 0.071)
     found = pass_k(np.full(50, 4), np.tile([1, 0], 25))
     assert found is not None
     assert found.pass_hat[2].value == 0.0
     lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
-    assert lo == 0.0 and 0.03 < hi < 0.1
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 50))
     assert found.pass_at[4].ci95[0] < 1.0  # type: ignore[index]  # pass@4: 25 tasks at 1
+
+
+def test_ten_tasks_that_all_fail_are_still_guarded() -> None:
+    # every task at 0 at every k: no bootstrap sees above 0; 10 tasks all failing are as
+    # likely as 1 in 40 when the true share is 0.31
+    found = pass_k(np.full(10, 4), np.zeros(10))
+    assert found is not None
+    for k in range(1, 5):
+        lo, hi = found.pass_hat[k].ci95  # type: ignore[misc]
+        assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 10))  # about 0.31
+
+
+def test_fifty_tasks_at_forty_percent_get_about_the_bootstraps_width() -> None:
+    # 50 tasks of 4 tries, 22 never right and 10 always (pass^1 0.38, as recorded agent runs
+    # give): 28 tasks away from 0 and 40 from 1 are enough for the bootstrap. The guard of
+    # 30 took [0.17, 0.64] here; a percentile bootstrap gives [0.27, 0.49].
+    n = np.full(50, 4)
+    c = np.repeat([0, 1, 2, 3, 4], [22, 6, 6, 6, 10])
+    found = pass_k(n, c)
+    assert found is not None
+    lo, hi = found.pass_hat[1].ci95  # type: ignore[misc]
+    plain = bootstrap_ci(pass_hat(n, c, 1))
+    assert plain is not None
+    assert lo == pytest.approx(plain[0], abs=0.02) and hi == pytest.approx(plain[1], abs=0.02)
+    assert hi - lo < 0.26
+
+
+def test_nine_tasks_away_from_an_end_take_the_share_interval() -> None:
+    # 50 tasks of 4 tries, 41 never right and 9 right once or twice: too few away from 0
+    n = np.full(50, 4)
+    c = np.repeat([0, 1, 2], [41, 5, 4])
+    found = pass_k(n, c)
+    assert found is not None
+    values = pass_hat(n, c, 1)
+    lo, hi = found.pass_hat[1].ci95  # type: ignore[misc]
+    share = share_interval(float(values.mean()), 50)
+    assert lo <= share[0] and hi >= share[1]
+
+
+def test_a_mean_carried_by_a_few_tasks_takes_the_share_interval() -> None:
+    # 100 tasks of 8 tries, pass^5: 20 tasks above 0, but 5 at 1 carry the mean (15 at 1/56):
+    # it rests on (5 + 15/56)^2 / (5 + 15/56^2), about 5.5 tasks, where the bootstrap-t
+    # lags the tail (the truth above it in 5% of draws, bench part (d))
+    n = np.full(100, 8)
+    c = np.repeat([0, 5, 8], [80, 15, 5])
+    values = pass_hat(n, c, 5)
+    assert resting_on(values) == pytest.approx((5 + 15 / 56) ** 2 / (5 + 15 / 56**2))
+    found = pass_k(n, c)
+    assert found is not None
+    lo, hi = found.pass_hat[5].ci95  # type: ignore[misc]
+    share = share_interval(float(values.mean()), 100)
+    assert hi >= share[1]  # the far end, where the truth escapes
+    # the mirror, pass@5 near 1 (from 1 - c tries' pass^5): the lower end is the far one
+    found = pass_k(n, 8 - c)
+    assert found is not None
+    lo, hi = found.pass_at[5].ci95  # type: ignore[misc]
+    assert lo <= 1 - share[1]
+    # 0/1 distances rest on the count away from the end; middling ones on about all
+    assert resting_on(np.repeat([0.0, 1.0], [93, 7])) == pytest.approx(7)
+    assert resting_on(np.full(50, 0.5)) == pytest.approx(50)
+
+
+def test_the_share_interval_is_clopper_pearsons() -> None:
+    # 7 of 50: the beta quantiles B(0.025; 7, 44) and B(0.975; 8, 43)
+    assert share_interval(7 / 50, 50) == pytest.approx((0.05819, 0.26740), abs=1e-5)
+    assert share_interval(1.0, 10) == pytest.approx((0.025 ** (1 / 10), 1.0))
 
 
 def _bootstrap_t(values: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
@@ -138,7 +212,7 @@ def test_skewed_task_estimates_get_the_studentized_interval() -> None:
 
 def test_a_share_with_many_tasks_at_each_value_is_not_widened_by_the_guard() -> None:
     # pass^2 of 2 tries is 0 or 1: 100 tasks at each value are a plain share, whose interval
-    # is about 0.5 +- 1.96 x 0.035; the betting interval, twice as wide, is not needed.
+    # is about 0.5 +- 1.96 x 0.035; no guard is needed.
     n = np.full(200, 2)
     found = pass_k(n, np.repeat([0, 2], 100))
     assert found is not None
@@ -146,11 +220,12 @@ def test_a_share_with_many_tasks_at_each_value_is_not_widened_by_the_guard() -> 
     assert lo == pytest.approx(0.5 - 1.96 * 0.5 / math.sqrt(200), abs=0.01)
     assert hi == pytest.approx(0.5 + 1.96 * 0.5 / math.sqrt(200), abs=0.01)
     # 198 tasks at 1/6 (2 of 4 right) and 2 at 1/2: all away from the ends, but a share
-    # with 2 at the rarer value, too few for the bootstrap: the betting interval holds
+    # with 2 at the rarer value, too few for the bootstrap: the share interval holds
     n = np.full(200, 4)
+    values = pass_hat(n, np.repeat([2, 3], [198, 2]), 2)
     found = pass_k(n, np.repeat([2, 3], [198, 2]))
     assert found is not None
-    bet = betting_interval(pass_hat(n, np.repeat([2, 3], [198, 2]), 2), 0.0, 1.0)
+    share = share_interval(float(values.mean()), 200)
     lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
-    assert lo <= bet[0] and hi >= bet[1]
+    assert lo <= share[0] and hi >= share[1]
     assert hi - lo > 0.015  # where the bootstrap alone gives about 0.006

@@ -10,14 +10,15 @@ a few skewed values (0, 1/70, ..., 1 for pass^4 of 8 tries), where the percentil
 lags the long tail (for 200 hard tasks the truth lay above it in 276 of 4,000 draws, below
 it in 47: coverage 0.919; `bench/passk_calibration.py`). A task's estimate lies in [0, 1],
 and at a large k most tasks sit at one end (hard tasks all at 0 for pass^k, easy ones at 1
-for pass@k), where the bootstrap's interval collapses (50 tasks at 0 give [0, 0]); so, as
-the gate guards a small sample (`chatjudge.stats.small_sample`), an interval over fewer
-than 30 tasks away from the nearer end, or of one or two values with fewer than 30 tasks
-at the rarer, is widened to hold the betting interval for a mean in [0, 1], valid at every
-number of tasks (a 0/1 column, pass^n of n tries, with 30 tasks at each value is a plain
-share that the bootstrap covers: the betting interval would double its width). Tasks with
-a single try say nothing about a retry: they are left out and counted. k runs from 1 to
-the fewest tries any counted task has, so that every task counts at every k.
+for pass@k), where the bootstrap's interval collapses (50 tasks at 0 give [0, 0]); so with
+fewer than 10 tasks away from the nearer end, or one or two values with fewer than 10 tasks at
+the rarer, the interval is widened to hold the share interval of the tasks' mean
+(Clopper-Pearson's, exact for 0/1 task values); and where the mean's distance from an end
+rests on fewer than 8 tasks' worth (`resting_on`: a few tasks at 1 among many at 0 or just
+above), its far end is. The betting interval that guarded below 30 tasks cost up to 2.4
+times the needed width at 50 tasks (`bench/passk_calibration.py` (d) measures both).
+Tasks with a single try say nothing about a retry: they are left out and counted. k runs
+from 1 to the fewest tries any counted task has, so that every task counts at every k.
 """
 
 from __future__ import annotations
@@ -27,9 +28,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chatjudge.stats.betting import betting_interval
 from chatjudge.stats.bootstrap import Estimate, bootstrap_metrics
-from chatjudge.stats.small_sample import SMALL_DISTINCT, SMALL_UNITS
+
+GUARD_TASKS = 10
+"""Fewer tasks than this away from the nearer end (or at the rarer of two values) take the
+share interval beside the bootstrap's: `bench/passk_calibration.py` (d) finds the bootstrap-t
+valid from there, where 30, the gate's small sample, cost up to twice the width at 50 tasks."""
+GUARD_WEIGHT = 8.0
+"""...and a mean resting on fewer tasks' worth than this (`resting_on`) takes its far end:
+at 100 hard tasks pass^4 of 8 tries has 20 or so tasks above 0, yet its truth lay above the
+bootstrap-t in 4 to 5% of draws (bench part (d))."""
+ALPHA_SIDE = 0.025
 
 
 def pass_hat(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
@@ -119,14 +128,44 @@ def pass_k(n: np.ndarray, c: np.ndarray, *, n_resamples: int = 2000, seed: int =
 
 
 def guarded(values: np.ndarray, estimate: Estimate) -> Estimate:
-    """`estimate`'s interval widened to hold the betting interval of a mean in [0, 1] when
-    the tasks are too few away from an end for the bootstrap, or take one or two values
-    with too few at the rarer one (two values make a share: it needs some of each)."""
+    """`estimate`'s interval widened to hold the share interval of the tasks' mean where the
+    bootstrap cannot see the side it has few tasks on: both its ends with fewer than
+    GUARD_TASKS tasks away from the nearer end of [0, 1] (or one or two values with fewer than
+    GUARD_TASKS at the rarer); its far end when the mean rests on fewer than GUARD_WEIGHT
+    tasks' worth of distance from the nearer end, the few far tasks the bootstrap undersells."""
+    if estimate.ci95 is None:
+        return estimate
     inner = min(int(np.count_nonzero(values > 0)), int(np.count_nonzero(values < 1)))
     counts = np.unique(values, return_counts=True)[1]
-    rarer = len(values) - int(counts.max()) if len(counts) < SMALL_DISTINCT else len(values)
-    if estimate.ci95 is None or min(inner, rarer) >= SMALL_UNITS:
+    rarer = len(values) - int(counts.max()) if len(counts) < 3 else len(values)
+    from_zero, from_one = resting_on(values), resting_on(1.0 - values)
+    few = min(inner, rarer) < GUARD_TASKS
+    if not few and min(from_zero, from_one) >= GUARD_WEIGHT:
         return estimate
-    bet = betting_interval(values, 0.0, 1.0)
-    lo, hi = min(estimate.ci95[0], bet[0]), max(estimate.ci95[1], bet[1])
+    share = share_interval(float(values.mean()), len(values))
+    lo, hi = estimate.ci95
+    if few or from_zero > from_one:  # near 1: the far end is the lower one
+        lo = min(lo, share[0])
+    if few or from_zero <= from_one:
+        hi = max(hi, share[1])
     return Estimate(estimate.value, (lo, hi), estimate.n)
+
+
+def resting_on(distance: np.ndarray) -> float:
+    """How many tasks a sum of distances from an end rests on: (sum d)^2 / sum d^2, the count
+    of tasks away from the end when each is 0 or 1 from it, and fewer when a few far tasks
+    carry the sum (pass^5 of 8 tries, C(c, 5) / 56: 1 at c = 8, 1/56 at c = 5)."""
+    square = float(np.dot(distance, distance))
+    return float(distance.sum()) ** 2 / square if square > 0 else 0.0
+
+
+def share_interval(mean: float, n_tasks: int) -> tuple[float, float]:
+    """The 95% Clopper-Pearson interval of a share of `mean` x `n_tasks` successes, that
+    count continuous: exact for 0/1 task values, and a task value in [0, 1] with a given
+    mean spreads its sum less than a 0/1 one does (Hoeffding, 1963)."""
+    from scipy.special import betaincinv  # imported here: only a guarded interval needs it
+
+    x = mean * n_tasks
+    lo = 0.0 if x <= 0 else float(betaincinv(x, n_tasks - x + 1, ALPHA_SIDE))
+    hi = 1.0 if x >= n_tasks else float(betaincinv(x + 1, n_tasks - x, 1 - ALPHA_SIDE))
+    return lo, hi
