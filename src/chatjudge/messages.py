@@ -70,7 +70,7 @@ def canonical_arguments(value: Any) -> str:
         return ""
     if isinstance(value, str):
         try:
-            value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH)
+            value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH, exact_ints=True)
         except ValueError:
             return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True)

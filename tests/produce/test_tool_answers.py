@@ -43,6 +43,8 @@ def answer(recording: Recording, arguments: str) -> ToolAnswer:
         ('{"n": NaN}', '{"n":  NaN}', True),  # read as `json` reads it
         ('{"n": NaN}', '{"n": null}', False),  # orjson would write both as null
         ('{"n": Infinity}', '{"n": null}', False),
+        ('{"id": 123456789012345678901}', '{"id":123456789012345678901}', True),
+        ('{"id": 123456789012345678901}', '{"id": 123456789012345678902}', False),  # >64 bits
         ("not json {", "not json {", True),  # kept as recorded, compared as written
         ("not json {", "not  json {", False),
         ("", "", True),

@@ -80,12 +80,12 @@ def _signature(name: str, arguments: str) -> Signature:
     (`canonical_arguments`) are, in a tenth of the time: orjson's sorted JSON of them where
     it writes what it read (it writes NaN and infinity as null), their text otherwise."""
     try:
-        value = jsoncodec.loads(arguments, max_depth=jsoncodec.INPUT_DEPTH)
+        value = jsoncodec.loads(arguments, max_depth=jsoncodec.INPUT_DEPTH, exact_ints=True)
     except ValueError:
         return name, arguments  # not JSON: compared as recorded, as canonical_arguments does
     try:
         key = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONEncodeError:  # a lone surrogate
+    except orjson.JSONEncodeError:  # a lone surrogate, an integer beyond 64 bits
         key = b"null"
     return name, key if b"null" not in key else canonical_arguments(arguments)
 
