@@ -26,8 +26,9 @@ own functions, as the summary and the gate call them.
     families above and a mixture as agent benchmarks have (a third of tasks never solved,
     a fifth always, the rest Beta(2, 2)), tasks redrawn in each replication; every k of
     both estimators. The oracle: the 2.5-97.5% range of the estimate over 10,000 draws.
-    Each rule of --rules is measured on the same replications (the studentized bootstrap
-    computed for all replications at once, as chatjudge computes it); the first is held to
+    Each rule of --rules is measured on the same replications (the studentized bootstrap,
+    of the mean and of its logit, computed for all replications at once, as chatjudge
+    computes them); the first is held to
     the targets in every cell: coverage >= 0.93, each tail missing <= 0.035, and where the
     truth lies in [0.1, 0.9] with T >= 50, a mean width <= 1.25 x the oracle's.
 
@@ -38,6 +39,7 @@ status is 1 when a target is missed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -53,6 +55,7 @@ from chatjudge.stats.passk import (
     GUARD_TASKS,
     GUARD_WEIGHT,
     guarded,
+    on_logit,
     pass_at,
     pass_hat,
     pass_k,
@@ -300,7 +303,8 @@ def _quantiles(t: np.ndarray) -> np.ndarray:
 @dataclass
 class Cell:
     """One (tasks, T, n, estimator, k) cell: per replication the studentized bootstrap's
-    interval and what a guard keys on; the truth and the oracle's width."""
+    interval (`logit`: of the mean's logit), what a guard keys on; the truth and the oracle's
+    width."""
 
     values: np.ndarray
     counts: np.ndarray  # replications x (n + 1): tasks with each count of successes
@@ -310,6 +314,8 @@ class Cell:
     rarer: np.ndarray  # tasks at the rarer of one or two values (T when three or more)
     truth: float
     oracle: float
+    logit: np.ndarray | None = None  # replications x 2
+    distinct: np.ndarray | None = None  # task values taken
 
 
 def grid_cells(dist: Tasks, size: int, n: int, runs: int, resamples: int,
@@ -328,6 +334,7 @@ def grid_cells(dist: Tasks, size: int, n: int, runs: int, resamples: int,
     values = {key: task_values(n, *key) for key in keys}
     present = counts > 0
     spread_t = {key: np.empty((runs, 2)) for key in keys}
+    spread_logit = {key: np.empty((runs, 2)) for key in keys}
     chunk = max(1, 4_000_000 // (resamples * (n + 1)))
     for start in range(0, runs, chunk):
         part = counts[start : start + chunk]
@@ -343,7 +350,10 @@ def grid_cells(dist: Tasks, size: int, n: int, runs: int, resamples: int,
                     - np.where(present[start : start + chunk], v, np.inf).min(1))  # fmt: skip
             with np.errstate(invalid="ignore", divide="ignore"):
                 t = np.where(error > 1e-9 * span, (means - mean) / error, np.nan)
+                on = (_logit(means) - _logit(mean)) * means * (1 - means) / error
+                on = np.where((error > 1e-9 * span) & np.isfinite(on), on, np.nan)
             spread_t[key][start : start + chunk] = _quantiles(t)
+            spread_logit[key][start : start + chunk] = _quantiles(on)
     cells = {}
     for key in keys:
         v = values[key]
@@ -355,6 +365,12 @@ def grid_cells(dist: Tasks, size: int, n: int, runs: int, resamples: int,
         hi = np.minimum(mean - spread_t[key][:, 0] * error, high)
         flat = (error == 0) | np.isnan(lo) | np.isnan(hi)
         boot = np.column_stack([np.where(flat, mean, lo), np.where(flat, mean, hi)])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            centre, scale = _logit(mean), error / (mean * (1 - mean))
+            lo = np.maximum(_expit(centre - spread_logit[key][:, 1] * scale), low)
+            hi = np.minimum(_expit(centre - spread_logit[key][:, 0] * scale), high)
+        flat = (error == 0) | np.isnan(lo) | np.isnan(hi)
+        logit = np.column_stack([np.where(flat, mean, lo), np.where(flat, mean, hi)])
         _, kinds = np.unique(v, return_inverse=True)
         by_value = counts @ (kinds[:, None] == np.arange(kinds.max() + 1))
         distinct = np.count_nonzero(by_value, axis=1)
@@ -362,8 +378,29 @@ def grid_cells(dist: Tasks, size: int, n: int, runs: int, resamples: int,
         inner = np.minimum(counts @ (v > 0), counts @ (v < 1))
         spread = np.quantile(oracle_counts @ v / size, [0.025, 0.975])
         cells[key] = Cell(v, counts, mean, boot, inner, rarer, dist.truth(*key),
-                          float(spread[1] - spread[0]))  # fmt: skip
+                          float(spread[1] - spread[0]), logit, distinct)  # fmt: skip
     return cells
+
+
+def _logit(m: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(m) - np.log1p(-m)
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def _on_logit(cell: Cell) -> np.ndarray:
+    """Per replication, `on_logit` of chatjudge.stats.passk."""
+    assert cell.distinct is not None
+    return (cell.estimate >= 0.1) & (cell.estimate <= 0.9) & (cell.distinct >= 3)
+
+
+def _hybrid(cell: Cell) -> Cell:
+    """The cell with the bootstrap-t of the logit where chatjudge takes it."""
+    assert cell.logit is not None
+    return dataclasses.replace(cell, boot=np.where(_on_logit(cell)[:, None], cell.logit, cell.boot))
 
 
 def _short(dist: Tasks) -> str:
@@ -403,9 +440,12 @@ def _betting(cell: Cell, r: int) -> tuple[float, float]:
 
 
 RULES: dict[str, Callable[[Cell], np.ndarray]] = {
-    # chatjudge's: fewer than GUARD_TASKS away from an end or at the rarer of two values
-    "chatjudge": lambda c: _one_sided(c, GUARD_TASKS, GUARD_WEIGHT),
+    # chatjudge's: the bootstrap-t of the logit in [0.1, 0.9] over 3 values or more, and
+    # guarded: fewer than GUARD_TASKS away from an end or at the rarer of two values
+    "chatjudge": lambda c: _one_sided(_hybrid(c), GUARD_TASKS, GUARD_WEIGHT),
+    "plain-t-guarded": lambda c: _one_sided(c, GUARD_TASKS, GUARD_WEIGHT),  # before
     "bootstrap": lambda c: c.boot,  # the studentized bootstrap alone
+    "logit-bootstrap": lambda c: _hybrid(c).boot,  # chatjudge's unguarded
     "guard-30": lambda c: _union(c, np.minimum(c.inner, c.rarer) < 30, _betting),  # before
     "guard-10-betting": lambda c: _union(c, np.minimum(c.inner, c.rarer) < 10, _betting),
     "guard-5-share": lambda c: _union(c, np.minimum(c.inner, c.rarer) < 5, _share),
@@ -421,12 +461,15 @@ RULES: dict[str, Callable[[Cell], np.ndarray]] = {
 
 
 def _check_rule(cell: Cell, replications: int = 10) -> None:
-    """The bench's "chatjudge" rule is `guarded` itself: on the first replications, from the
-    same bootstrap interval, both give the same interval."""
+    """The bench's "chatjudge" rule is chatjudge's: on the first replications, both take the
+    logit's bootstrap-t at the same ones (`on_logit`) and, from the same bootstrap interval,
+    `guarded` gives the same interval."""
     mine = RULES["chatjudge"](cell)
+    assert cell.logit is not None
     for r in range(min(replications, len(mine))):
         values = np.repeat(cell.values, cell.counts[r])
-        boot = (float(cell.boot[r, 0]), float(cell.boot[r, 1]))
+        base = cell.logit if on_logit(values) else cell.boot
+        boot = (float(base[r, 0]), float(base[r, 1]))
         found = guarded(values, Estimate(float(cell.estimate[r]), boot, len(values))).ci95
         assert found is not None and np.allclose(found, mine[r]), (found, mine[r])
 

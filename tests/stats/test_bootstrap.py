@@ -9,7 +9,7 @@ import pytest
 
 import chatjudge.stats.bootstrap as bootstrap_module
 from chatjudge.stats import Estimate, bootstrap_ci, bootstrap_metrics, bootstrap_ratios
-from chatjudge.stats.bootstrap import percentile_interval
+from chatjudge.stats.bootstrap import percentile_interval, studentized_interval
 
 
 def test_same_seed_same_interval_and_other_seed_differs() -> None:
@@ -161,6 +161,29 @@ def test_studentized_intervals_lean_to_the_tail() -> None:
     assert out["mixed"].ci95[0] < np.nanmean(mixed) < out["mixed"].ci95[1]
     assert out["flat"] == Estimate(value=0.25, ci95=(0.25, 0.25), n=400)
     assert {name: e.value for name, e in out.items()} == {n: e.value for n, e in plain.items()}
+
+
+def test_the_logit_bootstrap_t_maps_its_interval_back() -> None:
+    # values 0.5, 0.75, 1, 1 (mean 0.8125, error 0.1197) and four resamples by hand: means
+    # 0.75, 0.875, 1 (no logit: left out) and 0.8125, errors 0.14, 0.07, 0, 0.11; each t is
+    # (logit m* - logit m) m* (1 - m*) / error*, the interval expit(logit m - t * error /
+    # (m (1 - m))) at t's 97.5 and 2.5 percentiles, numpy's linear ones of the three
+    values = np.array([0.5, 0.75, 1.0, 1.0])
+    means = np.array([0.75, 0.875, 1.0, 0.8125])
+    errors = np.array([0.14, 0.07, 0.0, 0.11])
+    mean, error = 0.8125, float(np.std(values, ddof=1)) / 2
+
+    def logit(m: np.ndarray | float) -> np.ndarray:
+        return np.log(np.divide(m, np.subtract(1, m)))
+
+    t = (logit(means[[0, 1, 3]]) - logit(mean)) * means[[0, 1, 3]] * (1 - means[[0, 1, 3]])
+    t /= errors[[0, 1, 3]]
+    low, high = np.percentile(t, [2.5, 97.5])
+    scale = error / (mean * (1 - mean))
+    expected = [1 / (1 + np.exp(-(logit(mean) - q * scale))) for q in (high, low)]
+    found = studentized_interval(values, means, errors, 0.95, logit=True)
+    assert found == pytest.approx(expected, rel=1e-12)
+    assert bootstrap_metrics({"x": values}, method={"x": "logit-studentized"})["x"].ci95
 
 
 def test_a_studentized_resample_without_spread_is_left_out() -> None:

@@ -10,9 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from chatjudge.stats.bootstrap import bootstrap_ci
+from chatjudge.stats.bootstrap import bootstrap_ci, bootstrap_metrics
 from chatjudge.stats.passk import (
     count_tries,
+    on_logit,
     pass_at,
     pass_hat,
     pass_k,
@@ -229,3 +230,45 @@ def test_a_share_with_many_tasks_at_each_value_is_not_widened_by_the_guard() -> 
     lo, hi = found.pass_hat[2].ci95  # type: ignore[misc]
     assert lo <= share[0] and hi >= share[1]
     assert hi - lo > 0.015  # where the bootstrap alone gives about 0.006
+
+
+def _logit_bootstrap_t(values: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
+    """The 95% bootstrap-t interval of a mean's logit, by hand, mapped back: tasks drawn by
+    index, each resample's t = (logit of its mean - logit of the mean) / its error, the
+    delta method's sd / sqrt(T) / (m (1 - m))."""
+    index = np.random.default_rng(seed).integers(0, values.size, (resamples, values.size))
+    drawn = values[index]
+    m, means = values.mean(), drawn.mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (np.log(means / (1 - means)) - math.log(m / (1 - m))) / (
+            drawn.std(axis=1, ddof=1) / math.sqrt(values.size) / (means * (1 - means))
+        )
+    low, high = np.quantile(t[np.isfinite(t)], [0.025, 0.975])
+    scale = values.std(ddof=1) / math.sqrt(values.size) / (m * (1 - m))
+    centre = math.log(m / (1 - m))
+    return tuple(1 / (1 + np.exp(-(centre - q * scale))) for q in (high, low))  # type: ignore[return-value]
+
+
+def test_a_mean_near_one_takes_the_bootstrap_t_of_its_logit() -> None:
+    # 50 tasks of 8 tries of middling difficulty, pass@5 0.8875 (1 from 4 successes on): the
+    # mean's skew toward 0 is smaller on the logit scale, where the plain bootstrap-t's upper
+    # end cost up to 1.3 times the needed width (bench part (d)); the logit's pulls it in.
+    n = np.full(50, 8)
+    c = np.repeat(np.arange(9), [2, 8, 5, 5, 4, 11, 3, 10, 2])
+    values = pass_at(n, c, 5)
+    assert values.mean() == pytest.approx(0.8875) and on_logit(values)
+    found = pass_k(n, c)
+    assert found is not None
+    lo, hi = found.pass_at[5].ci95  # type: ignore[misc]
+    by_hand = _logit_bootstrap_t(values, 20_000, 1)
+    width = by_hand[1] - by_hand[0]
+    assert lo == pytest.approx(by_hand[0], abs=0.08 * width)
+    assert hi == pytest.approx(by_hand[1], abs=0.08 * width)
+    # the plain bootstrap-t, from the same resamples of the same columns, reaches further up
+    columns = {f"{kind}{k}": f(n, c, k) for k in range(1, 9) for kind, f in
+               (("hat", pass_hat), ("at", pass_at))}  # fmt: skip
+    plain = bootstrap_metrics(columns, method="studentized")["at5"].ci95
+    assert plain is not None
+    assert hi - values.mean() < 0.96 * (plain[1] - values.mean())
+    # two task values, or a mean beyond [0.1, 0.9], keep the plain bootstrap-t
+    assert not on_logit(pass_hat(n, c, 8)) and not on_logit(np.repeat([0.0, 1.0], 25))

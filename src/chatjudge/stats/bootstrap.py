@@ -4,7 +4,8 @@ Items (rows) are the resampling unit: everything known about one item is drawn
 together, so several metrics resampled in one pass share the same resamples.
 `bootstrap_metrics` also gives the studentized (bootstrap-t) interval of a mean, from
 the same resamples: for skewed item values (pass^k at a large k) the percentile
-interval leans to the long tail's far side and misses the truth on the other.
+interval leans to the long tail's far side and misses the truth on the other; for a mean
+in [0, 1] away from its ends, also on the logit scale, where its skew is smaller.
 
 Means are computed from resampled column sums. When items take few distinct
 values (choices, 0/1 and 1-3 scores: the usual case), resampling n items is the
@@ -32,7 +33,7 @@ _CHUNK_CELLS = 1 << 13
 # variance is a difference of sums of squares); one that differs has far more.
 _NO_SPREAD = 1e-9
 
-Method = Literal["percentile", "studentized"]
+Method = Literal["percentile", "studentized", "logit-studentized"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +96,7 @@ def bootstrap_metrics(
     *,
     n_resamples: int = 2000,
     seed: int = 0,
-    method: Method = "percentile",
+    method: Method | Mapping[str, Method] = "percentile",
 ) -> dict[str, Estimate]:
     """Every metric's mean and 95% interval from one shared item resampling.
 
@@ -105,7 +106,8 @@ def bootstrap_metrics(
     Transform scores before passing them (`itr` is the mean of `(score - 2.5) * 200`).
 
     `method`: the percentile interval, or the studentized one (`studentized_interval`),
-    second-order accurate where item values are skewed; both from the same resamples.
+    second-order accurate where item values are skewed, of the mean or of its logit (values
+    in [0, 1]); all from the same resamples, and one per column when a mapping by name.
     """
     names = list(columns)
     if not names:
@@ -116,6 +118,7 @@ def bootstrap_metrics(
     if len({len(a) for a in arrays}) > 1:
         lengths = {name: len(a) for name, a in zip(names, arrays, strict=True)}
         raise ValueError(f"columns differ in length: {lengths}")
+    methods = [method if isinstance(method, str) else method[name] for name in names]
     matrix = np.column_stack(arrays)
     counted = ~np.isnan(matrix)
     n = counted.sum(axis=0)
@@ -123,15 +126,17 @@ def bootstrap_metrics(
         values = np.where(counted, matrix, 0.0).sum(axis=0) / n
     stats, errors = (None, None)
     if len(matrix) >= 2:
-        stats, errors = _resampled_means(matrix, n_resamples, seed, method == "studentized")
+        errors_needed = any(m != "percentile" for m in methods)
+        stats, errors = _resampled_means(matrix, n_resamples, seed, errors_needed)
     result = {}
     for j, name in enumerate(names):
         ci = None
         if stats is not None and n[j] >= 2:
-            if errors is None:
+            if errors is None or methods[j] == "percentile":
                 ci = percentile_interval(stats[:, j], 0.95)
             else:
-                ci = studentized_interval(matrix[:, j], stats[:, j], errors[:, j], 0.95)
+                logit = methods[j] == "logit-studentized"
+                ci = studentized_interval(matrix[:, j], stats[:, j], errors[:, j], 0.95, logit)
         value = float(values[j]) if n[j] else None
         result[name] = Estimate(value=value, ci95=ci, n=int(n[j]))
     return result
@@ -188,7 +193,7 @@ def percentile_interval(stats: np.ndarray, level: float) -> tuple[float, float] 
 
 
 def studentized_interval(
-    values: np.ndarray, means: np.ndarray, errors: np.ndarray, level: float
+    values: np.ndarray, means: np.ndarray, errors: np.ndarray, level: float, logit: bool = False
 ) -> tuple[float, float] | None:
     """The bootstrap-t interval of the mean of `values` (NaN skipped), from resampled means
     and their standard errors: the mean minus the percentiles of t = (resampled mean -
@@ -201,7 +206,11 @@ def studentized_interval(
     mean is. It is rare unless a few items differ from the rest (one resample in 3,500
     when 8 of 200 do), a sample no bootstrap reads well: guard it (pass^k takes the
     betting interval there), as a t of +-infinity would stretch the interval to the
-    values' range."""
+    values' range.
+
+    `logit` (values in [0, 1]): t and the interval of log(m / (1 - m)), its error by the delta
+    method, error / (m (1 - m)); a resample whose mean is 0 or 1 has no t. The logit of a mean
+    near an end is less skewed than the mean, and the interval's side toward the end shorter."""
     counted = values[~np.isnan(values)]
     mean = float(counted.mean())
     error = float(counted.std(ddof=1)) / np.sqrt(counted.size)
@@ -209,12 +218,30 @@ def studentized_interval(
         return mean, mean
     with np.errstate(invalid="ignore", divide="ignore"):
         spread_out = errors > _NO_SPREAD * (counted.max() - counted.min())
-        t = np.where(spread_out, (means - mean) / errors, np.nan)
+        if logit:
+            t = (_logit(means) - _logit(mean)) * means * (1 - means) / errors
+            spread_out &= np.isfinite(t)
+        else:
+            t = (means - mean) / errors
+        t = np.where(spread_out, t, np.nan)
     spread = percentile_interval(t, level)
     if spread is None:
         return None
-    lo, hi = mean - spread[1] * error, mean - spread[0] * error
+    if logit:
+        centre, scale = _logit(mean), error / (mean * (1 - mean))
+        lo, hi = _expit(centre - spread[1] * scale), _expit(centre - spread[0] * scale)
+    else:
+        lo, hi = mean - spread[1] * error, mean - spread[0] * error
     return float(max(lo, counted.min())), float(min(hi, counted.max()))
+
+
+def _logit(m: Any) -> Any:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(m) - np.log1p(-m)
+
+
+def _expit(x: float) -> float:
+    return float(1 / (1 + np.exp(-x)))
 
 
 def _percentile(ordered: np.ndarray, q: float) -> float:

@@ -8,7 +8,10 @@ is a bootstrap over tasks (one resampling shared by every k), as the summary's o
 metrics resample items, but studentized (bootstrap-t): at a large k a task's estimate takes
 a few skewed values (0, 1/70, ..., 1 for pass^4 of 8 tries), where the percentile interval
 lags the long tail (for 200 hard tasks the truth lay above it in 276 of 4,000 draws, below
-it in 47: coverage 0.919; `bench/passk_calibration.py`). A task's estimate lies in [0, 1],
+it in 47: coverage 0.919; `bench/passk_calibration.py`). Where the mean lies in [0.1, 0.9]
+and the tasks take three values or more, t is that of the mean's logit (`on_logit`), less skewed
+near an end than the mean, where at 50 tasks the plain t cost up to 1.3 times the
+needed width (pass@5 of 8 tries, Beta(2, 2) tasks). A task's estimate lies in [0, 1],
 and at a large k most tasks sit at one end (hard tasks all at 0 for pass^k, easy ones at 1
 for pass@k), where the bootstrap's interval collapses (50 tasks at 0 give [0, 0]); so with
 fewer than 10 tasks away from the nearer end, or one or two values with fewer than 10 tasks at
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chatjudge.stats.bootstrap import Estimate, bootstrap_metrics
+from chatjudge.stats.bootstrap import Estimate, Method, bootstrap_metrics
 
 GUARD_TASKS = 10
 """Fewer tasks than this away from the nearer end (or at the rarer of two values) take the
@@ -38,6 +41,9 @@ GUARD_WEIGHT = 8.0
 """...and a mean resting on fewer tasks' worth than this (`resting_on`) takes its far end:
 at 100 hard tasks pass^4 of 8 tries has 20 or so tasks above 0, yet its truth lay above the
 bootstrap-t in 4 to 5% of draws (bench part (d))."""
+LOGIT_RANGE = (0.1, 0.9)
+"""Means in this range, of tasks taking three values or more, take the bootstrap-t of their
+logit (bench part (d)); nearer an end the guards below decide."""
 ALPHA_SIDE = 0.025
 
 
@@ -100,7 +106,8 @@ class PassK:
 def pass_k(n: np.ndarray, c: np.ndarray, *, n_resamples: int = 2000, seed: int = 0) -> PassK | None:
     """pass^k and pass@k over the tasks of `n` tries and `c` successes (in a fixed order:
     the interval depends on it through the seed), each with a 95% studentized bootstrap
-    interval over tasks; None when no task has 2 tries."""
+    interval over tasks (of the mean's logit where `on_logit`), `guarded`; None when no task
+    has 2 tries."""
     n, c = np.asarray(n, dtype=float), np.asarray(c, dtype=float)
     kept = n >= 2
     if not kept.any():
@@ -111,10 +118,14 @@ def pass_k(n: np.ndarray, c: np.ndarray, *, n_resamples: int = 2000, seed: int =
     for k in range(1, max_k + 1):
         columns[f"hat{k}"] = pass_hat(n, c, k)
         columns[f"at{k}"] = pass_at(n, c, k)
+    methods: dict[str, Method] = {
+        name: "logit-studentized" if on_logit(values) else "studentized"
+        for name, values in columns.items()
+    }
     found = {
         name: guarded(columns[name], estimate)
         for name, estimate in bootstrap_metrics(
-            columns, n_resamples=n_resamples, seed=seed, method="studentized"
+            columns, n_resamples=n_resamples, seed=seed, method=methods
         ).items()
     }
     return PassK(
@@ -125,6 +136,12 @@ def pass_k(n: np.ndarray, c: np.ndarray, *, n_resamples: int = 2000, seed: int =
         min_tries=max_k,
         max_tries=int(n.max()),
     )
+
+
+def on_logit(values: np.ndarray) -> bool:
+    """Whether the tasks' mean takes the bootstrap-t of its logit: in LOGIT_RANGE, over
+    three task values or more (with two, the share interval's domain, the plain t)."""
+    return bool(LOGIT_RANGE[0] <= values.mean() <= LOGIT_RANGE[1]) and np.unique(values).size >= 3
 
 
 def guarded(values: np.ndarray, estimate: Estimate) -> Estimate:
