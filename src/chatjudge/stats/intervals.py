@@ -170,17 +170,28 @@ def _lower_end(k: int, n: int, alpha: float) -> float:
 
 def _upper_tail(k: int, n: int, p: float) -> float:
     """P(X >= k) for X ~ Binomial(n, p) with p <= k / n: from the k-th term, each next one
-    smaller, so terms past 40 standard deviations add nothing."""
+    smaller, so terms past 40 standard deviations add nothing. A few terms are summed in
+    plain floats, many in numpy (which costs more to start than a short sum)."""
     if k == 0:
         return 1.0
     if p >= 1.0:
         return 1.0
     stop = min(n, k + 50 + int(40 * math.sqrt(n * p * (1 - p))))
-    j = np.arange(k, stop, dtype=float)
     first = (
         math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
         + k * math.log(p) + (n - k) * math.log1p(-p)
     )  # fmt: skip
+    if stop - k <= _SHORT_SUM:
+        odds = p / (1 - p)
+        term = total = math.exp(first)  # the largest term: if it underflows, so does the sum
+        for j in range(k, stop):
+            term *= (n - j) / (j + 1) * odds
+            total += term
+        return total
+    j = np.arange(k, stop, dtype=float)
     steps = np.log((n - j) / (j + 1)) + (math.log(p) - math.log1p(-p))
     logs = first + np.concatenate(([0.0], np.cumsum(steps)))
     return float(np.exp(logs).sum())
+
+
+_SHORT_SUM = 64  # terms summed in plain floats
