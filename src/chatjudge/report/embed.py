@@ -1,11 +1,12 @@
 """How a run's items travel inside its page: compressed chunks, and an index left plain.
 
-A page of 100,000 items held them as one JSON block of 227 MB, each item's text written
-out in full. Here each item is the JSON of `slim_item`, gathered into chunks of up to
-`CHUNK_ITEMS` items (or `CHUNK_BYTES`, so that one huge item does not weigh on its
-neighbours), each chunk gzipped and then base64-encoded, one chunk a line. A page opened
-from disk cannot fetch a neighbouring file, so the chunks stay inside it; the page's
-script inflates a chunk with `DecompressionStream` when a row or an item needs it.
+A page holding every item as one plain JSON block grows with every item's text written
+out in full (bench/README.md, `report_size.py`). Here each item is the JSON of
+`slim_item`, gathered into chunks of up to `CHUNK_ITEMS` items (or `CHUNK_BYTES`, so that
+one huge item does not weigh on its neighbours), each chunk gzipped and then
+base64-encoded, one chunk a line. A page opened from disk cannot fetch a neighbouring
+file, so the chunks stay inside it; the page's script inflates a chunk with
+`DecompressionStream` when a row or an item needs it.
 
 What the table, its filters, its sort and the labelling sample read for every item (id,
 input position, status, scores, consistency, agreement) is the index: plain JSON, one
@@ -22,7 +23,7 @@ from typing import IO, Any
 
 CHUNK_ITEMS = 100  # about the table's two pages; larger chunks compress little better
 CHUNK_BYTES = 1 << 20  # a chunk is closed past this much JSON, whatever its count
-LEVEL = 6  # zlib's level: 9 saves 8% of the bytes for 1.7 times the CPU, 4 costs 35% more
+LEVEL = 6  # zlib's level: bytes against CPU, measured in bench/README.md (`report_size.py`)
 AHEAD = 4  # chunks compressed or waiting at most: what they hold in memory is bounded
 
 

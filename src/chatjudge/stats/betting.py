@@ -96,8 +96,8 @@ def _lowest_mean(
     v: np.ndarray, w: np.ndarray, n: np.ndarray, lower: float, centre: float, threshold: float
 ) -> float:
     """The smallest m in [lower, centre] that the bet up does not reject, by bisection (the
-    capital falls as m rises): no scipy, whose optimiser takes 0.3 s and 40 MB to load in a
-    run that guards a small summary and needs nothing else of it."""
+    capital falls as m rises): no scipy, whose optimiser a run that guards a small summary
+    would load for nothing else (bench/README.md, `fixed_cost.py`)."""
 
     def excess(m: float) -> float:
         return log_capital(m, v, w, n, lower) - threshold

@@ -144,7 +144,7 @@ def range_too_few(
 def clopper_pearson(ones: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """The exact (Clopper-Pearson) interval of a share of `ones` in `n`: each end the share
     at which the count observed is a (1 - level) / 2 tail; coverage >= level at every n
-    and share. Without scipy (0.24 s to load for a run that needs nothing else of it)."""
+    and share. Without scipy, which a run would load for nothing else."""
     if not 0 <= ones <= n or n < 1:
         raise ValueError(f"need 0 <= ones <= n and n >= 1, got {ones} of {n}")
     alpha = (1 - level) / 2
