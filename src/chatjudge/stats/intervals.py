@@ -188,8 +188,8 @@ def _upper_tail(k: int, n: int, p: float) -> float:
             term *= (n - j) / (j + 1) * odds
             total += term
         return total
-    j = np.arange(k, stop, dtype=float)
-    steps = np.log((n - j) / (j + 1)) + (math.log(p) - math.log1p(-p))
+    at = np.arange(k, stop, dtype=float)
+    steps = np.log((n - at) / (at + 1)) + (math.log(p) - math.log1p(-p))
     logs = first + np.concatenate(([0.0], np.cumsum(steps)))
     return float(np.exp(logs).sum())
 
