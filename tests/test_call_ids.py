@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatjudge.call_ids import CallIds, paired
+from chatjudge.row_messages import read_conversation
 
 
 def _call(ident: Any, name: str = "f") -> dict[str, Any]:
@@ -35,3 +36,24 @@ def test_ids_sent_to_a_provider_pair_and_ids_that_already_do_are_sent_as_they_ar
     assert [c["id"] for c in sent[2]["tool_calls"]] == ["call_3"]
     assert [m.get("tool_call_id") for m in sent] == [None, "b", None, "call_3"]
     assert reused[3]["tool_call_id"] == "b"  # the caller's messages are left as they were
+
+
+def test_a_result_naming_its_tool_never_answers_a_call_to_another() -> None:
+    ids = CallIds()
+    search, calc = ids.call(None, "search"), ids.call(None, "calc")
+    assert ids.result(None, "weather") is None  # answers no call: a row error, not a guess
+    assert ids.result(None, "calc") is calc and ids.result(None) is search
+
+
+def test_a_result_whose_id_is_not_text_is_read_as_one_without_an_id() -> None:
+    """A recording's id written as a list or an object: no crash, no unhashable lookup."""
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "", "tool_calls": [_call("a")]},
+        {"role": "tool", "tool_call_id": ["a"], "content": "x"},
+    ]
+    read = read_conversation(messages)
+    assert read.problems == []
+    assert read.messages[2] == {"role": "tool", "tool_call_id": "a", "content": "x"}
+    sent = paired(messages)
+    assert sent is not messages and sent[2]["tool_call_id"] == "a"

@@ -43,3 +43,16 @@ def test_a_link_made_while_replaced_writes_is_refused_and_nothing_is_left(
     with replaced(path) as out:
         out.write(b"mine\n")
     assert path.read_text() == "mine\n" and oct(path.stat().st_mode & 0o777) == "0o644"
+
+
+def test_a_replaced_file_keeps_its_mode_and_a_new_one_is_readable_by_all(tmp_path: Path) -> None:
+    private = tmp_path / "private.md"
+    private.write_text("old")
+    private.chmod(0o600)
+    with replaced(private) as out:
+        out.write(b"new")
+    assert private.read_text() == "new" and private.stat().st_mode & 0o777 == 0o600
+    fresh = tmp_path / "fresh.md"
+    with replaced(fresh) as out:
+        out.write(b"x")
+    assert fresh.stat().st_mode & 0o777 == 0o644

@@ -10,8 +10,8 @@ one id for two parallel calls. So:
   result yet (an id may be reused in a later step);
 - a result without an id answers the earliest call that has no result yet; where it names
   its tool (Gemini's responses, LangChain's tool messages), the earliest such call to that
-  tool. A result whose id no open call has answers, in the same way, a call recorded
-  without an id;
+  tool, and none of another. A result whose id no open call has answers, in the same way,
+  a call recorded without an id;
 - a result that answers no call is the only error; a call whose result was not recorded is
   data.
 
@@ -71,10 +71,11 @@ class CallIds:
             pool = [c for c in self._open.values() if c.recorded is None]
         else:
             pool = list(self._open.values())
+        if name:  # a result naming its tool answers a call to that tool, or none
+            pool = [c for c in pool if c.name == name]
         if not pool:
             return None
-        named = next((c for c in pool if c.name == name), None) if name else None
-        return self._answered(named or pool[0])
+        return self._answered(pool[0])
 
     def unanswered(self) -> list[Call]:
         """The calls no result has answered so far, in order."""
@@ -116,7 +117,7 @@ def paired(messages: list[Any]) -> list[Any]:
     for message in messages:
         if message.get("role") == "tool":
             answered = message.get("tool_call_id")
-            if answered not in open_calls:
+            if type(answered) is not str or answered not in open_calls:
                 return _rewritten(messages)
             open_calls.discard(answered)
             continue

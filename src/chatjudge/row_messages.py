@@ -111,7 +111,9 @@ def _as_written(messages: list[Any], count_unparsed: bool) -> Conversation | Non
             if tuple(message) != _TOOL_RESULT_KEYS:
                 return None
             call_id = message["tool_call_id"]
-            if type(message["content"]) is not str or call_id not in open_calls:
+            if type(message["content"]) is not str or type(call_id) is not str:
+                return None
+            if call_id not in open_calls:
                 return None
             open_calls.discard(call_id)
             continue

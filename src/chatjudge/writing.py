@@ -54,9 +54,18 @@ def replaced(path: Path) -> Iterator[BinaryIO]:
     try:
         with os.fdopen(fd, "wb") as out:
             yield out
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 is for the file in the making
+        os.chmod(temporary, _mode(path))  # mkstemp's 0600 is for the file in the making
         refuse_link(path)  # made since the first look: the rename would drop the link
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _mode(path: Path) -> int:
+    """The mode of the file written: the replaced one's where there is one (a file kept
+    private stays so), else readable by all, as the outputs of a command are."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_mode & 0o777
+    except FileNotFoundError:
+        return 0o644

@@ -136,7 +136,32 @@ def test_calls_under_one_key_in_flight_are_sent_once(tmp_path: Path) -> None:
         assert [shared for _, shared in got] == [False, True, True, True, True]
         assert {reply.text for reply, _ in got} == {"from c0"}
         assert ledger.flights == {}  # landed: what comes next, the store answers
-        assert ledger.lookup and ledger.find("k") is not None
+        assert ledger.find("k") is not None and ledger.lookup
+        store.close()
+
+    asyncio.run(main())
+
+
+def test_a_twin_in_another_role_is_that_roles_use_and_its_later_calls_find_the_store(
+    tmp_path: Path,
+) -> None:
+    """One model in two roles, a store empty at the start: the role whose call took the
+    other's reply used it (its cost in all counts it, `Store.used_tokens`), and once the
+    reply is in the store, that role's later calls under the key find it, not send it."""
+
+    async def main() -> None:
+        store, flights = Store(tmp_path / "calls.sqlite"), {}
+        user = Ledger(store, lookup=False, flights=flights, role="simulated_user")
+        assistant = Ledger(store, lookup=False, flights=flights, role="assistant")
+        sent: list[str] = []
+        (_, first), (_, twin) = await asyncio.gather(
+            _send_once(user, "k", sent, "user"), _send_once(assistant, "k", sent, "assistant")
+        )
+        assert (first, twin, sent) == (False, True, ["user"])
+        assistant.shared("k")
+        roles = {role for role, *_ in store.used_tokens()}
+        assert roles == {"simulated_user", "assistant"}
+        assert assistant.find("k") is not None and assistant.usage.calls == 0
         store.close()
 
     asyncio.run(main())

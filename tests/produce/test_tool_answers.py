@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import time
 
 import pytest
@@ -161,3 +162,30 @@ def test_the_recording_pairs_results_with_calls_by_the_one_rule() -> None:
     recording = Recording.of([messages])
     for city, result in (("Oslo", "sun"), ("Rome", "rain"), ("Paris", "snow")):
         assert answer(recording, json.dumps({"q": city})) == ToolAnswer(f"{city}: {result}")
+
+
+def test_a_tool_thread_that_cannot_start_is_the_calls_error_not_the_end_of_the_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Timed-out tools keep their threads: when no new one can start, that call says so."""
+
+    def refused(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    assert called(lambda: "never") == ToolAnswer(
+        "error: RuntimeError: can't start new thread", "error"
+    )
+
+
+def test_an_error_whose_message_cannot_be_read_is_still_the_tools_error() -> None:
+    class Mute(Exception):
+        def __str__(self) -> str:
+            raise ValueError("no words")
+
+    def failing() -> str:
+        raise Mute
+
+    assert called(failing) == ToolAnswer(
+        "error: Mute: (its message could not be read: ValueError)", "error"
+    )

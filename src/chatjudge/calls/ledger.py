@@ -99,9 +99,12 @@ class Ledger:
         """The stored reply under `key`, counted as a cached call; None when there is none.
         `legacy`: a judge call's version-1 key maker, tried with its `prompt` and `sample`
         when the store is that old."""
-        if not self.lookup:
-            return None
         store = self.store
+        if not self.lookup:
+            # a store empty at the start holds the calls any role committed since
+            if self.flights is None or store.empty:
+                return None
+            self.lookup = True
         found = store.get(key)
         if found is None and legacy is not None and self.legacy:
             key = legacy.key(prompt, sample)
@@ -155,9 +158,12 @@ class Ledger:
         flight.end(value, None)
         return value, False
 
-    def shared(self) -> None:
-        """A call answered by another one in flight under its key: counted as cached."""
+    def shared(self, key: str) -> None:
+        """A call answered by another one in flight under `key`: counted as cached, and
+        used by this role (its cost in all counts it, as a store hit's does)."""
         self.usage.cached_calls += 1
+        if self.role is not None and isinstance(self.store, Store):
+            self.store.use(self.role, key)
 
     def _land(self, flight: Flight) -> None:
         """The flight is over: calls planned from now on find its reply in the store."""
@@ -171,7 +177,5 @@ class Ledger:
         self.store.put(key, model, reply, latency)
         if self.role is not None:
             self.store.use(self.role, key)
-        if self.flights is not None:  # a store empty at the start holds this call from now on
-            self.lookup = True
         self.usage.add(reply, cap)
         self.by_model.setdefault(model, Usage()).add(reply, cap)

@@ -72,7 +72,7 @@ class Role:
             ledger.flight(key), lambda: self._send(key, request, order)
         )
         if shared:  # another row's or conversation's call in flight asked the same
-            ledger.shared()
+            ledger.shared(key)
         return reply
 
     async def _send(self, key: str, request: ModelRequest, order: int) -> Reply:

@@ -223,7 +223,7 @@ class Functions:
         except TimeoutError:
             return ToolAnswer(f"error: {call.name} timed out after {self.timeout:g} s", "error")
         if raised is not None:
-            return ToolAnswer(f"error: {type(raised).__name__}: {raised}", "error")
+            return ToolAnswer(f"error: {type(raised).__name__}: {_said(raised)}", "error")
         if isinstance(result, str):
             return ToolAnswer(result)
         try:
@@ -258,8 +258,20 @@ async def _called(
         with contextlib.suppress(RuntimeError):  # it outlived the command: nobody waits
             loop.call_soon_threadsafe(settle, outcome)
 
-    threading.Thread(target=run, name=f"tool-{getattr(fn, '__name__', 'fn')}", daemon=True).start()
+    thread = threading.Thread(target=run, name=f"tool-{getattr(fn, '__name__', 'fn')}", daemon=True)
+    try:
+        thread.start()
+    except RuntimeError as exc:  # no thread left to start (timed-out tools still running)
+        return None, exc
     return await done
+
+
+def _said(raised: BaseException) -> str:
+    """What an exception says, or that it cannot say it (its own `__str__` raised)."""
+    try:
+        return str(raised)
+    except Exception as exc:  # noqa: BLE001 (a user's exception: anything can come out)
+        return f"(its message could not be read: {type(exc).__name__})"
 
 
 async def _awaited(awaitable: Awaitable[Any]) -> Any:

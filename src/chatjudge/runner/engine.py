@@ -263,7 +263,7 @@ class _Run:
         if done.reply is None:
             outcome.error = done.error
         elif shared:  # as the store answers: parsed again, in this call's order
-            ledger.shared()
+            ledger.shared(call.flight.key)
             outcome.cached = True
             verdict, error = parse(done.reply, self.protocol, outcome.flipped)
             outcome.settle(done.reply, done.latency, verdict, error)

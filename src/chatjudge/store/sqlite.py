@@ -119,6 +119,7 @@ class Store:
             (key, model, reply.text, reply.input_tokens, reply.output_tokens, latency,
              time.time(), calls),
         )  # fmt: skip
+        self.empty = False
 
     def use(self, role: str, key: str) -> None:
         """`role` used the reply under `key` (it sent for it, or the store answered it)."""
