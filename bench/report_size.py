@@ -58,16 +58,21 @@ LABELS = {(False, "CANDIDATE"): "B", (False, "BASELINE"): "A", (True, "CANDIDATE
           (True, "BASELINE"): "B", (False, "TIE"): "SAME", (True, "TIE"): "SAME"}  # fmt: skip
 
 
-def tool_trajectory_run(root: Path, n: int) -> Path:
-    """`chatjudge run -p tool-trajectory` on N of the tool bench's rows."""
-    data, out = root / "rows.jsonl", root / "tool-trajectory"
-    write_rows(data, n)
+def _scored(data: Path, out: Path) -> Path:
+    """`chatjudge run -p tool-trajectory` on `data` into `out`."""
     subprocess.run(
         [sys.executable, "-m", "chatjudge.cli", "run", str(data), "-p", "tool-trajectory",
          "--out", str(out), "--overwrite", "--quiet"],
         check=True, stdout=subprocess.DEVNULL,
     )  # fmt: skip
     return out
+
+
+def tool_trajectory_run(root: Path, n: int) -> Path:
+    """`chatjudge run -p tool-trajectory` on N of the tool bench's rows."""
+    data, out = root / "rows.jsonl", root / "tool-trajectory"
+    write_rows(data, n)
+    return _scored(data, out)
 
 
 def _call(rng: random.Random, flipped: bool, choice: str) -> dict[str, Any]:
@@ -135,12 +140,7 @@ def big_argument_run(root: Path) -> Path:
                                    {"role": "tool", "tool_call_id": "c0", "content": "written"},
                                    {"role": "assistant", "content": "Done."}]}  # fmt: skip
     data.write_text(json.dumps(row) + "\n")
-    subprocess.run(
-        [sys.executable, "-m", "chatjudge.cli", "run", str(data), "-p", "tool-trajectory",
-         "--out", str(out), "--overwrite", "--quiet"],
-        check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    return out
+    return _scored(data, out)
 
 
 # The page's figures, from the navigation's start (performance.now()'s origin).
