@@ -18,8 +18,10 @@ from __future__ import annotations
 import base64
 import zlib
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 CHUNK_ITEMS = 100  # about the table's two pages; larger chunks compress little better
 CHUNK_BYTES = 1 << 20  # a chunk is closed past this much JSON, whatever its count
@@ -33,6 +35,7 @@ class ChunkWriter:
 
     zlib lets go of the GIL while it compresses, so chunks are compressed in a thread of
     their own, beside the run that hands the items over; at most `AHEAD` wait to be written.
+    A page of one chunk (a small run) is compressed where it is finished: no thread.
     """
 
     def __init__(self, out: IO[bytes]) -> None:
@@ -56,6 +59,9 @@ class ChunkWriter:
 
     def finish(self) -> None:
         """Write every chunk, the last one too; then the thread ends."""
+        if self._pool is None and self._lines:  # the only chunk
+            self._out.write(_encoded(self._joined()))
+            self._lines = []
         self._hand_over()
         while self._pending:
             self._out.write(self._pending.popleft().result())
@@ -69,14 +75,19 @@ class ChunkWriter:
     def _hand_over(self) -> None:
         if not self._lines:
             return
-        data = b"[" + b",".join(self._lines) + b"]"
+        data = self._joined()
         self._lines, self._size = [], 0
         if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # runs of more than one chunk
+
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="chatjudge-report")
         self._pending.append(self._pool.submit(_encoded, data))
         pending = self._pending
         while pending and (len(pending) > AHEAD or pending[0].done()):
             self._out.write(pending.popleft().result())
+
+    def _joined(self) -> bytes:
+        return b"[" + b",".join(self._lines) + b"]"
 
 
 def _encoded(data: bytes) -> bytes:
