@@ -11,11 +11,13 @@ least disturbed by other work), and B / A.
     python bench/compare_refs.py --benches fixed_cost --repeat 5
     python bench/compare_refs.py --refs c408fa7,HEAD --quick
 
-`--identity` instead judges the bundled examples (`make demo`'s two runs) at both refs
-and compares `results.jsonl` and `summary.json` with times and latencies masked
-(`MASKED` keys): it prints "identical" or the differences. `--judge stub` (default) uses
-the stand-in OpenAI server, a few seconds; `--judge local` the embedded llama.cpp judge
-as `make demo` does (1-2 minutes a ref).
+`--identity` instead writes every output a refactor must leave alone at both refs
+(`bench/identity_outputs.py`: both seed protocols, tool-trajectory, `generate
+--tool-replay`, `simulate --tools`, `gate.json`, `agreement.json`, `alignment.json` and an
+OTLP export) and compares them with times masked: it prints "identical" or the differences
+for each. `--judge stub` (default) uses the stand-in OpenAI server throughout, about 10 s a
+ref; `--judge local` judges the demo's two runs with the embedded llama.cpp judge as
+`make demo` does (1-2 minutes a ref).
 
     python bench/compare_refs.py --identity
     python bench/compare_refs.py --identity --judge local --refs defdd68,HEAD
@@ -37,17 +39,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-from run_engine import StubProcess  # noqa: E402 - the engine bench's stand-in server
-
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
-# What differs between two runs of the same thing: clock times and measured durations.
-MASKED = frozenset({"latency", "created", "finished", "started", "seconds", "elapsed"})
-DEMO = (  # make demo's runs: (example, protocol)
-    ("interactivity_accuracy.jsonl", "interactivity-accuracy"),
-    ("pairwise_chat_quality.jsonl", "pairwise-chat-quality"),
-)
 Figures = dict[str, float]
 
 
@@ -157,60 +150,49 @@ def table(runs: dict[str, list[Figures]]) -> list[str]:
     return lines
 
 
-def demo_outputs(tree: Path, judge: str, base_url: str | None, work: Path) -> dict[str, str]:
-    """`make demo`'s runs with `tree`'s chatjudge: each output file, times masked."""
-    outputs: dict[str, str] = {}
-    for example, protocol in DEMO:
-        out = work / tree.name / protocol
-        command = [sys.executable, "-m", "chatjudge.cli", "run", str(ROOT / "examples" / example)]
-        command += ["--protocol", protocol, "--out", str(out)]
-        if judge == "stub":
-            command += ["--judge", "openai/stub", "--base-url", str(base_url)]
-        env = {**_env(tree), "OPENAI_API_KEY": "dummy"}
-        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
-        if done.returncode not in (0, 1):
-            raise RuntimeError(f"{shlex.join(command)} at {tree.name}:\n{done.stderr[-3000:]}")
-        summary = json.loads((out / "summary.json").read_text())
-        outputs[f"{protocol}/summary.json"] = json.dumps(mask(summary), indent=1, sort_keys=True)
-        rows = (json.loads(line) for line in (out / "results.jsonl").read_text().splitlines())
-        outputs[f"{protocol}/results.jsonl"] = "\n".join(
-            json.dumps(mask(row), sort_keys=True) for row in rows
-        )
+def outputs_of(tree: Path, judge: str, work: Path) -> dict[str, str]:
+    """Every identity scenario's outputs at `tree` (`bench/identity_outputs.py`), times masked.
+
+    Both refs write in the same folder, so that paths written into outputs match."""
+    scenarios = work / "scenarios"
+    shutil.rmtree(scenarios, ignore_errors=True)
+    scenarios.mkdir()
+    out = work / f"{tree.name}.json"
+    command = [sys.executable, str(BENCH / "identity_outputs.py"), str(scenarios), str(out)]
+    done = subprocess.run(
+        [*command, "--judge", judge], cwd=ROOT, env=_env(tree), capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{shlex.join(command)} at {tree.name}:\n{done.stderr[-3000:]}")
+    outputs: dict[str, str] = json.loads(out.read_text(encoding="utf-8"))
     return outputs
-
-
-def mask(value: Any) -> Any:
-    """`value` with every MASKED key's value replaced by "<masked>", at any depth."""
-    if isinstance(value, dict):
-        return {k: "<masked>" if k in MASKED else mask(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [mask(v) for v in value]
-    return value
 
 
 def compare_outputs(trees: dict[str, Path], judge: str) -> int:
     work = Path(tempfile.mkdtemp(prefix="chatjudge-identity-"))
-    stub = StubProcess(0.0, sys.executable) if judge == "stub" else None
     try:
-        base_url = stub.base_url if stub else None
         (a, a_tree), (b, b_tree) = trees.items()
-        first = demo_outputs(a_tree, judge, base_url, work)
-        second = demo_outputs(b_tree, judge, base_url, work)
+        first = outputs_of(a_tree, judge, work)
+        second = outputs_of(b_tree, judge, work)
     finally:
-        if stub:
-            stub.stop()
         shutil.rmtree(work, ignore_errors=True)
     differ = 0
-    for name in first:
-        if first[name] == second[name]:
-            print(f"{name}: identical (masked: {', '.join(sorted(MASKED))})")
+    for name in sorted(first.keys() | second.keys()):
+        if first.get(name) == second.get(name):
+            print(f"{name}: identical")
             continue
         differ += 1
         print(f"{name}: DIFFERS")
         diff = difflib.unified_diff(
-            first[name].splitlines(), second[name].splitlines(), a, b, lineterm="", n=1
+            first.get(name, "").splitlines(),
+            second.get(name, "").splitlines(),
+            a,
+            b,
+            lineterm="",
+            n=1,
         )
         print("\n".join(list(diff)[:60]))
+    print("masked: clock times, durations, loopback ports, the exporter's instance id")
     return 1 if differ else 0
 
 
@@ -220,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--benches", default="run_engine,simulate", help=",".join(BENCHES))
     parser.add_argument("--repeat", type=int, default=3, help="runs of each bench a ref")
     parser.add_argument("--quick", action="store_true", help="the benches' smaller sizes")
-    parser.add_argument("--identity", action="store_true", help="compare the demo's outputs")
+    parser.add_argument(
+        "--identity", action="store_true", help="compare every identity scenario's outputs"
+    )
     parser.add_argument("--judge", choices=("stub", "local"), default="stub")
     args = parser.parse_args(argv)
     refs = args.refs.split(",")
