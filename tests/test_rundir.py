@@ -29,9 +29,7 @@ from chatjudge.rundir import (
     RESULTS,
     RUN_INFO,
     SUMMARY,
-    iter_results,
-    ok_scores,
-    read_summary,
+    RunDir,
 )
 
 runner = CliRunner()
@@ -185,7 +183,7 @@ def test_summary_json_is_exactly_a_summary(pairwise_run: Path) -> None:
     assert summary.metrics["candidate_win_rate"].value == 0.75
     for metric in json.loads(text)["metrics"].values():
         fields_written(Metric, metric)
-    assert read_summary(pairwise_run) == Summary.model_validate_json(text)
+    assert RunDir(pairwise_run).summary == Summary.model_validate_json(text)
 
 
 def test_run_json_is_exactly_run_info(pairwise_run: Path) -> None:
@@ -233,7 +231,7 @@ def test_fields_keep_every_input_column(tmp_path: Path) -> None:
     del rows[0]["history"]  # an optional protocol field left out: null in fields
     out = tmp_path / "columns"
     chatjudge.evaluate(rows, "pairwise-chat-quality", judge=fair_judge, out=out, report=False)
-    by_id = {r.id: r for r in iter_results(out)}
+    by_id = {r.id: r for r in RunDir(out).results()}
     assert by_id["p0"].fields["history"] is None
     expected = [{"history": None, **rows[0]}, rows[1]]  # every column, and the absent field
     for row in expected:
@@ -305,14 +303,14 @@ def test_read_summary_refuses_another_format(
     run = copy_run(pairwise_run, tmp_path / "run")
     path = set_summary_format(run, found)
     with pytest.raises(UsageError) as info:
-        read_summary(run)
+        _ = RunDir(run).summary
     refused(str(info.value), path, found, "format 2 (and upgrades 1)")
 
 
 def test_a_version_1_summary_is_read_as_version_2(pairwise_run: Path, tmp_path: Path) -> None:
     run = copy_run(pairwise_run, tmp_path / "run")
     set_summary_format(run, 1)
-    summary = read_summary(run)
+    summary = RunDir(run).summary
     assert summary.format == 2 and summary.pass_k is None  # version 1 had no tries
     assert summary.metrics["candidate_win_rate"].value == 0.75
 
@@ -321,10 +319,10 @@ def test_iter_results_refuses_another_format(pairwise_run: Path, tmp_path: Path)
     run = copy_run(pairwise_run, tmp_path / "run")
     path = set_results_format(run, 2)
     with pytest.raises(UsageError) as info:
-        list(iter_results(run))
+        list(RunDir(run).results())
     refused(str(info.value), path, 2)
     with pytest.raises(UsageError):
-        ok_scores(run)
+        RunDir(run).ok_scores()
 
 
 def test_a_truncated_last_line_is_an_error_naming_file_and_line(
@@ -334,9 +332,9 @@ def test_a_truncated_last_line_is_an_error_naming_file_and_line(
     with (run / RESULTS).open("a", encoding="utf-8") as f:
         f.write('{"format": 1, "id": "p9", "sta')
     with pytest.raises(UsageError, match=r"results.jsonl, line 5, is cut off"):
-        list(iter_results(run))
+        list(RunDir(run).results())
     with pytest.raises(UsageError, match="rewrite the results from its store"):
-        ok_scores(run)
+        RunDir(run).ok_scores()
 
 
 def newer_format(run: Path, which: str) -> tuple[Path, int, str]:
