@@ -105,7 +105,7 @@ class RunDir:
 
     @cached_property
     def info(self) -> RunInfo:
-        """`run.json` (chatjudge 0.1 wrote none: such a run is upgraded by no file)."""
+        """`run.json`, upgraded from an older format (chatjudge 0.1 wrote no `format`)."""
         path = self.path / RUN_INFO
         if not path.is_file():
             raise UsageError(
