@@ -59,7 +59,7 @@ def prose(source: str) -> list[tuple[int, str]]:
 
 def timing_figures(package: Path) -> list[tuple[str, str]]:
     """Each timing figure in a comment or docstring under `package`: (`path:line`, its words)."""
-    found = []
+    found: list[tuple[str, str]] = []
     for path in sorted(package.rglob("*.py")):
         name = path.relative_to(package.parent).as_posix()
         for line, text in prose(path.read_text(encoding="utf-8")):
