@@ -1,9 +1,8 @@
 """JSON on the judge loop's hot path: orjson first, the standard library where orjson says no.
 
 Every judge call decodes an input row and a reply and encodes a request body, a
-results record and a report entry. orjson does each in about a tenth of the time
-of `json` (a 2.4 KB results record: 2.4 µs against 20 µs on the benchmark machine);
-with `json` these took about a tenth of the CPU chatjudge spent per call.
+results record and a report entry. orjson does each many times faster than `json`,
+with which these were a good share of the CPU chatjudge spent per call.
 
 Reading accepts what `json` accepts: what orjson refuses (NaN and Infinity literals,
 lone surrogate escapes) is read again by `json`. One difference is left: an integer
@@ -33,8 +32,8 @@ from typing import Any
 
 import orjson
 
-# Keys that are not text (an int column name) take OPT_NON_STR_KEYS, which doubles the time
-# of every write (a 2.8 KB results record: 10 µs against 6): a write tries without it first.
+# Keys that are not text (an int column name) take OPT_NON_STR_KEYS, which slows every
+# write: a write tries without it first.
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 _ANY_KEYS = _OPTIONS | orjson.OPT_NON_STR_KEYS
 # The deepest nesting read from input files: orjson writes up to 254 levels, which leaves
@@ -77,7 +76,7 @@ def _by_json(
 # A run of 19 digits: a number orjson may have read as a float (an integer beyond 64 bits
 # has 19 at least). A short text is searched for it; in a line, every digit becomes 0 and
 # anything else a space, and 19 zeros are looked for: a regular expression tries a match
-# at every byte of it, ten times slower.
+# at every byte of it, far slower.
 _LONG_RUN = re.compile("[0-9]{19}")
 _DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG = b"0" * 19
@@ -113,7 +112,7 @@ def _deeper(data: str | bytes, value: Any, limit: int) -> bool:
     """Whether `value` nests more than `limit` lists and objects. A text with no more
     brackets than `limit` cannot: counting them settles a short text faster than a walk;
     a long one (a batch of OTLP spans, whose brackets are countless) is walked a level at
-    a time straight away, in about a quarter of the time orjson took to parse it."""
+    a time straight away, in less time than orjson took to parse it."""
     if len(data) <= 2 * limit or not isinstance(value, dict | list):
         return False
     if len(data) < _COUNTED and _brackets(data) <= limit:

@@ -142,7 +142,7 @@ def check_produced_output(
         return
     if produced.record.is_file():
         # Imported here: `run` checks its output with this module and never reads a
-        # produced row's record, whose models cost a small run 0.003 s (issue 29, item 8).
+        # produced row's record, whose models it need not build (issue 29, item 8).
         from chatjudge.formats.produced import ProducedInfo
 
         found = produced_differences(read_model(produced.record, ProducedInfo), made)

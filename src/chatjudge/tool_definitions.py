@@ -82,7 +82,7 @@ _MAX_CHECKED = 1024
 def _schema_problem(schema: Any) -> str | None:
     """Why `schema` is not a JSON Schema for a tool's arguments, or None. The rows of one
     dataset mostly repeat the same few definitions: each distinct schema is checked once
-    (a meta-schema check costs milliseconds, more than the rest of a row's work)."""
+    (a meta-schema check costs more than the rest of a row's work)."""
     if not isinstance(schema, dict):
         return f"expected an object, got {type(schema).__name__}"
     try:
@@ -104,9 +104,10 @@ _SUBSCHEMAS = frozenset(("items", "additionalProperties"))
 def _plainly_valid(schema: Any) -> bool:
     """Whether `schema` (an object, or a boolean below the top) is made only of the keywords
     most tool definitions are written with, each with a value draft 2020-12's meta-schema
-    accepts: such a schema is valid without asking `jsonschema`, whose import costs a tenth
-    of a second of CPU. Anything else (another keyword, a `$schema`, a value of another
-    kind) is for `jsonschema` to judge: this answers True only where it would."""
+    accepts: such a schema is valid without asking `jsonschema`, whose import weighs on a
+    small run (bench/README.md, "What each shortcut buys"). Anything else (another keyword,
+    a `$schema`, a value of another kind) is for `jsonschema` to judge: this answers True
+    only where it would."""
     if type(schema) is bool:
         return True
     if type(schema) is not dict:

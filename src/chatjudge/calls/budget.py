@@ -154,7 +154,7 @@ class Meter:
     """One model's attempts against the command's budget, at that model's price.
 
     Each attempt is admitted, not each call: a retried call pays for every attempt a
-    provider may bill. The byte bound is tried first (it costs microseconds); the model's
+    provider may bill. The byte bound is tried first (a few additions); the model's
     own tokenizer, where one is exact, only when the bound would not fit now, so counting
     costs nothing while the budget is far."""
 

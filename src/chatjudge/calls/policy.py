@@ -7,8 +7,8 @@ a 429 also pauses every worker of that judge until the provider's window passes
 Non-retryable faults and the retry cap end the call as failed, with its cause.
 
 tenacity is imported when a call first fails and aiolimiter only with a rate limit:
-a run that needs neither skips about 0.05 s of start-up CPU (aiolimiter reads
-package metadata to learn its own version).
+a run that needs neither skips loading them (aiolimiter reads package metadata to learn
+its own version).
 """
 
 from __future__ import annotations

@@ -43,21 +43,21 @@ def _options(
 ) -> None:
     """The options of `chatjudge` itself, before the command."""
     # Before any command imports numpy: OpenBLAS would start a thread per core, each with
-    # its buffers, for the summary's small matrices, which one thread computes alike (about
-    # 0.02 s of CPU a run on 2 cores, more on more). A value the user set is kept.
+    # its buffers, for the summary's small matrices, which one thread computes alike (the
+    # more cores, the more CPU spent for nothing). A value the user set is kept.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def main() -> None:
     """`chatjudge`, the process: what only a process of its own may set, then the command."""
     # pydantic looks for plugins as it builds its first model: a scan of every installed
-    # distribution's entry points (0.005 s of a small run's CPU, more the more packages
-    # are installed) for plugins that would only observe chatjudge's own validation. A
+    # distribution's entry points (the more packages installed, the longer) for plugins
+    # that would only observe chatjudge's own validation. A
     # value the user set is kept: pydantic's list of the plugins to leave out.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     # Before typer builds its flags' validators (loading pydantic) and the command's modules
     # load: the cyclic collector's default threshold would walk the start-up objects, which
-    # are never garbage, over a hundred times (0.04 s of a small run's CPU). The judge loop
+    # are never garbage, over a hundred times in a small run. The judge loop
     # then freezes them (`common.collect_less_often`).
     gc.set_threshold(10_000)
     app()

@@ -176,10 +176,10 @@ def collect_less_often() -> None:
     """Tune the cyclic garbage collector for the judge loop, in our own process only.
 
     With hundreds of calls in flight, the default gen-0 threshold (700 allocations) runs
-    a collection every few calls, and each one walks the requests still waiting: 30 us
-    of CPU per call at C=256, L=1 s, against 2 us with start-up objects frozen (modules,
-    models: never garbage) and a 10,000 threshold. Garbage without cycles is freed by
-    reference counting as before. `evaluate()` leaves the caller's collector alone.
+    a collection every few calls, and each one walks the requests still waiting: the more
+    calls in flight, the more CPU per call. With start-up objects frozen (modules, models:
+    never garbage) and a 10,000 threshold that cost all but goes. Garbage without cycles is
+    freed by reference counting as before. `evaluate()` leaves the caller's collector alone.
     """
     gc.freeze()
     gc.set_threshold(10_000)

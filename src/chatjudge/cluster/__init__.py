@@ -74,9 +74,9 @@ def _start_local(ray: Any) -> None:
 
 
 def _stop_local(ray: Any) -> None:
-    """Stop the cluster this process started, about 1.5 s sooner than Ray's exit hook,
-    which first sleeps 0.5 s and then gives the autoscaler's monitor (of no use to a
-    one-machine cluster) a second to honour SIGTERM before it kills it."""
+    """Stop the cluster this process started, sooner than Ray's exit hook, which first
+    sleeps and then gives the autoscaler's monitor (of no use to a one-machine cluster)
+    time to honour SIGTERM before it kills it."""
     node = getattr(getattr(ray, "_private", None), "worker", None)
     node = getattr(node, "_global_node", None)
     processes = getattr(node, "all_processes", {}) or {}

@@ -22,10 +22,8 @@ from chatjudge.secrets import mask
 from chatjudge.types import ModelRequest, Reply
 
 # After the first outcome of a round trip, how long `pull` waits for others to join it:
-# 3 ms of latency per call against fewer round trips. At C=100, L=0.2 s, 2 workers
-# (one run each, 2 shared cores): 0 ms: 1.1 calls per round trip, driver 0.38 ms and
-# workers 0.74 ms of Ray CPU per call, 0.95 of C/L; 2 ms: 4-5, 0.14, 0.34, 0.93;
-# 3 ms: 7-12, 0.06-0.10, 0.20-0.25, 0.94; 5 ms: 12-15, 0.06-0.08, 0.20-0.23, 0.92.
+# a little latency per call against fewer round trips, and so less of Ray's CPU per call
+# (bench/README.md, `ray_executor.py`, has the figures that chose it).
 LINGER = 0.003
 
 Outcome = tuple[int, Reply | Exception]  # a call's id (the driver's) and its reply or fault

@@ -1,7 +1,7 @@
 """The driver's end of one Ray worker: calls queued, sent in batches, outcomes pulled back.
 
-A Ray actor call costs the driver about half a millisecond of CPU (the task's
-submission, its reply), more than the rest of a judge call. So calls do not each become
+A Ray actor call costs the driver more CPU (the task's submission, its reply) than the
+rest of a judge call. So calls do not each become
 a task. One `pull` is kept open per worker: it returns every outcome finished meanwhile
 (after a few milliseconds' `LINGER`, so that they come in groups) and carries the calls
 made since the last one. Those answered by a pull make their next calls in the loop's

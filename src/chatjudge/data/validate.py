@@ -144,8 +144,7 @@ def _expected_readers() -> tuple[
     Callable[[Any], tuple[Any, str | None]],
 ]:
     """tool-trajectory's readers, loaded with the first row that has expected calls (a
-    judged run never loads them), once: an import statement in a function costs 1.5 µs
-    a row."""
+    judged run never loads them), once: not an import statement run on every row."""
     from chatjudge.expected_calls import read_checked_tools, read_expected_calls, read_match
 
     return read_expected_calls, read_match, read_checked_tools

@@ -12,8 +12,8 @@ Upgrade = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class Record(BaseModel):
-    # Built when first used, not on import: a run uses a few of these models (about 20 ms
-    # of a small run's CPU for those it does not; issue 29, item 8).
+    # Built when first used, not on import: a run uses a few of these models, and builds
+    # none of the others (issue 29, item 8).
     model_config = ConfigDict(extra="allow", defer_build=True)
 
 

@@ -79,7 +79,7 @@ def result_row(
     tool_calls: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A results line as `ResultRecord` writes it, built without validating (the hot path of
-    a run: about 14 µs an item saved). `verdict`: status, scores, error, consistent,
+    a run: one record an item). `verdict`: status, scores, error, consistent,
     agreement and, for panels, judge_scores; `simulation` and `tool_calls` are left out
     when None."""
     row = {

@@ -52,7 +52,7 @@ class Summary(Versioned):
     style_control: dict[str, Any] | None = None  # pairwise: coefficients behind *_controlled_*
     n_skipped: int = 0  # rows left out by --skip-invalid, listed in `skipped`
     # A default pydantic copies for each summary; `default_factory=list` had pydantic read
-    # list's signature, compiling the tokenizer's patterns (0.003 s of a small run's CPU).
+    # list's signature, compiling the tokenizer's patterns, on every run.
     skipped: list[dict[str, Any]] = []
     derived_tool_definitions: int = 0  # rows whose tool definitions were derived from calls
     unparsed_tool_arguments: int = 0  # tool calls whose arguments are not JSON, kept as written

@@ -3,8 +3,8 @@
 Each worker (`chatjudge.models.llama_worker`) loads the model once and answers one
 request at a time. Several workers use several cores better than one process with
 several threads: a small model's token-by-token decoding is bound by thread syncs,
-so two single-threaded workers generate about twice as fast as one two-threaded one,
-and evaluate prompts a little faster too (see bench/local_judge.py).
+so two single-threaded workers generate faster than one two-threaded one, and evaluate
+prompts a little faster too (bench/README.md, `local_judge.py`).
 
 Each worker keeps the KV cache of its last prompt, and llama.cpp reuses the longest
 shared prefix. A free worker therefore takes, among the waiting requests, the one that

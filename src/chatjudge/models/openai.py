@@ -1,10 +1,9 @@
 """OpenAI and every OpenAI-compatible server, over the chat-completions wire format.
 
-Spoken with aiohttp rather than the `openai` SDK: on a 2-core machine the SDK
-spends 3-7 ms of CPU per call against about 0.5 ms for aiohttp, and judging is a
-hot loop. Several base URLs make one model spread over replicas (a vLLM fleet
-with no load balancer): each call goes to the replica with the fewest calls in
-flight.
+Spoken with aiohttp rather than the `openai` SDK: the SDK spends several times the CPU
+per call that aiohttp does, and judging is a hot loop. Several base URLs make one model
+spread over replicas (a vLLM fleet with no load balancer): each call goes to the replica
+with the fewest calls in flight.
 
 A reply schema is sent as `response_format` in the first shape the server accepts,
 tried in order: OpenAI's `json_schema` (OpenAI, vLLM, SGLang, Ollama), `json_object`

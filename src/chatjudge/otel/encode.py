@@ -3,9 +3,9 @@ OpenTelemetry SDK's OTLP JSON file exporter (`opentelemetry-exporter-otlp-json-f
 writes for the same records (tests/otel holds the two equal; only the spelling of
 non-ASCII text differs: UTF-8 here, ASCII escapes there).
 
-Written here rather than through the SDK: its record objects and encoder cost about 46 µs
-a record on the 2-core machine (100,000 records: 4.6 s of CPU before a byte of the run is
-read), these dicts and orjson a tenth of that (bench/export_otlp.py).
+Written here rather than through the SDK: its record objects and encoder cost many times
+what these dicts and orjson do a record, and an export writes one per call
+(bench/README.md, `export_otlp.py`).
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ Signature = tuple[str, str | bytes]  # a call's tool, and its arguments' key
 
 def _signature(name: str, arguments: str) -> Signature:
     """A call's tool, and a key of its arguments equal exactly where their canonical texts
-    (`canonical_arguments`) are, in a tenth of the time: orjson's sorted JSON of them where
+    (`canonical_arguments`) are, and cheaper to make: orjson's sorted JSON of them where
     it writes what it read (it writes NaN and infinity as null), their text otherwise."""
     try:
         value = jsoncodec.loads(arguments, max_depth=jsoncodec.INPUT_DEPTH, exact_ints=True)

@@ -91,7 +91,7 @@ async def tool_turn(
         )
         if step == max_steps:
             break
-        if len(calls) == 1:  # the usual case: no task to gather (15 µs a step)
+        if len(calls) == 1:  # the usual case: no task to gather on every step
             found = [await answers.answer(calls[0])]
         else:
             found = await asyncio.gather(*(answers.answer(call) for call in calls))

@@ -29,8 +29,8 @@ from chatjudge.writing import replaced
 
 class _TemplateCache(FileSystemBytecodeCache):
     """jinja2's cache of compiled templates, in its private directory under the system's
-    temporary one: a page is then not compiled from source on every run (0.017 s of a
-    small run's CPU). A cache that cannot be written is left alone; the page is not."""
+    temporary one: a page is then not compiled from source on every run. A cache that
+    cannot be written is left alone; the page is not."""
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         with contextlib.suppress(OSError):

@@ -17,9 +17,10 @@ from chatjudge.calls import RunProgress
 from chatjudge.data import Item
 from chatjudge.formats.results import result_row
 from chatjudge.protocols.spec import Protocol
-from chatjudge.runner.aggregate import reduce_calls
+from chatjudge.runner.aggregate import CallOutcome, reduce_calls
 from chatjudge.runner.plan import ItemState
 from chatjudge.summarize.run import SummaryBuilder, count
+from chatjudge.verdicts import Verdict
 
 if TYPE_CHECKING:  # a deterministic protocol's scores: its module only with such a run
     from chatjudge.trajectories import Scored
@@ -118,23 +119,9 @@ def simulation_of(row: dict[str, Any]) -> dict[str, Any] | None:
 
 def scored_record(item: Item, judge: str, scored: Scored) -> dict[str, Any]:
     """The results record of an item a deterministic scorer scored (`judge`: its name): one
-    call with the scores, so that analyses read it as they read a judge's (its rationale is
-    the item's, written once)."""
-    call = {
-        "judge": judge,
-        "sample": 0,
-        "flipped": False,
-        "status": "ok",
-        "scores": scored.scores,
-        "label": None,
-        "rationale": {},
-        "raw": None,
-        "error": None,
-        "cached": False,
-        "input_tokens": None,
-        "output_tokens": None,
-        "latency": None,
-    }
+    call with the scores, written as a judge's call is, so that analyses read it as they read
+    a judge's (its rationale is the item's, written once)."""
+    call = CallOutcome(judge, sample=0, flipped=False, verdict=Verdict(scored.scores))
     verdict = dict(status="ok", scores=scored.scores, error=None, consistent=None, agreement=None)
     return result_row(
         id=item.id,
@@ -143,7 +130,7 @@ def scored_record(item: Item, judge: str, scored: Scored) -> dict[str, Any]:
         rationale=scored.rationale,
         raw=None,
         usage={"input_tokens": 0, "output_tokens": 0},
-        calls=[call],
+        calls=[call.to_dict()],
         fields={**item.fields, **item.data},
         simulation=simulation_of(item.data),
         tool_calls=scored.comparison,

@@ -97,11 +97,10 @@ def expit(x: np.ndarray | float) -> np.ndarray:
     """The logistic sigmoid 1 / (1 + exp(-x)), element-wise, bit for bit what
     `scipy.special.expit` returns (the same formula on the C library's exp).
 
-    Importing `scipy.special` costs about 0.24 s of CPU and 28 MB (scipy's array-API layer
-    and `numpy.f2py` with it), more than a small run's whole summary, so up to
-    `_SMALL_EXPIT` elements the formula is computed here, with `math.exp`; larger arrays go
-    to scipy's ufunc, where the loop would cost more than the import (style control over
-    200 items takes the same CPU either way, over 300 items 0.1 s more here). Not `np.exp`:
+    Importing `scipy.special` (scipy's array-API layer and `numpy.f2py` with it) costs
+    more CPU and memory than a small run's whole summary, so up to `_SMALL_EXPIT` elements
+    the formula is computed here, with `math.exp`; larger arrays go to scipy's ufunc, where
+    the loop would cost more than the import (bench/README.md has the crossover). Not `np.exp`:
     its SIMD loops differ from the C library's exp by an ulp on about 2% of values, which
     would change summaries' digits.
     """

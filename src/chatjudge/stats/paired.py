@@ -291,7 +291,7 @@ def _expanded_percentile(
 
 def _expanded_tail(g: int, level: float) -> float:
     """The lower percentile (as a probability) of Hesterberg's interval with `g` units."""
-    from scipy import special  # t quantiles; scipy.special takes 0.24 s to load
+    from scipy import special  # t quantiles; scipy.special is slow to load
 
     tail = float(special.stdtrit(g - 1, (1 - level) / 2)) * math.sqrt(g / (g - 1))
     # the tail probability itself, not 1 - 2 x it: with 2 units it is 1e-72, and the

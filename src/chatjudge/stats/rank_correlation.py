@@ -4,9 +4,8 @@ Estimates and p-values are scipy's. For the bootstrap, a resample is a count of 
 often each distinct (judge, human) pair was drawn, and both coefficients are computed
 from those counts for all resamples at once: Spearman as the count-weighted Pearson
 correlation of average ranks, Kendall's tau-b from the count-weighted sum of pair
-signs. Scores on a scale have few distinct pairs, so this costs milliseconds where a
-scipy call per resample costs seconds; time and memory grow with the square of the
-number of distinct pairs.
+signs. Scores on a scale have few distinct pairs, so this is far cheaper than a scipy
+call per resample; time and memory grow with the square of the number of distinct pairs.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ battle it played (its rating then bounded only by the ridge, in every resample t
 no interval, and `too_few` says why (the anchor's 1000 is exact: it keeps its interval).
 
 The likelihood is maximised by Newton's method (iteratively reweighted least
-squares) run on every bootstrap resample at once: scipy's general minimisers cost
-milliseconds per fit here, seconds for 1,000 resamples, for a problem that is tiny
-and strictly concave. The tests check the fit against `scipy.optimize.minimize`.
+squares) run on every bootstrap resample at once: scipy's general minimisers, one fit
+per resample, are far slower for a problem that is tiny and strictly concave. The tests
+check the fit against `scipy.optimize.minimize`.
 """
 
 from __future__ import annotations

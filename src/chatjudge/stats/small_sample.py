@@ -108,7 +108,7 @@ def sign_test(up: int, down: int) -> tuple[float, float]:
     """
     if up < 0 or down < 0:
         raise ValueError(f"counts must be >= 0, got {up} and {down}")
-    from scipy import special  # binomial tails; scipy.special takes 0.24 s to load
+    from scipy import special  # binomial tails; scipy.special is slow to load
 
     n = up + down
     return (

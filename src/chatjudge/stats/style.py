@@ -11,11 +11,11 @@ the controlled rate is sigmoid(intercept), the rate read at equal length (and st
 A feature that is constant in the data (no markdown at all, say) is dropped instead of
 making the fit singular. The 95% interval is a percentile bootstrap over items, the
 resampling unit of the raw rate, with `N_RESAMPLES` resamples fitted together
-(`chatjudge.stats.logistic`: about a second per 1,000 items on 2 shared cores). Past
+(`chatjudge.stats.logistic`), a cost that grows with the items. Past
 `MAX_BOOTSTRAP_ITEMS` items the interval is the normal one from the sandwich (robust)
 standard error of the intercept, items again independent: at that size the two agree
 (`bench/bias_calibration.py` compares them at 2,000 items: width ratio 1.00) and the
-bootstrap would cost more CPU per item than judging it (1.6 s at 5,000 items).
+bootstrap would cost more CPU per item than judging it (bench/README.md).
 
 Length is counted in approximate tokens, characters / 4 (no judge reports its tokenizer
 to the summary); the normalized difference does not depend on that scale, only on the

@@ -51,7 +51,8 @@ def _fields(spec: MetricSpec) -> _Fields:
 
 
 def _parts(scores: dict[str, Any], fields: _Fields) -> tuple[float, float]:
-    source, equals, offset, scale, denominator = fields  # a tuple: cheaper than 5 arguments
+    # one tuple, not 5 arguments: called per metric per item
+    source, equals, offset, scale, denominator = fields
     value = scores[source]
     if equals is not None:
         return (1.0 if value == equals else 0.0), 1.0
@@ -294,8 +295,8 @@ _Plan = list[tuple[_Fields, Callable[[float], None], Callable[[float], None] | N
 
 
 def _plan(protocol: Protocol, columns: dict[str, array[float]]) -> _Plan:
-    """How `_add` fills `columns`, read once: a metric's fields are pydantic attributes (80 ns
-    each, five a metric an item: 0.3 s of a 100,000-item run)."""
+    """How `_add` fills `columns`, read once: a metric's fields are pydantic attributes,
+    slow to read, and five a metric would be read for every item."""
     return [
         (
             _fields(spec),

@@ -50,7 +50,7 @@ from chatjudge.expected_calls import ExpectedCall, MatchMode
 from chatjudge.trajectories.steps import Call, exact_by_steps, in_order_by_steps
 
 
-@dataclass(slots=True)  # not frozen: made per row, and frozen costs 0.4 µs a time
+@dataclass(slots=True)  # not frozen: made per row, where frozen slows every __init__
 class Pairing:
     match: bool
     pairs: list[tuple[int, int]]  # (expected index, actual index), by expected index
@@ -178,10 +178,10 @@ Solver = Callable[..., tuple[Any, Any]]
 @functools.cache
 def linear_sum_assignment() -> Solver:
     """scipy's `linear_sum_assignment`, loaded with the first row that needs it. Importing
-    `scipy.optimize` loads most of scipy (linear algebra, sparse matrices, the optimizers):
-    0.4 s of CPU, a twentieth of `run -p tool-trajectory` on 100,000 rows, for one solver
-    that is a C extension of its own (`scipy.optimize._lsap`, needing numpy only). That
-    extension is loaded alone where scipy keeps it; where it is not there (another scipy),
+    `scipy.optimize` loads most of scipy (linear algebra, sparse matrices, the optimizers),
+    a noticeable share of even a large `run -p tool-trajectory`, for one solver that is a
+    C extension of its own (`scipy.optimize._lsap`, needing numpy only). That extension is
+    loaded alone where scipy keeps it; where it is not there (another scipy),
     through `scipy.optimize`: the same function either way."""
     path = _solver_file()
     spec = importlib.util.spec_from_file_location(_SOLVER, path) if path else None
