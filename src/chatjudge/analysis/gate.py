@@ -36,6 +36,7 @@ from chatjudge.analysis.gate_decision import (
     gate_difference,
 )
 from chatjudge.analysis.gate_pairing import pair, same_baseline
+from chatjudge.analysis.gate_provenance import mismatches, record
 from chatjudge.analysis.gate_small import (
     check_defined,
     small_ratio_pairs,
@@ -56,7 +57,7 @@ from chatjudge.formats.io import read_model, write_json
 from chatjudge.options import GateSettings
 from chatjudge.outputs import check_file_output
 from chatjudge.protocols import Protocol
-from chatjudge.rundir import GATE, read_run_info, run_differences
+from chatjudge.rundir import GATE, read_run_info
 from chatjudge.stats.paired import Difference
 from chatjudge.stats.small_sample import guarded_interval
 
@@ -96,9 +97,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
     found: list[str] = []
     if base_dir is not None:
         # Two assistants' runs hold different data; only their length may differ.
-        found = run_differences(
-            read_run_info(base_dir), cand_info, data=False, ignore=frozenset({"limit"})
-        )
+        found = mismatches(read_run_info(base_dir), cand_info)
         if found and not s.allow_mismatch:
             raise UsageError(
                 "the runs differ in what changes results; gate runs judged alike "
@@ -170,6 +169,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
         result.calibrated = {k: CalibratedMetric(**v) for k, v in figures.items()}
         for notice in notices:
             warnings.warn(notice, ChatJudgeWarning, 3)
+    record(result)
     result.looks = earlier_looks(target, result)
     target.parent.mkdir(parents=True, exist_ok=True)
     write_json(target, result)

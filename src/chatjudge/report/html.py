@@ -31,6 +31,7 @@ from chatjudge.report.format import (
 )
 from chatjudge.report.load import ResultStats, read_summary, slim_item, whole_item
 from chatjudge.report.page import render_page
+from chatjudge.report.provenance import fingerprint, served_lines
 from chatjudge.report.sections import build_sections
 from chatjudge.report.terminal import cost_rows
 from chatjudge.rundir import REPORT, iter_results
@@ -185,6 +186,8 @@ def _write_page(
         "metrics": _metric_cards(summary.get("metrics") or {}),
         "simulation": _metric_cards(summary.get("simulation") or {}),
         "counts": _counts(summary, "Scored" if scorer else "Judged"),
+        "evaluator": fingerprint(summary),
+        "served": served_lines(summary),
         "usage": [] if scorer else _usage(summary),  # a judge-free run sends nothing
         "sections": build_sections(summary, stats, path.parent, judged=scorer is None),
         "config": json_for_script(config),

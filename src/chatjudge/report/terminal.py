@@ -16,6 +16,7 @@ from chatjudge.report.format import (
     format_value,
     metric_label,
 )
+from chatjudge.report.provenance import fingerprint, served_lines
 from chatjudge.report.sections import AGREEMENT_KEY
 
 if TYPE_CHECKING:
@@ -90,6 +91,10 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table.add_row("items", format_count(summary.get("n_items")), "", "")
     table.add_row("judged", format_count(summary.get("n_ok")), "", "")
     table.add_row("failed", format_count(n_failed), "", "", style="red" if n_failed else None)
+    table.add_row("evaluator", fingerprint(summary)[0], "", "")
+    for line, varies in served_lines(summary):
+        if varies:  # a change behind the same name, within this run
+            table.add_row(escape(f"served, varies: {line}"), "", "", "", style="yellow")
     _add_cost(table, summary)
     return table
 

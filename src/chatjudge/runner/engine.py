@@ -32,6 +32,7 @@ from chatjudge.data.shard import fingerprint, of, share
 from chatjudge.errors import FatalModelError, ModelError
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.io import write_json
+from chatjudge.formats.provenance import Evaluator
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -43,6 +44,7 @@ from chatjudge.runner.fold import Folder, OnItem, scored_record
 from chatjudge.runner.plan import Call, JudgeLane, Planner, parse
 from chatjudge.summarize.run import SummaryBuilder
 from chatjudge.sync import run_sync
+from chatjudge.verdicts.evaluator import evaluator
 from chatjudge.writing import open_write
 
 if TYPE_CHECKING:
@@ -107,6 +109,7 @@ class Engine:
             derived_tool_definitions=self.validation.derived_tool_definitions,
             unparsed_tool_arguments=self.validation.unparsed_tool_arguments,
         )
+        built.evaluator, built.served = self.evaluator(), session.served()
         written = write_json(self.out_dir / SUMMARY, built, only_set=True)
         session.check_budget(stopped, folder.finished, self.n_rows, "item(s)", written)
         return RunOutcome(self.out_dir, written, cost)
@@ -160,6 +163,7 @@ class Engine:
             derived_tool_definitions=self.validation.derived_tool_definitions,
             unparsed_tool_arguments=self.validation.unparsed_tool_arguments,
         )
+        built.evaluator = self.evaluator()
         written = write_json(self.out_dir / SUMMARY, built, only_set=True)
         return RunOutcome(self.out_dir, written, cost)
 
@@ -236,7 +240,12 @@ class Engine:
             n_rows=self.n_rows,
             chatjudge_version=__version__,
             data_sha256=self._data_sha256(),
+            evaluator=self.evaluator(),
         )
+
+    def evaluator(self) -> Evaluator:
+        """Who judges this run: the evaluator fingerprint and its parts."""
+        return evaluator(self.protocol, [m.identity() for m in self.models], self.config)
 
     def _data_sha256(self) -> str:
         """The data's fingerprint, read once (the run's set-up and its start both ask)."""

@@ -1,0 +1,73 @@
+"""Who judged, as the report and the terminal show it: the evaluator fingerprint (12
+characters; "—" for a run older than it) and what the providers reported serving each
+judge's replies with, flagged where it varies within a run or between two."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from chatjudge.formats.analyses import Gate
+from chatjudge.formats.provenance import UNKNOWN, Evaluator, Served, short
+
+
+def fingerprint(summary: Mapping[str, Any]) -> tuple[str, str]:
+    """The evaluator fingerprint, short and whole ("—" twice for an older run)."""
+    found = summary.get("evaluator")
+    if not found:
+        return UNKNOWN, UNKNOWN
+    evaluator = Evaluator.model_validate(found)
+    return evaluator.short, evaluator.fingerprint
+
+
+def served_lines(summary: Mapping[str, Any]) -> list[tuple[str, bool]]:
+    """Per judge, what its provider reported serving it with, and whether that varies."""
+    lines = []
+    for judge, found in (summary.get("served") or {}).items():
+        served = Served.model_validate(found)
+        lines.append((f"{judge}: {served_text(served)}", served.varies()))
+    return lines
+
+
+def served_text(served: Served) -> str:
+    """`gpt-4o-2024-08-06 ×120; system fingerprints fp_a ×100, fp_b ×20`."""
+    parts = [_counts(served.models) or "no model reported"]
+    if served.system_fingerprints:
+        parts.append("system fingerprints " + _counts(served.system_fingerprints))
+    if served.unreported and served.models:
+        parts.append(f"{served.unreported:,} unreported")
+    return "; ".join(parts)
+
+
+def served_between(sides: Mapping[str, Mapping[str, Served]]) -> list[str]:
+    """Judges whose providers reported other models or system fingerprints on one side than
+    on the other (two runs a gate compares): a change behind the same name."""
+    if len(sides) != 2:
+        return []
+    (a_role, a), (b_role, b) = sides.items()
+    found = []
+    for judge in sorted(a.keys() & b.keys()):
+        x, y = a[judge], b[judge]
+        if set(x.models) != set(y.models) or set(x.system_fingerprints) != set(
+            y.system_fingerprints
+        ):
+            found.append(
+                f"{judge} was served as {served_text(x)} in the {a_role}, as "
+                f"{served_text(y)} in the {b_role}"
+            )
+    return found
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{name} ×{n:,}" for name, n in counts.items())
+
+
+def gate_lines(gate: Gate) -> list[str]:
+    """Each side's evaluator fingerprint, and a provider's report that changed between them."""
+    if not gate.evaluators:
+        return []
+    shown = ", ".join(f"{role} {short(e)}" for role, e in gate.evaluators.items())
+    lines = [f"Evaluator fingerprints: {shown}."]
+    for change in served_between(gate.served):
+        lines.append(f"The provider reported another model or system behind one name: {change}.")
+    return lines
