@@ -36,7 +36,7 @@ from chatjudge.analysis.gate_decision import (
     gate_difference,
 )
 from chatjudge.analysis.gate_pairing import pair, same_baseline
-from chatjudge.analysis.gate_provenance import mismatches, record
+from chatjudge.analysis.gate_provenance import judge_check, mismatches, record
 from chatjudge.analysis.gate_small import (
     check_defined,
     small_ratio_pairs,
@@ -105,6 +105,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
             )
         for line in found:
             warnings.warn(f"runs differ: {line} (--allow-mismatch)", ChatJudgeWarning, 3)
+    check = judge_check(base_dir, cand_dir, s) if base_dir is not None else None
     proto = resolve_protocol(cand_info, s.protocol)
     if base_dir is None and proto.kind != "pairwise":
         raise UsageError(
@@ -170,6 +171,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
         for notice in notices:
             warnings.warn(notice, ChatJudgeWarning, 3)
     record(result)
+    result.judge_check = check
     result.looks = earlier_looks(target, result)
     target.parent.mkdir(parents=True, exist_ok=True)
     write_json(target, result)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from chatjudge.formats.base import Metric, Record, Versioned
-from chatjudge.formats.provenance import Evaluator, Served
+from chatjudge.formats.provenance import Evaluator, GateJudgeCheck, Served
 
 
 class CalibratedMetric(Record):
@@ -167,6 +167,8 @@ class Gate(Versioned):
     # and what the providers reported serving its judges with (absent where unknown).
     evaluators: dict[str, Evaluator | None] = Field(default_factory=dict)
     served: dict[str, dict[str, Served]] = Field(default_factory=dict)
+    # Both runs judged the same check file: did the judge change between them?
+    judge_check: GateJudgeCheck | None = None
 
 
 class Agreement(Versioned):

@@ -61,3 +61,30 @@ def sum_served(parts: Iterable[dict[str, Served] | None]) -> dict[str, Served] |
 
 def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return {k: a.get(k, 0) + b.get(k, 0) for k in sorted(a.keys() | b.keys())}
+
+
+class JudgeCheck(Record):
+    """`summary.json`'s `judge_check`: the run's judges on a fixed check set (`run
+    --judge-check FILE`), each item asked `samples` times, beside the data."""
+
+    file: str  # the check file's name
+    file_sha256: str  # the SHA-256 of its bytes: two runs' checks pair only on the same file
+    n: int  # check items with a verdict
+    samples: int  # times each item was asked (`--judge-check-samples`)
+    agreement: float | None  # share of verdicts equal to the reference label
+    ci95: list[float] | None  # for the mean over items (betting interval, valid at every n)
+    disagreement: float | None  # within-run: share of an item's pairs of verdicts that differ
+    cost_usd: float | None  # what the check's calls cost (apart from the data's)
+
+
+class GateJudgeCheck(Record):
+    """`gate.json`'s `judge_check`: whether the judge's verdicts on the check items both
+    runs were judged with changed beyond its within-run disagreement."""
+
+    file_sha256: str
+    n_items: int  # check items with verdicts in both runs
+    level: float  # `--judge-check-level`, split over the components (Bonferroni)
+    p_values: dict[str, float]  # per verdict component
+    changed: bool
+    allowed: bool  # changed, and gated anyway (`--allow-judge-change`)
+    agreement: dict[str, float | None]  # per role: the check's agreement with the reference

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from chatjudge.formats.base import Metric, Record, Versioned
 from chatjudge.formats.cost import Cost
-from chatjudge.formats.provenance import Evaluator, Served
+from chatjudge.formats.provenance import Evaluator, JudgeCheck, Served
 
 
 class PassKRecord(Record):
@@ -67,3 +67,4 @@ class Summary(Versioned):
     # Per judge: the model and system fingerprint its provider reported, counted over the
     # replies the results used (absent: an older run, or a judge-free protocol).
     served: dict[str, Served] | None = None
+    judge_check: JudgeCheck | None = None  # `run --judge-check FILE`

@@ -31,7 +31,7 @@ from chatjudge.report.format import (
 )
 from chatjudge.report.load import ResultStats, read_summary, slim_item, whole_item
 from chatjudge.report.page import render_page
-from chatjudge.report.provenance import fingerprint, served_lines
+from chatjudge.report.provenance import check_line, fingerprint, served_lines
 from chatjudge.report.sections import build_sections
 from chatjudge.report.terminal import cost_rows
 from chatjudge.rundir import REPORT, iter_results
@@ -188,6 +188,7 @@ def _write_page(
         "counts": _counts(summary, "Scored" if scorer else "Judged"),
         "evaluator": fingerprint(summary),
         "served": served_lines(summary),
+        "judge_check": check_line(summary),
         "usage": [] if scorer else _usage(summary),  # a judge-free run sends nothing
         "sections": build_sections(summary, stats, path.parent, judged=scorer is None),
         "config": json_for_script(config),

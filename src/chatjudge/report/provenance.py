@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatjudge.formats.analyses import Gate
-from chatjudge.formats.provenance import UNKNOWN, Evaluator, Served, short
+from chatjudge.formats.provenance import UNKNOWN, Evaluator, JudgeCheck, Served, short
 
 
 def fingerprint(summary: Mapping[str, Any]) -> tuple[str, str]:
@@ -70,4 +70,37 @@ def gate_lines(gate: Gate) -> list[str]:
     lines = [f"Evaluator fingerprints: {shown}."]
     for change in served_between(gate.served):
         lines.append(f"The provider reported another model or system behind one name: {change}.")
+    check = gate.judge_check
+    if check is not None:
+        agreement = " → ".join(_share(a) for a in check.agreement.values())
+        tests = ", ".join(f"{c} p = {p:.4f}" for c, p in check.p_values.items())
+        verdict = (
+            "the judge changed (gated anyway: --allow-judge-change)"
+            if check.changed
+            else "no change of the judge beyond its own noise"
+        )
+        lines.append(
+            f"Judge check on {check.n_items} items: agreement {agreement}; {tests} (level "
+            f"{check.level:g}, Bonferroni): {verdict}."
+        )
     return lines
+
+
+def check_line(summary: Mapping[str, Any]) -> str | None:
+    """The run's judge check in a sentence (None: the run had none)."""
+    found = summary.get("judge_check")
+    if not found:
+        return None
+    check = JudgeCheck.model_validate(found)
+    ci = f" [{check.ci95[0]:.2f}, {check.ci95[1]:.2f}]" if check.ci95 else ""
+    cost = "unknown" if check.cost_usd is None else f"${check.cost_usd:,.4f}"
+    noise = _share(check.disagreement)
+    return (
+        f"Judge check ({check.file}, sha256 {check.file_sha256[:12]}): agreement with the "
+        f"reference {_share(check.agreement)}{ci} on {check.n} items × {check.samples}; "
+        f"the judge's disagreement with itself {noise}; cost {cost}, apart from the data's."
+    )
+
+
+def _share(value: float | None) -> str:
+    return UNKNOWN if value is None else f"{value:.2f}"

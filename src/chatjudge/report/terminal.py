@@ -92,6 +92,13 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table.add_row("judged", format_count(summary.get("n_ok")), "", "")
     table.add_row("failed", format_count(n_failed), "", "", style="red" if n_failed else None)
     table.add_row("evaluator", fingerprint(summary)[0], "", "")
+    check = summary.get("judge_check")
+    if check:  # its own calls, its own cost: apart from the data's
+        ci = check.get("ci95")
+        table.add_row("judge check agreement", format_value("agreement", check.get("agreement")),
+                      f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "", format_count(check.get("n")))  # fmt: skip
+        cost = check.get("cost_usd")
+        table.add_row("judge check cost", "unknown" if cost is None else f"${cost:,.4f}", "", "")
     for line, varies in served_lines(summary):
         if varies:  # a change behind the same name, within this run
             table.add_row(escape(f"served, varies: {line}"), "", "", "", style="yellow")
