@@ -95,8 +95,12 @@ def summary_table(summary: dict[str, Any]) -> Table:
     check = summary.get("judge_check")
     if check:  # its own calls, its own cost: apart from the data's
         ci = check.get("ci95")
-        table.add_row("judge check agreement", format_value("agreement", check.get("agreement")),
-                      f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "", format_count(check.get("n")))  # fmt: skip
+        table.add_row(
+            "judge check agreement",
+            format_value("agreement", check.get("agreement")),
+            f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "",
+            format_count(check.get("n")),
+        )
         cost = check.get("cost_usd")
         table.add_row("judge check cost", "unknown" if cost is None else f"${cost:,.4f}", "", "")
     for line, varies in served_lines(summary):
