@@ -102,9 +102,12 @@ def with_instruction(messages: list[Message], instruction: str) -> list[Message]
 @dataclass(slots=True)
 class Reply:
     """A model's raw reply text, the tools it calls, and the tokens it cost, when the
-    provider reported them."""
+    provider reported them; `served_model` and `system_fingerprint`: what the provider said
+    served it (the only sign of a change behind a model's name)."""
 
     text: str
     input_tokens: int | None = None
     output_tokens: int | None = None
     tool_calls: tuple[ToolUse, ...] = ()
+    served_model: str | None = None
+    system_fingerprint: str | None = None

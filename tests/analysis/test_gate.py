@@ -21,7 +21,7 @@ from chatjudge.errors import ChatJudgeWarning, UsageError
 from chatjudge.formats.analyses import Gate, GateDifference, GateLook, GateSlice
 from chatjudge.formats.io import read_model
 from chatjudge.report.gate_text import markdown
-from chatjudge.rundir import GATE
+from chatjudge.rundir import GATE, RunDir
 from chatjudge.stats.paired import paired_difference
 from tests.support.cli import run_cli
 
@@ -272,7 +272,12 @@ def test_allow_mismatch_gates_and_records_what_differs(tmp_path: Path) -> None:
     other = judged(rows, tmp_path / "j", other_marker_judge)
     with pytest.warns(ChatJudgeWarning, match="runs differ: judges"):
         g = chatjudge.gate(other, base, allow_mismatch=True, report=False)
-    assert g.mismatches == ["judges: python/marker_judge vs python/other_marker_judge"]
+    assert g.mismatches[0] == "judges: python/marker_judge vs python/other_marker_judge"
+    fingerprints = [RunDir(d).info.evaluator for d in (base, other)]
+    assert None not in fingerprints and len(g.mismatches) == 2  # and the fingerprints
+    assert g.mismatches[1] == "evaluator fingerprint: {} vs {}".format(
+        *(f.fingerprint[:12] for f in fingerprints if f is not None)
+    )
     assert read_model(other / GATE, Gate).mismatches == g.mismatches
 
 

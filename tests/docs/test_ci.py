@@ -74,6 +74,11 @@ def test_the_workflow_steps_run_and_gate(tmp_path: Path) -> None:
     # a margin of 0.05 (docs/statistics.md, "Small samples").
     (evals / "baseline.jsonl").write_text(data, encoding="utf-8")
     (evals / "candidate.jsonl").write_text(data, encoding="utf-8")
+    m = 10  # the judge check: 3 calls per item in each run, beside the rows
+    check = [{**r, "id": f"check-{r['id']}", "label": 2} for r in rows(m)]
+    (evals / "judge_check.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in check), encoding="utf-8"
+    )
     summary = tmp_path / "step-summary.md"
     with StubServer() as stub:
         env = {
@@ -90,10 +95,11 @@ def test_the_workflow_steps_run_and_gate(tmp_path: Path) -> None:
             done = bash(step["run"], tmp_path, env)
             assert done.returncode == 0, (step["name"], done.stdout, done.stderr)
             sent.append(stub.stats.requests)
-        assert sent[0] == n and sent[1] == 2 * n  # each run judged its rows once
+        # each run judged its rows once, and the check's items 3 times each
+        assert sent[0] == n + 3 * m and sent[1] == 2 * (n + 3 * m)
         # A second job with the baseline restored from the cache sends nothing for it.
         done = bash(run_steps[1]["run"], tmp_path, env)
-        assert done.returncode == 0 and stub.stats.requests == 2 * n
+        assert done.returncode == 0 and stub.stats.requests == 2 * (n + 3 * m)
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("### chatjudge gate: ✅ pass")
     assert "| +0.0000 | [-0.0488, +0.0488] | 0.05 (not-worse) | pass |" in text
@@ -102,6 +108,8 @@ def test_the_workflow_steps_run_and_gate(tmp_path: Path) -> None:
     assert (tmp_path / "runs" / "candidate" / "gate.json").is_file()
     report = (tmp_path / "runs" / "candidate" / "report.html").read_text(encoding="utf-8")
     assert 'data-section="gate"' in report
+    gate = json.loads((tmp_path / "runs" / "candidate" / "gate.json").read_text("utf-8"))
+    assert gate["judge_check"]["n_items"] == m and not gate["judge_check"]["changed"]
 
     # The pytest example, on the run directories the workflow made.
     tests = tmp_path / "tests"

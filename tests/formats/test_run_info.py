@@ -20,10 +20,11 @@ def test_a_run_json_of_chatjudge_0_1_is_upgraded_on_read(run: str) -> None:
     assert "format" not in written  # version 0
     info = RunDir(OLD / run).info
     assert info.format == 1
-    newer = {"format", "chatjudge_version", "data_sha256", "protocol_sha256"}
+    newer = {"format", "chatjudge_version", "data_sha256", "protocol_sha256", "evaluator"}
     assert info.model_dump(exclude=newer) == written
     assert info.data_sha256 is None  # 0.1 had no fingerprint
     assert info.protocol_sha256 is None  # nor a protocol's hash: unknown, never refused
+    assert info.evaluator is None  # nor an evaluator fingerprint: "—", never a change
 
 
 def test_a_run_json_of_a_newer_version_is_refused(tmp_path: Path) -> None:

@@ -56,6 +56,8 @@ NOT_FINGERPRINTED = {
     "max_cost_usd": 10.0,
     "timeout": 5.0,
     "local_workers": 2,
+    "judge_check": Path("check.jsonl"),  # the check's verdicts are beside the data's
+    "judge_check_samples": 5,
 }
 FINGERPRINTED = {  # option -> (a non-default value, its fingerprint key and value)
     "samples": (3, "samples", 3),
@@ -346,6 +348,8 @@ def test_flags_given_on_the_cli_reach_the_run(tmp_path: Path) -> None:
         "overwrite": True,
         "skip_invalid": True,
         "shard": "0/1",
+        "judge_check": None,
+        "judge_check_samples": 3,
         "temperature": 0.5,
         "max_tokens": 256,
         "seed": 3,

@@ -30,8 +30,10 @@ def test_migrations_give_the_documented_schema(tmp_path: Path) -> None:
         ("latency", "REAL", 0),
         ("created", "REAL", 0),
         ("tool_calls", "TEXT", 0),
+        ("served_model", "TEXT", 0),
+        ("system_fingerprint", "TEXT", 0),
     ]
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     assert [(r[1], r[2]) for r in db.execute("PRAGMA table_info(meta)")] == [
         ("name", "TEXT"),
         ("value", "TEXT"),

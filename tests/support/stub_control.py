@@ -80,6 +80,12 @@ class StubConfig(BaseModel):
         "`call_0` in every step (`same`), none (`none`), or two parallel calls under one id "
         "(`shared`), as some servers write them",
     )
+    served_model: str | None = Field(
+        None, description="the model name valid replies report (None: the request's)"
+    )
+    system_fingerprint: str | None = Field(
+        None, description="the `system_fingerprint` valid replies report (None: none)"
+    )
     completion_tokens: int | None = Field(
         None,
         ge=1,

@@ -73,6 +73,7 @@ def _completion(
     serial: int,
     completion_tokens: int | None = None,
     tool_calls: list[dict[str, Any]] | None = None,
+    config: StubConfig | None = None,
 ) -> web.Response:
     prompt_chars = sum(len(text_of(m.get("content"))) for m in messages if isinstance(m, dict))
     prompt_tokens = max(1, prompt_chars // 4)
@@ -82,7 +83,8 @@ def _completion(
             "id": f"chatcmpl-stub{serial}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model") or "stub",
+            "model": (config and config.served_model) or body.get("model") or "stub",
+            **({"system_fingerprint": config.system_fingerprint} if config else {}),
             "choices": [
                 {
                     "index": 0,
@@ -387,7 +389,9 @@ class StubServer:
                 return _completion(body, messages, "", "tool_calls", self._serial, tool_calls=calls)
         stats.replies += 1
         stats.answers[key] = stats.answers.get(key, 0) + 1
-        return _completion(body, messages, content, "stop", self._serial, config.completion_tokens)
+        return _completion(
+            body, messages, content, "stop", self._serial, config.completion_tokens, config=config
+        )
 
     async def _delay(self, config: StubConfig) -> None:
         delay = config.latency + (config.jitter * random.random() if config.jitter else 0.0)

@@ -104,6 +104,9 @@ def compare_runs(
         control=control,
         controlled_ratings=[r.to_dict() for r in controlled.ratings] if controlled else None,
         style_coefficients=controlled.coefficients if controlled else None,
+        evaluators={
+            name: s.evaluator.fingerprint if s.evaluator else None for name, s in summaries.items()
+        },
     )
     return comparison.model_dump(mode="json")
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
+from chatjudge.formats.provenance import SHORT, UNKNOWN
 from chatjudge.stats.intervals import TOO_FEW
 
 
@@ -49,6 +50,16 @@ def control_note(result: dict[str, Any]) -> str | None:
         f"the responses' {control} differences held equal; coefficients per SD: "
         f"{coefficients or 'none (constant)'}"
     )
+
+
+def evaluator_note(result: dict[str, Any]) -> str:
+    """Each run's evaluator fingerprint (12 characters, "—" for an older run), and whether
+    the runs were judged differently (runs without one are never counted as changed)."""
+    evaluators: dict[str, str | None] = result.get("evaluators") or {}
+    shown = ", ".join(f"{name} {(fp or UNKNOWN)[:SHORT]}" for name, fp in evaluators.items())
+    known = {fp for fp in evaluators.values() if fp is not None}
+    differ = " (judged differently: compare with care)" if len(known) > 1 else ""
+    return f"evaluator fingerprints: {shown}{differ}"
 
 
 def _rating_ci(ci: list[float] | None, too_few: str | None = None) -> str:

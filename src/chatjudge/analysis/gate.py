@@ -36,6 +36,7 @@ from chatjudge.analysis.gate_decision import (
     gate_difference,
 )
 from chatjudge.analysis.gate_pairing import pair, same_baseline
+from chatjudge.analysis.gate_provenance import judge_check, mismatches, record
 from chatjudge.analysis.gate_small import (
     check_defined,
     small_ratio_pairs,
@@ -55,7 +56,7 @@ from chatjudge.formats.io import read_model, write_json
 from chatjudge.options import GateSettings
 from chatjudge.outputs import check_file_output
 from chatjudge.protocols import Protocol
-from chatjudge.rundir import GATE, RunDir, run_differences
+from chatjudge.rundir import GATE, RunDir
 from chatjudge.stats.paired import Difference
 from chatjudge.stats.small_sample import guarded_interval
 
@@ -96,9 +97,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
     found: list[str] = []
     if base_dir is not None:
         # Two assistants' runs hold different data; only their length may differ.
-        found = run_differences(
-            RunDir(base_dir).info, cand_info, data=False, ignore=frozenset({"limit"})
-        )
+        found = mismatches(RunDir(base_dir).info, cand_info)
         if found and not s.allow_mismatch:
             raise UsageError(
                 "the runs differ in what changes results; gate runs judged alike "
@@ -106,6 +105,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
             )
         for line in found:
             warnings.warn(f"runs differ: {line} (--allow-mismatch)", ChatJudgeWarning, 3)
+    check = judge_check(base_dir, cand_dir, s) if base_dir is not None else None
     proto = cand_run.protocol(s.protocol)
     if base_dir is None and proto.kind != "pairwise":
         raise UsageError(
@@ -170,6 +170,8 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
         result.calibrated = {k: CalibratedMetric(**v) for k, v in figures.items()}
         for notice in notices:
             warnings.warn(notice, ChatJudgeWarning, 3)
+    record(result)
+    result.judge_check = check
     result.looks = earlier_looks(target, result)
     target.parent.mkdir(parents=True, exist_ok=True)
     write_json(target, result)

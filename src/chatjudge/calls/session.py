@@ -33,6 +33,7 @@ from chatjudge.calls.progress import RunProgress
 from chatjudge.calls.usage import Usage
 from chatjudge.errors import BudgetReached, ModelError
 from chatjudge.formats.cost import Cost
+from chatjudge.formats.provenance import Served
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.store import Store
@@ -100,6 +101,7 @@ class Session:
         self._pool: Pool[Any] = Pool(config.run.concurrency)
         self._closed = False
         self._used: list[tuple[str, str, int, int]] = []  # the store's `used_tokens`, at close
+        self._served: list[tuple[str, str | None, str | None, int]] = []  # `served`, at close
 
     async def __aenter__(self) -> Session:
         try:
@@ -160,6 +162,7 @@ class Session:
         try:
             if isinstance(self._store, Store):  # for `cost`, which is asked once it is closed
                 self._used = self._store.used_tokens()
+                self._served = self._store.served("judge")
             if self._store is not None:
                 self._store.close()
             if self._reference is not None:
@@ -201,6 +204,23 @@ class Session:
             total.output_tokens += u.output_tokens
             total.over_cap += u.over_cap
         return total
+
+    def served(self) -> dict[str, Served]:
+        """Per judge: the models and system fingerprints its provider reported serving the
+        replies the command used with, sent or held by the store (kept at close)."""
+        counts: dict[str, tuple[dict[str, int], dict[str, int], list[int]]] = {}
+        for judge, model, fingerprint, n in self._served:
+            models, fingerprints, unreported = counts.setdefault(judge, ({}, {}, [0]))
+            if model is None:
+                unreported[0] += n
+            else:
+                models[model] = models.get(model, 0) + n
+            if fingerprint is not None:
+                fingerprints[fingerprint] = fingerprints.get(fingerprint, 0) + n
+        return {
+            judge: Served(models=m, system_fingerprints=f, unreported=u[0])
+            for judge, (m, f, u) in sorted(counts.items())
+        }
 
     def cost(self, done: int, total: int) -> Cost:
         """The summary's cost record: per role, from its models' prices, what the replies

@@ -100,10 +100,11 @@ def _named_runs(specs: list[str]) -> dict[str, Path]:
 
 def _show_ratings(result: dict[str, Any], calibrations: dict[str, Any]) -> None:
     """The ratings table, its control note, and each run's human-calibrated metrics."""
-    from chatjudge.analysis.compare_text import control_note, ratings_table
+    from chatjudge.analysis.compare_text import control_note, evaluator_note, ratings_table
     from chatjudge.report import calibration_table
 
     out.print(ratings_table(result))
+    out.print(evaluator_note(result), highlight=False, markup=False)
     note = control_note(result)
     if note is not None:
         out.print(note, highlight=False, markup=False)

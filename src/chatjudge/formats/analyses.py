@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from chatjudge.formats.base import Metric, Record, Versioned
+from chatjudge.formats.provenance import Evaluator, GateJudgeCheck, Served
 
 
 class CalibratedMetric(Record):
@@ -55,6 +56,8 @@ class Comparison(Versioned):
     controlled_ratings: list[Rating] | None = None
     style_coefficients: dict[str, float] | None = None
     calibrated: dict[str, dict[str, Any]] | None = None  # `--human`: per run, CalibratedMetric
+    # Per run, as in `runs`: its evaluator fingerprint (null: a run older than it).
+    evaluators: dict[str, str | None] | None = None
 
 
 class GateDifference(Record):
@@ -160,6 +163,12 @@ class Gate(Versioned):
     runs: dict[str, str]  # role (baseline, candidate, run) -> run directory
     created: str
     chatjudge_version: str
+    # Per role, as in `runs`: the run's evaluator (null: a run older than the fingerprint),
+    # and what the providers reported serving its judges with (absent where unknown).
+    evaluators: dict[str, Evaluator | None] = Field(default_factory=dict)
+    served: dict[str, dict[str, Served]] = Field(default_factory=dict)
+    # Both runs judged the same check file: did the judge change between them?
+    judge_check: GateJudgeCheck | None = None
 
 
 class Agreement(Versioned):

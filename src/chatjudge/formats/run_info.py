@@ -6,6 +6,7 @@ from typing import Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.formats.base import Versioned
+from chatjudge.formats.provenance import Evaluator
 
 
 def _from_0(data: dict[str, Any]) -> dict[str, Any]:
@@ -35,3 +36,6 @@ class RunInfo(Versioned):
     # run later (`export -p`, `align -p`, `gate -p`, a resumed run) must have it. Runs of
     # older chatjudge versions lack it: unknown, never refused.
     protocol_sha256: str | None = None
+    # The evaluator fingerprint and its parts (`chatjudge.verdicts.evaluator`): what decides
+    # a verdict. Runs of older chatjudge versions lack it: shown as "—", never a change.
+    evaluator: Evaluator | None = None

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from chatjudge.formats.base import Metric, Record, Versioned
 from chatjudge.formats.cost import Cost
+from chatjudge.formats.provenance import Evaluator, JudgeCheck, Served
 
 
 class PassKRecord(Record):
@@ -61,3 +62,9 @@ class Summary(Versioned):
     protocol_provenance: dict[str, Any] | None = None
     # A judge-free protocol's scorer (`tool-trajectory`): its scores are its rules', no judge's.
     scorer: str | None = None
+    # The evaluator fingerprint and its parts, as run.json has them (absent: an older run).
+    evaluator: Evaluator | None = None
+    # Per judge: the model and system fingerprint its provider reported, counted over the
+    # replies the results used (absent: an older run, or a judge-free protocol).
+    served: dict[str, Served] | None = None
+    judge_check: JudgeCheck | None = None  # `run --judge-check FILE`

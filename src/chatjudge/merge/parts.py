@@ -30,7 +30,10 @@ from chatjudge.store.reader import ReadOnly
 from chatjudge.writing import refuse_link
 
 ONLY_SHARD = frozenset({"shard"})  # the one option in which shards of one run differ
-_CALLS = "key, model, raw, input_tokens, output_tokens, latency, created, tool_calls"
+_CALLS = (
+    "key, model, raw, input_tokens, output_tokens, latency, created, tool_calls, served_model, "
+    "system_fingerprint"
+)
 
 
 def refuse(what: str, problems: Sequence[str]) -> UsageError:
@@ -136,8 +139,10 @@ def _absorb(db: sqlite3.Connection, path: Path) -> None:
     try:
         (version,) = db.execute("PRAGMA shard.user_version").fetchone()
         columns = _CALLS
+        if version in (2, 3):  # before what served a reply: not reported
+            columns = _CALLS.replace(", served_model, system_fingerprint", "")
         if version == 2:  # before tool calls: a schema-2 shard's calls call none
-            columns = _CALLS.replace(", tool_calls", "")
+            columns = columns.replace(", tool_calls", "")
         elif version != SCHEMA_VERSION:
             raise UsageError(
                 f"{path} has store schema {version}, this chatjudge writes {SCHEMA_VERSION}: "

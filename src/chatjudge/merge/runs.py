@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
 from chatjudge.formats.io import first_error, write_json
+from chatjudge.formats.provenance import sum_served
 from chatjudge.formats.results import ResultRecord
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.formats.summary import Summary
@@ -43,6 +44,7 @@ from chatjudge.rundir import (
     run_differences,
 )
 from chatjudge.summarize.run import SummaryBuilder, count
+from chatjudge.verdicts.evaluator import differences as evaluator_differences
 
 
 def merge_runs(
@@ -68,6 +70,7 @@ def merge_runs(
         for d, info in zip(dirs[1:], infos[1:], strict=True)
         for difference in run_differences(first, info, ignore=ONLY_SHARD)
         + data_differences(first.data_sha256, info.data_sha256)
+        + (evaluator_differences(first, info) or [])
     ]
     if differences:
         raise refuse(f"the shards are runs of different configurations (against {dirs[0]})",
@@ -88,6 +91,7 @@ def merge_runs(
         chatjudge_version=first.chatjudge_version,
         data_sha256=first.data_sha256,
         protocol_sha256=first.protocol_sha256,
+        evaluator=first.evaluator,
     )
     from chatjudge.report import ReportBuilder  # the page machinery, only when writing one
 
@@ -125,6 +129,11 @@ def merge_runs(
             derived_tool_definitions=sum(s.derived_tool_definitions for s in summaries),
             unparsed_tool_arguments=sum(s.unparsed_tool_arguments for s in summaries),
         )
+        if first.evaluator is not None:
+            built.evaluator = first.evaluator
+        served = sum_served(s.served for s in summaries)
+        if served is not None:
+            built.served = served
         written = write_json(aside / SUMMARY, built, only_set=True)
         report.finish(Summary.model_validate(written))  # as summary.json holds it
     return written

@@ -176,7 +176,8 @@ def _reply(message: anthropic.types.Message) -> Reply:
     else:  # a refusal or an answer in prose: kept as the raw reply, parsed tolerantly
         text = "".join(b.text for b in message.content if b.type == "text")
     usage = message.usage
-    return Reply(text, usage.input_tokens, usage.output_tokens)
+    # Anthropic names the model that answered; it reports no system fingerprint.
+    return Reply(text, usage.input_tokens, usage.output_tokens, served_model=message.model or None)
 
 
 def _answer(message: anthropic.types.Message) -> Reply:

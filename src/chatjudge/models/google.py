@@ -297,9 +297,10 @@ def _reply(response: types.GenerateContentResponse, calls_before: int = 0) -> Re
         finish = response.candidates[0].finish_reason if response.candidates else None
         raise BadRequestError(f"Google returned no text (finish reason {finish})")
     usage = response.usage_metadata
+    served = response.model_version or None  # the model that answered; no fingerprint
     if usage is None:
-        return Reply(text, tool_calls=calls)
+        return Reply(text, tool_calls=calls, served_model=served)
     output = None
     if usage.candidates_token_count is not None:
         output = usage.candidates_token_count + (usage.thoughts_token_count or 0)
-    return Reply(text, usage.prompt_token_count, output, calls)
+    return Reply(text, usage.prompt_token_count, output, calls, served)

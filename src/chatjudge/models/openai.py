@@ -208,7 +208,14 @@ def _reply(payload: bytes) -> Reply:
         usage.get("prompt_tokens"),
         usage.get("completion_tokens"),
         _tool_uses(calls, payload) if calls else (),
+        _text(data.get("model")),
+        _text(data.get("system_fingerprint")),
     )
+
+
+def _text(value: Any) -> str | None:
+    """A string the provider reported, else None (absent, null, or not a string)."""
+    return value if isinstance(value, str) and value else None
 
 
 def _tool_uses(calls: Any, payload: bytes) -> tuple[ToolUse, ...]:

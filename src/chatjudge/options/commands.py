@@ -31,7 +31,15 @@ _CALLS = (RunOptions, GenerationOptions, RetryOptions, RateOptions, PricingOptio
 
 # What a judge is shown of a row, and how a deterministic protocol scores: options of `run`
 # only.
-_JUDGE_VIEW = ("include_system", "judge_sees", "tool_result_chars", "match", "checked_tools")
+_JUDGE_VIEW = (
+    "include_system",
+    "judge_sees",
+    "tool_result_chars",
+    "match",
+    "checked_tools",
+    "judge_check",
+    "judge_check_samples",
+)
 
 # Which options each command takes (its CLI flags and its Python keywords).
 COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {

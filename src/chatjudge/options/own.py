@@ -45,6 +45,17 @@ class GateSettings(OptionGroup):
         flags=("--protocol", "-p"),
     )
     allow_mismatch: bool = option(False, "Gate runs judged differently (recorded in gate.json).")
+    judge_check_level: float = option(
+        0.01,
+        "Both runs judged the same --judge-check file: the level at which a change of the "
+        "judge's verdicts on it beyond its own noise refuses the gate (Bonferroni across a "
+        "verdict's components).",
+        gt=0,
+        lt=1,
+    )
+    allow_judge_change: bool = option(
+        False, "Gate even when the judge check says the judge changed (recorded in gate.json)."
+    )
     out: Path | None = option(
         None,
         "gate.json's path (default: in the candidate run directory); with --sequential, the "

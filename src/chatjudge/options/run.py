@@ -106,6 +106,17 @@ class RunOptions(OptionGroup):
         when_set=True,
     )
 
+    judge_check: Path | None = option(
+        None,
+        "A check file (JSONL/CSV: the protocol's fields, an id and a reference label in "
+        "--human's format) judged beside the data with every run, its cost shown apart; "
+        "`gate` then tells a judge that changed between two runs from a changed system.",
+        metavar="FILE",
+    )
+    judge_check_samples: int = option(
+        3, "Times each check item is asked (the judge's own noise).", ge=2, metavar="N"
+    )
+
     def judge_view(self) -> JudgeView:
         """What the judge is shown of a row, by these options."""
         return JudgeView(self.include_system, self.tool_result_chars, self.judge_sees)

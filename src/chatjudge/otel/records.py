@@ -12,6 +12,7 @@ goes through the run's key masking and `--redact`.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,12 +22,16 @@ from typing import Any
 from chatjudge import secrets
 from chatjudge.__about__ import __version__
 from chatjudge.formats.results import ResultRecord
+from chatjudge.formats.run_info import RunInfo
 from chatjudge.protocols import BASELINE, CANDIDATE, TIE, Protocol, protocol_sha256
 from chatjudge.rundir import RunDir
 from chatjudge.traces.redact import Redactor
 from chatjudge.traces.rows import otel_id
 
 EVENT = "gen_ai.evaluation.result"
+# The evaluator fingerprint and its parts (`chatjudge.evaluator.*`), where run.json has them
+# (judges and options as canonical JSON text); a run older than the fingerprint has none.
+EVALUATOR_PARTS = ("fingerprint", "protocol_sha256", "judges", "options", "verdict_parsing")
 # The evaluator's identity: the same on every record of a run.
 IDENTITY = (
     "chatjudge.protocol",
@@ -34,6 +39,7 @@ IDENTITY = (
     "chatjudge.judge",
     "chatjudge.version",
     "chatjudge.run_id",
+    *(f"chatjudge.evaluator.{part}" for part in EVALUATOR_PARTS),
 )
 # The candidate's side of a choice, as a score: a win, a loss, half of each.
 CHOICE_VALUES = {CANDIDATE: 1.0, BASELINE: 0.0, TIE: 0.5}
@@ -72,9 +78,23 @@ def open_run(run: RunDir, protocol: str | Path | None = None) -> tuple[Source, P
         "chatjudge.judge": summary.judge,
         "chatjudge.version": info.chatjudge_version or __version__,
         "chatjudge.run_id": run.path.resolve().name,
+        **_evaluator(info),
     }
     seconds = int(created.timestamp())
     return Source(seconds * 1_000_000_000 + created.microsecond * 1000, identity), proto
+
+
+def _evaluator(info: RunInfo) -> dict[str, str]:
+    """`chatjudge.evaluator.*`: the fingerprint and what it hashes, as text."""
+    if info.evaluator is None:
+        return {}
+    parts = info.evaluator.model_dump(mode="json")
+    return {
+        f"chatjudge.evaluator.{name}": value
+        if isinstance(value, str)
+        else json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        for name, value in ((p, parts[p]) for p in EVALUATOR_PARTS)
+    }
 
 
 def evaluations(

@@ -22,6 +22,7 @@ from chatjudge.report.charts import (
 )
 from chatjudge.report.format import TOO_FEW
 from chatjudge.report.gate_text import corrections, small_sample
+from chatjudge.report.provenance import gate_lines
 from chatjudge.stats.decision import Outcome
 
 TONE: dict[Outcome, str] = {"pass": "win", "fail": "loss", "inconclusive": "tie"}
@@ -54,7 +55,9 @@ def gate_sections(gate: Gate) -> list[Section]:
             f"{gate.require} passes when the whole interval lies above {bound}. "
             f"Minimum detectable effect at 80% power: {gate.mde80:.4f}. "
             + " ".join(
-                ([small_sample(gate)] if gate.small_sample is not None else []) + corrections(gate)
+                ([small_sample(gate)] if gate.small_sample is not None else [])
+                + corrections(gate)
+                + gate_lines(gate)
             ),
             chart=forest(rows, gate.margin, key="gate"),
         )

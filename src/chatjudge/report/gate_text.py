@@ -9,6 +9,7 @@ from rich.table import Table
 
 from chatjudge.formats.analyses import Gate, GateSlice, counts_text
 from chatjudge.report.format import TOO_FEW
+from chatjudge.report.provenance import gate_lines
 
 ICON = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ inconclusive"}
 
@@ -76,6 +77,7 @@ def notes(g: Gate) -> list[str]:
         )
     if g.mismatches:
         lines.append("Accepted mismatches (--allow-mismatch): " + "; ".join(g.mismatches) + ".")
+    lines += gate_lines(g)
     if g.sequential is not None:
         s = g.sequential
         saved = (

@@ -33,6 +33,7 @@ from chatjudge.report.format import (
 )
 from chatjudge.report.load import ResultStats, slim_item, whole_item
 from chatjudge.report.page import render_page
+from chatjudge.report.provenance import check_line, fingerprint, served_lines
 from chatjudge.report.sections import build_sections
 from chatjudge.report.terminal import cost_rows
 from chatjudge.rundir import REPORT, RunDir
@@ -189,6 +190,9 @@ def _write_page(
         "metrics": _metric_cards(summary.metrics),
         "simulation": _metric_cards(summary.simulation or {}),
         "counts": _counts(summary, "Scored" if scorer else "Judged"),
+        "evaluator": fingerprint(summary),
+        "served": served_lines(summary),
+        "judge_check": check_line(summary),
         "usage": [] if scorer else _usage(summary),  # a judge-free run sends nothing
         "sections": build_sections(
             summary, stats, path.parent, calibrated=calibrated, judged=scorer is None

@@ -20,6 +20,7 @@ from chatjudge.report.format import (
     format_value,
     metric_label,
 )
+from chatjudge.report.provenance import fingerprint, served_lines
 from chatjudge.report.sections import AGREEMENT_KEY
 
 if TYPE_CHECKING:
@@ -96,6 +97,21 @@ def summary_table(summary: Summary) -> Table:
     table.add_row("items", format_count(summary.n_items), "", "")
     table.add_row("judged", format_count(summary.n_ok), "", "")
     table.add_row("failed", format_count(n_failed), "", "", style="red" if n_failed else None)
+    table.add_row("evaluator", fingerprint(summary)[0], "", "")
+    check = summary.judge_check
+    if check is not None:  # its own calls, its own cost: apart from the data's
+        ci = check.ci95
+        table.add_row(
+            "judge check agreement",
+            format_value("agreement", check.agreement),
+            f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "",
+            format_count(check.n),
+        )
+        cost = check.cost_usd
+        table.add_row("judge check cost", "unknown" if cost is None else f"${cost:,.4f}", "", "")
+    for line, varies in served_lines(summary):
+        if varies:  # a change behind the same name, within this run
+            table.add_row(escape(f"served, varies: {line}"), "", "", "", style="yellow")
     _add_cost(table, summary.cost, summary.cost_usd)
     return table
 

@@ -22,6 +22,7 @@ from chatjudge.rundir import (
     run_differences,
 )
 from chatjudge.runner.engine import Engine
+from chatjudge.runner.judge_check import plan_check
 from chatjudge.setup import Setup
 
 
@@ -56,7 +57,13 @@ def build_engine(
     out_dir = setup.output_path(out, proto.name, models)
     engine = Engine(setup.source, proto, models, setup.config, out_dir, validation=setup.validation)
     _check_out_dir(engine, setup)
+    check = None
+    if config.run.judge_check is not None and not dry_run:  # a dry run counts the data's calls
+        check = plan_check(config.run.judge_check, proto, models, setup.config, out_dir)
     engine.models = setup.distribute(models) if models else []
+    if check is not None:
+        check.engine.models = engine.models
+        engine.judge_check = check
     return engine
 
 

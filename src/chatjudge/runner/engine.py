@@ -18,7 +18,7 @@ is missing.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ from chatjudge.data.shard import fingerprint, of, share
 from chatjudge.errors import FatalModelError, ModelError
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.io import write_json
+from chatjudge.formats.provenance import Evaluator, JudgeCheck
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -43,6 +44,7 @@ from chatjudge.runner.fold import Folder, OnItem, scored_record
 from chatjudge.runner.plan import Call, JudgeLane, Planner, parse
 from chatjudge.summarize.run import SummaryBuilder
 from chatjudge.sync import run_sync
+from chatjudge.verdicts.evaluator import evaluator
 from chatjudge.writing import open_write
 
 if TYPE_CHECKING:
@@ -80,6 +82,8 @@ class Engine:
         self._fingerprint: str | None = None
         # Another command's store, read where the run's own misses (align: the run it aligns).
         self.reference_store: Path | None = None
+        # `--judge-check`: the check, run before the data (`chatjudge.runner.judge_check`).
+        self.judge_check: Callable[[Budget | None], Awaitable[JudgeCheck]] | None = None
         flip = config.run.flip and protocol.kind == "pairwise"
         self.orders = (False, True) if flip else (False,)
 
@@ -91,6 +95,7 @@ class Engine:
         `--max-cost-usd`'s own."""
         if self.protocol.scorer:
             return self._score(on_item)
+        check = await self.judge_check(budget) if self.judge_check is not None else None
         session = self._session(dry_run=False, budget=budget)
         async with session:
             write_json(self.out_dir / RUN_INFO, self.run_info())
@@ -107,6 +112,9 @@ class Engine:
             derived_tool_definitions=self.validation.derived_tool_definitions,
             unparsed_tool_arguments=self.validation.unparsed_tool_arguments,
         )
+        built.evaluator, built.served = self.evaluator(), session.served()
+        if check is not None:
+            built.judge_check = check
         written = write_json(self.out_dir / SUMMARY, built, only_set=True)
         session.check_budget(stopped, folder.finished, self.n_rows, "item(s)", written)
         return RunOutcome(self.out_dir, written, cost)
@@ -160,6 +168,7 @@ class Engine:
             derived_tool_definitions=self.validation.derived_tool_definitions,
             unparsed_tool_arguments=self.validation.unparsed_tool_arguments,
         )
+        built.evaluator = self.evaluator()
         written = write_json(self.out_dir / SUMMARY, built, only_set=True)
         return RunOutcome(self.out_dir, written, cost)
 
@@ -236,7 +245,12 @@ class Engine:
             n_rows=self.n_rows,
             chatjudge_version=__version__,
             data_sha256=self._data_sha256(),
+            evaluator=self.evaluator(),
         )
+
+    def evaluator(self) -> Evaluator:
+        """Who judges this run: the evaluator fingerprint and its parts."""
+        return evaluator(self.protocol, [m.identity() for m in self.models], self.config)
 
     def _data_sha256(self) -> str:
         """The data's fingerprint, read once (the run's set-up and its start both ask)."""

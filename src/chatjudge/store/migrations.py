@@ -36,6 +36,13 @@ def _m3_tool_calls(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE calls ADD COLUMN tool_calls TEXT")
 
 
+def _m4_served(db: sqlite3.Connection) -> None:
+    """The model name and `system_fingerprint` the provider reported serving a reply with
+    (NULL: not reported, or a reply stored before)."""
+    db.execute("ALTER TABLE calls ADD COLUMN served_model TEXT")
+    db.execute("ALTER TABLE calls ADD COLUMN system_fingerprint TEXT")
+
+
 class NewerSchemaError(Exception):
     """The store was written by a newer chatjudge, whose schema this one cannot read."""
 
@@ -48,6 +55,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _m1_calls,
     _m2_models_and_key_versions,
     _m3_tool_calls,
+    _m4_served,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -115,9 +115,9 @@ class Store:
             else None
         )
         self._db.execute(
-            "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (key, model, reply.text, reply.input_tokens, reply.output_tokens, latency,
-             time.time(), calls),
+             time.time(), calls, reply.served_model, reply.system_fingerprint),
         )  # fmt: skip
         self.empty = False
 
@@ -132,6 +132,18 @@ class Store:
             for role, model, inp, out in self._db.execute(
                 "SELECT u.role, c.model, total(c.input_tokens), total(c.output_tokens) "
                 "FROM temp.used u JOIN calls c ON c.key = u.key GROUP BY u.role, c.model"
+            )
+        ]
+
+    def served(self, role: str) -> list[tuple[str, str | None, str | None, int]]:
+        """The calls `role` used, counted by model and by the model name and system
+        fingerprint its provider reported serving each reply with."""
+        return [
+            (model, served, fingerprint, int(n))
+            for model, served, fingerprint, n in self._db.execute(
+                "SELECT c.model, c.served_model, c.system_fingerprint, count(*) FROM temp.used u "
+                "JOIN calls c ON c.key = u.key WHERE u.role = ? GROUP BY 1, 2, 3",
+                (role,),
             )
         ]
 
