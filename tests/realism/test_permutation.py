@@ -9,13 +9,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from chatjudge.realism.permutation import (
-    differences,
-    holm,
-    paired_rows,
-    sign_flip_p,
-    within_goal_p,
-)
+from chatjudge.realism import permutation
+from chatjudge.realism.permutation import differences, holm, sign_flip_p
+
+
+def paired_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rows, counts, _ = permutation.paired_rows(values)
+    return rows, counts
+
+
+def within_goal_p(rows: np.ndarray, counts: np.ndarray, resamples: int, seed: int) -> float:
+    """One measure's p-value."""
+    return float(permutation.within_goal_p(rows[:, :, None], counts, resamples, seed)[0])
+
 
 NAN = math.nan
 # Three goals: real first, K = 2 simulated (the third goal lost one simulation).
@@ -23,8 +29,20 @@ VALUES = np.array([[5.0, 1.0, 2.0], [4.0, 0.0, 3.0], [6.0, 2.0, NAN], [NAN, 1.0,
 
 
 def test_rows_keep_goals_with_both_sides_and_move_values_forward() -> None:
-    rows, counts = paired_rows(np.array([[1.0, NAN, 3.0], [NAN, 1.0, 2.0], [2.0, NAN, NAN]]))
+    values = np.array([[1.0, NAN, 3.0], [NAN, 1.0, 2.0], [2.0, NAN, NAN]])
+    rows, counts, kept = permutation.paired_rows(values)
     assert rows.tolist()[0][:2] == [1.0, 3.0] and counts.tolist() == [2]
+    assert kept.tolist() == [True, False, False]
+
+
+def test_measures_tested_together_get_their_own_p() -> None:
+    """One drawn labelling serves several measures; each gets the p it gets alone."""
+    rng = np.random.default_rng(5)
+    rows = rng.normal(size=(30, 4, 3))
+    rows[:, 1:, 1] += 1.0  # the second measure differs
+    together = permutation.within_goal_p(rows, np.full(30, 4), 999, 0)
+    alone = [within_goal_p(rows[:, :, m], np.full(30, 4), 999, 0) for m in range(3)]
+    assert together.tolist() == alone and together[1] == 1 / 1000
 
 
 def test_differences_are_simulated_mean_minus_real() -> None:

@@ -116,12 +116,23 @@ def _per_conversation(
     seed: int,
 ) -> dict[str, _Tested]:
     """Each measure with a value on both sides of at least one goal: real, simulated (each
-    goal's mean over its simulated conversations) and their paired difference."""
-    found = {}
+    goal's mean over its simulated conversations) and their paired difference. Measures
+    with the same goals and counts are tested on the same drawn labellings."""
+    cut = {}
     for k, name in enumerate(names):
-        rows, counts = paired_rows(matrix[:, :, k])
-        if not len(counts):
-            continue  # no data: absent, not zero
+        rows, counts, kept = paired_rows(matrix[:, :, k])
+        if len(counts):  # else no data: absent, not zero
+            cut[name] = (rows, counts, kept)
+    groups: dict[bytes, list[str]] = {}
+    for name, (_, counts, kept) in cut.items():
+        groups.setdefault(kept.tobytes() + counts.tobytes(), []).append(name)
+    p: dict[str, float] = {}
+    for members in groups.values():
+        rows = np.stack([cut[name][0] for name in members], axis=2)
+        found = within_goal_p(rows, cut[members[0]][1], resamples, seed)
+        p.update(zip(members, map(float, found), strict=True))
+    tested = {}
+    for name, (rows, counts, _) in cut.items():
         known = ranges.get(name, UNBOUNDED)
         diff = differences(rows, counts)
         figures = (
@@ -129,8 +140,8 @@ def _per_conversation(
             mean_figure(rows[:, 0] + diff, known),
             mean_figure(diff, _difference_range(known)),
         )
-        found[name] = _Tested(figures, within_goal_p(rows, counts, resamples, seed), len(counts))
-    return found
+        tested[name] = _Tested(figures, p[name], len(counts))
+    return tested
 
 
 def _uniformity(goals: Sequence[GoalSample], resamples: int, seed: int) -> _Tested | None:

@@ -28,7 +28,10 @@ def mean_figure(values: np.ndarray, known: Range) -> Figure:
     mean = float(values.mean())
     half = _t(n) * float(values.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
     ci = (mean - half, mean + half) if n > 1 else None
-    found = guard(Estimate(mean, ci, n), values, known, level=LEVEL)
+    # The betting interval's root finding evaluates its capital at the range's ends too,
+    # where it divides by zero on the way to a valid end.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        found = guard(Estimate(mean, ci, n), values, known, level=LEVEL)
     return _figure(mean, found.ci95, known, found.too_few)
 
 

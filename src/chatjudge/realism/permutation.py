@@ -22,15 +22,15 @@ _CHUNK = 1 << 20  # random labels drawn at a time (goals x draws)
 _TIES = 1e-9
 
 
-def paired_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def paired_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A goals x conversations matrix (real first, NaN where missing) cut to the goals with
     a real value and at least one simulated one, each row's values moved to its front (the
-    real first); returns them and each row's count of values."""
+    real first); returns them, each row's count of values and which goals were kept."""
     present = ~np.isnan(values)
     keep = present[:, 0] & present[:, 1:].any(axis=1)
     rows, present = values[keep], present[keep]
     order = np.argsort(~present, axis=1, kind="stable")
-    return np.take_along_axis(rows, order, axis=1), present.sum(axis=1)
+    return np.take_along_axis(rows, order, axis=1), present.sum(axis=1), keep
 
 
 def differences(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -39,29 +39,45 @@ def differences(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return (total - rows[:, 0]) / (counts - 1) - rows[:, 0]
 
 
-def within_goal_p(rows: np.ndarray, counts: np.ndarray, resamples: int, seed: int) -> float:
-    """The exact permutation p-value of the mean over goals of `differences`, relabelling
-    which conversation of each goal is real (rows and counts from `paired_rows`).
+def within_goal_p(rows: np.ndarray, counts: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """The exact permutation p-values of the mean over goals of `differences`, relabelling
+    which conversation of each goal is real: `rows` is goals x conversations x measures,
+    measures whose goals and counts (from `paired_rows`) are the same, so that one drawn
+    labelling serves them all.
 
     With label j, a goal's difference is (S - n x_j) / (n - 1) for its n values summing to
     S, so T* = A - mean(w x_j) with w = n / (n - 1): one gathered value a goal and draw."""
-    g = len(counts)
+    g, width, _ = rows.shape
     weights = counts / (counts - 1) / g
-    base = float(np.nansum(rows, axis=1) @ (1 / (counts - 1)) / g)
-    observed = abs(base - float(rows[:, 0] @ weights))
-    scale = _TIES * (float(np.nanmax(np.abs(rows))) + 1.0)
+    base = (np.nansum(rows, axis=1) / (counts - 1)[:, None]).sum(axis=0) / g
+    flat = rows.reshape(g * width, -1)
+    starts = np.arange(g) * width  # each goal's first row in `flat`
+    observed = np.abs(base - weights @ rows[:, 0])
+    at_least = observed - _TIES * (np.nanmax(np.abs(rows), axis=(0, 1)) + 1.0)
     total = math.prod(int(c) for c in counts)
-    goals = np.arange(g)
-    hits = 0
+    hits = np.zeros(len(base), dtype=np.int64)
     if total <= resamples:
         for labels in _all_labellings(counts):
-            hits += _count(base - rows[goals, labels] @ weights, observed - scale)
-        return hits / total
+            hits += _counts(base - _weighted(flat, starts + labels, weights), at_least)
+        return np.asarray(hits / total)
     rng = np.random.default_rng(seed)
+    same = bool(np.all(counts == counts[0]))
     for size in _chunks(resamples, g):
-        labels = (rng.random((size, g)) * counts).astype(np.intp)
-        hits += _count(base - rows[goals, labels] @ weights, observed - scale)
-    return (1 + hits) / (1 + resamples)
+        if same:  # the usual case: every goal has its K + 1 conversations
+            labels = rng.integers(0, counts[0], size=(size, g), dtype=np.intp)
+        else:
+            labels = (rng.random((size, g)) * counts).astype(np.intp)
+        hits += _counts(base - _weighted(flat, starts + labels, weights), at_least)
+    return np.asarray((1 + hits) / (1 + resamples))
+
+
+def _weighted(flat: np.ndarray, index: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per draw and measure, the weighted sum over goals of the drawn values."""
+    return np.einsum("dgm,g->dm", flat[index], weights)
+
+
+def _counts(statistics: np.ndarray, at_least: np.ndarray) -> np.ndarray:
+    return np.count_nonzero(np.abs(statistics) >= at_least, axis=0)
 
 
 def sign_flip_p(values: np.ndarray, resamples: int, seed: int) -> float:
@@ -74,12 +90,12 @@ def sign_flip_p(values: np.ndarray, resamples: int, seed: int) -> float:
     hits = 0
     if 2**g <= resamples:
         for signs in _all_labellings(np.full(g, 2)):
-            hits += _count((1 - 2 * signs) @ values, observed - scale)
+            hits += int(np.count_nonzero(np.abs((1 - 2 * signs) @ values) >= observed - scale))
         return hits / 2**g
     rng = np.random.default_rng(seed)
     for size in _chunks(resamples, g):
         signs = rng.integers(0, 2, size=(size, g), dtype=np.int8) * 2 - 1
-        hits += _count(signs @ values, observed - scale)
+        hits += int(np.count_nonzero(np.abs(signs @ values) >= observed - scale))
     return (1 + hits) / (1 + resamples)
 
 
@@ -93,10 +109,6 @@ def holm(p: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p[i]))
         adjusted[i] = running
     return adjusted
-
-
-def _count(statistics: np.ndarray, at_least: float) -> int:
-    return int(np.count_nonzero(np.abs(statistics) >= at_least))
 
 
 def _chunks(resamples: int, goals: int) -> Iterator[int]:

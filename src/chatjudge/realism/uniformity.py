@@ -125,7 +125,8 @@ def _bigram_matrix(users: Sequence[Sequence[str]]) -> Any:
     bigrams = codes[:-1][same] * max(len(ids), 1) + codes[1:][same]
     if len(ids) ** 2 * len(users) >= 1 << 62:  # keys as below would overflow: number them
         bigrams = np.unique(bigrams, return_inverse=True)[1].ravel()
-    keys = np.unique(bigrams * len(users) + owner[:-1][same])  # by 2-gram, then user
+    keys = np.sort(bigrams * len(users) + owner[:-1][same])  # by 2-gram, then user
+    keys = keys[np.diff(keys, prepend=-1) != 0]  # a user's 2-gram once
     bigrams, rows = np.divmod(keys, len(users))
     starts = np.flatnonzero(np.diff(bigrams, prepend=-1))  # each 2-gram's first key
     indptr = np.append(starts, len(keys))
