@@ -6,7 +6,7 @@ simulator `polite`), with every measure present: disclosure and pushback marks, 
 discriminator's verdicts in both orders and one protocol metric. What is timed is
 `chatjudge.realism.compare.compare` (the behaviours, uniformity's pairwise similarities over
 2 x 10,000 users, 2,000 relabellings a test, Holm), as process CPU (every thread), the least
-of `--repeat` runs.
+of `--repeat` runs, with one OpenBLAS thread as the CLI has.
 
     python bench/realism.py                 # 10,000 goals, K = 3
     python bench/realism.py --goals 2000 --repeat 1
@@ -15,6 +15,7 @@ of `--repeat` runs.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -22,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI sets it (chatjudge.cli)
 
 from realism_scripts import goal_sample  # noqa: E402
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI sets it (chatjudge.cli)
 
 from realism_scripts import goal_sample  # noqa: E402
 

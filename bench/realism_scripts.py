@@ -57,7 +57,7 @@ _THANKS = [
     "Many thanks for your help!",
 ]
 _PUSHBACK = ["no, that's not what i asked", "that is wrong, please check again"]
-_PUSHBACK_WORDS = re.compile(r"\b(no,|wrong|not what i)", re.IGNORECASE)
+_PUSHBACK_WORDS = re.compile(r"^(no, that|that is wrong)", re.IGNORECASE)  # _PUSHBACK only
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,7 @@ def user_messages(goal: Goal, style: str, rng: random.Random) -> tuple[list[str]
 def _mixed(goal: Goal, rng: random.Random) -> tuple[list[str], bool]:
     lower = rng.random() < 0.5
     left = list(goal.facts)
-    messages = []
+    messages: list[str] = []
     while left:
         take = rng.choice([1, 1, 2, len(left)])
         said, left = left[:take], left[take:]
@@ -199,9 +199,12 @@ def simulated_user(style: str, seed: int = 0) -> Callable[[str], str]:
             goal if facts else Goal(goal.need, goal.need, ("",)), style, rng
         )
         turn = prompt.count("**you**")
-        if turn >= len(messages):
-            return json.dumps({"thought": "done", "response": f"bye {END_MARKER}"})
-        return json.dumps({"thought": "next", "response": messages[turn]})
+        if turn >= len(messages):  # a one-message user: the marker alone, after a reply
+            return json.dumps({"thought": "done", "response": END_MARKER})
+        # Its last message ends the conversation (the marker counts once the assistant has
+        # replied), so that it writes what a real row of the same style holds.
+        end = f" {END_MARKER}" if turn == len(messages) - 1 and turn else ""
+        return json.dumps({"thought": "next", "response": messages[turn] + end})
 
     return user
 
