@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from chatjudge.formats.realism import Discriminator, Measure
 from chatjudge.realism.compare import compare
 from chatjudge.realism.sample import GoalSample, UserSide
 from chatjudge.stats.intervals import Range
@@ -138,3 +139,28 @@ def test_nothing_to_compare_measures_nothing() -> None:
 def test_bad_settings_are_refused(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         compare(GOALS, seed=0, **bad)  # type: ignore[arg-type]
+
+
+def test_holm_runs_across_behaviours_metric_gaps_and_the_discriminator() -> None:
+    """Each p_holm is Holm's over the file's whole family, in whatever section it sits."""
+    from chatjudge.realism.permutation import holm
+
+    goals = differing(40)
+    goals = [
+        GoalSample(
+            g.goal_id,
+            UserSide(g.real.user_messages, True, metrics={"m": 0.0}),
+            tuple(UserSide(s.user_messages, False, metrics={"m": 1.0}) for s in g.simulated),
+            g.discriminations,
+        )
+        for g in goals
+    ]
+    found = compare(goals, seed=0, resamples=999)
+    assert found.discriminator is not None
+    family: list[Measure | Discriminator] = [
+        *found.behaviours.values(),
+        *found.metric_gaps.values(),
+        found.discriminator,
+    ]
+    assert [m.p_holm for m in family] == holm([m.p for m in family])
+    assert len(family) == 7  # turns, words, questions, ended, uniformity; the gap; discriminator

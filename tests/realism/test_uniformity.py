@@ -69,3 +69,8 @@ def test_swapping_a_goal_flips_its_value() -> None:
         real, simulated = similarities([users[i] for i in order]).means()
         signs = np.where(swapped, -1.0, 1.0)
         assert simulated - real == pytest.approx(signs @ values / (g * (g - 1)), abs=1e-6)
+
+
+def test_users_without_a_2_gram_are_like_no_one() -> None:
+    sums = similarities([["a"], [], ["b"], ["c"], ["a"], []])  # no 2-gram at all
+    assert sums.means() == (0.0, 0.0) and not sums.to_real.any() and not sums.to_simulated.any()

@@ -67,12 +67,13 @@ def compare(
     accuracies = goal_accuracies(paired)
     judged = _discriminated(accuracies, resamples, seed) if len(accuracies) else None
 
-    tested = [*behaviours.values(), *gaps.values(), *([judged] if judged else [])]
-    adjusted = iter(holm([t.p for t in tested]))
+    # Holm across the whole family: every behaviour, every metric gap, the discriminator.
+    family = [*behaviours.values(), *gaps.values(), *([judged] if judged else [])]
+    adjusted = dict(zip(map(id, family), holm([t.p for t in family]), strict=True))
 
     def measure(t: _Tested) -> Measure:
-        p_holm = next(adjusted)
         real, simulated, difference = t.figures
+        p_holm = adjusted[id(t)]
         return Measure(
             real=real,
             simulated=simulated,
@@ -83,19 +84,17 @@ def compare(
             n_goals=t.n_goals,
         )
 
-    behaviour_measures = {name: measure(t) for name, t in behaviours.items()}
-    gap_measures = {name: measure(t) for name, t in gaps.items()}
     result = Realism(
         n_goals=len(paired),
         k=max((len(g.simulated) for g in paired), default=0),
         level=level,
         resamples=resamples,
         seed=seed,
-        behaviours=behaviour_measures,
-        metric_gaps=gap_measures,
+        behaviours={name: measure(t) for name, t in behaviours.items()},
+        metric_gaps={name: measure(t) for name, t in gaps.items()},
     )
     if judged is not None:  # set only then: absent, not null, from `write_json(only_set=True)`
-        p_holm = next(adjusted)
+        p_holm = adjusted[id(judged)]
         result.discriminator = Discriminator(
             accuracy=judged.figures[0],
             p=judged.p,
