@@ -20,6 +20,7 @@ from chatjudge.formats import (
     base,
     cost,
     produced,
+    realism,
     results,
     run_info,
     shard,
@@ -39,6 +40,7 @@ SECTIONS: dict[type[BaseModel], str] = {
     analyses.Comparison: "## `compare.json`",
     analyses.Agreement: "## `agreement.json`",
     analyses.Gate: "## `gate.json`",
+    realism.Realism: "## `realism.json`",
 }
 
 
@@ -120,7 +122,7 @@ def doc() -> str:
 def test_every_written_format_has_a_section() -> None:
     versioned = {
         model
-        for module in (analyses, base, cost, produced, results, run_info, shard, summary)
+        for module in (analyses, base, cost, produced, realism, results, run_info, shard, summary)
         for _, model in inspect.getmembers(module, inspect.isclass)
         if issubclass(model, base.Versioned) and model is not base.Versioned
     }

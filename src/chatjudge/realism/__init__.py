@@ -1,0 +1,1 @@
+"""`chatjudge realism`: simulated users measured against real ones (DESIGN §16)."""
