@@ -57,7 +57,11 @@ FIELDS = (
         description="earlier conversation, seen by both sides",
     ),
     FieldSpec(name="question", description="the simulated user's goal"),
-    FieldSpec(name="answer", description="ground truth, for the judge only: never shown"),
+    FieldSpec(
+        name="answer",
+        required=False,
+        description="ground truth, for the judge only (interactivity-accuracy needs it): never shown",
+    ),
     FieldSpec(name="user_context", required=False, description="what the simulated user knows"),
 )
 
