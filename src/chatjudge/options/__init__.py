@@ -11,6 +11,7 @@ from chatjudge.options.config import OPTION_GROUPS, RunConfig, describe, option_
 from chatjudge.options.declare import flags_of, help_of, metavar_of
 from chatjudge.options.own import (
     AlignOptions,
+    RealismOptions,
     ExportOptions,
     GateOptions,
     GateSettings,
@@ -33,6 +34,7 @@ __all__ = [
     "OVERWRITE_HELP",
     "ClientOptions",
     "AlignOptions",
+    "RealismOptions",
     "GateOptions",
     "GateSettings",
     "GenerationOptions",

@@ -12,12 +12,13 @@ them. Every problem is told at once, by row and field, before anything is sent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from chatjudge.data import Source
 from chatjudge.errors import DataValidationError, Problem
+from chatjudge.messages import text_of
 from chatjudge.row_messages import read_conversation
 from chatjudge.types import Message
 
@@ -40,17 +41,18 @@ class RealConversation:
     @property
     def user_messages(self) -> tuple[str, ...]:
         """What the user said, message by message."""
-        return tuple(str(m["content"] or "") for m in self.messages if m["role"] == "user")
+        return tuple(text_of(m.get("content")) for m in self.messages if m["role"] == "user")
 
-    @property
-    def shown(self) -> list[Message]:
-        """The conversation as a reader of the user's side sees it: what the user and the
-        assistant said, without system messages, tool calls and tool results."""
-        return [
-            {"role": m["role"], "content": m["content"]}
-            for m in self.messages
-            if m["role"] in ("user", "assistant") and not m.get("tool_calls") and m["content"]
-        ]
+
+def shown(messages: Sequence[Message]) -> list[Message]:
+    """A conversation as the goal writer and the discriminator read it, real or simulated
+    alike: what the user and the assistant said, without system messages, tool calls and
+    tool results (an assistant's text beside its calls is kept)."""
+    return [
+        {"role": m["role"], "content": text_of(m["content"])}
+        for m in messages
+        if m["role"] in ("user", "assistant") and text_of(m.get("content"))
+    ]
 
 
 def read_real(data: Any, column_map: Mapping[str, str] | None = None) -> list[RealConversation]:

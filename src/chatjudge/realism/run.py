@@ -1,0 +1,49 @@
+"""The command from end to end, as the CLI and `chatjudge.realism(...)` run it: set up
+(refused before anything is sent), every step, the statistics and realism.json, the page."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chatjudge.models import ModelSpec
+from chatjudge.options import RunConfig
+from chatjudge.realism.command import REPORT, Realism, build_realism
+from chatjudge.realism.result import statistics, write_realism
+from chatjudge.sync import run_sync
+
+if TYPE_CHECKING:
+    from chatjudge.calls.estimate import CostEstimate
+    from chatjudge.formats.realism import Realism as RealismFile
+
+
+def set_up(data: Any, assistant: ModelSpec, own: Mapping[str, Any], config: RunConfig,
+           *, column_map: Mapping[str, str] | None = None, dry_run: bool = False,
+           ) -> Realism:  # fmt: skip
+    """The command set up from its own options (`RealismOptions`' names)."""
+    out = own.get("out")
+    if out is None:
+        from chatjudge.errors import UsageError
+
+        raise UsageError("realism needs --out DIR")
+    return build_realism(data, assistant, out, user=own.get("user"),
+                         goal_model=own.get("goal_model"), judge=own.get("judge"),
+                         protocol=own.get("protocol"), max_turns=own.get("max_turns"),
+                         column_map=column_map, config=config, dry_run=dry_run)  # fmt: skip
+
+
+def estimate(job: Realism) -> CostEstimate:
+    return run_sync(job.estimate())
+
+
+def measure(job: Realism) -> RealismFile:
+    """Every step, then realism.json and report.html; returns what realism.json holds.
+    Raises `BudgetReachedError` at `--max-cost-usd` (what was done is written)."""
+    outcome = run_sync(job.run())
+    result = statistics(outcome, job.config.options("realism"))
+    write_realism(job.out, result)
+    from chatjudge.report.realism_page import write_page
+
+    write_page(Path(job.out) / REPORT, outcome, result)
+    return result
