@@ -11,11 +11,11 @@ from chatjudge.options.config import OPTION_GROUPS, RunConfig, describe, option_
 from chatjudge.options.declare import flags_of, help_of, metavar_of
 from chatjudge.options.own import (
     AlignOptions,
-    RealismOptions,
     ExportOptions,
     GateOptions,
     GateSettings,
     ImportOptions,
+    RealismOptions,
 )
 from chatjudge.options.run import (
     ClientOptions,

@@ -53,7 +53,15 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
         *_names(
             *_CALLS,
             SimulationOptions,
-            but=("flip", *_JUDGE_VIEW, "parse_retries", "max_turns", "shard", "limit", "skip_invalid"),
+            but=(
+                "flip",
+                *_JUDGE_VIEW,
+                "parse_retries",
+                "max_turns",
+                "shard",
+                "limit",
+                "skip_invalid",
+            ),
         ),
     ),
     "export": _names(ExportOptions),

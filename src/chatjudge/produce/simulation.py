@@ -60,7 +60,7 @@ FIELDS = (
     FieldSpec(
         name="answer",
         required=False,
-        description="ground truth, for the judge only (interactivity-accuracy needs it): never shown",
+        description="ground truth, for interactivity-accuracy's judge only: never shown",
     ),
     FieldSpec(name="user_context", required=False, description="what the simulated user knows"),
 )

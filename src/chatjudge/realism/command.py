@@ -175,9 +175,7 @@ class Realism:
             if r.get("status") != "ok"
         ]
         if finished:
-            outcome.cut_share = sum(r.get("ended") == "max_turns" for r in finished) / len(
-                finished
-            )
+            outcome.cut_share = sum(r.get("ended") == "max_turns" for r in finished) / len(finished)
         return outcome
 
     async def _marks(

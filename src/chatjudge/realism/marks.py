@@ -107,7 +107,9 @@ class Marker:
         disclosed: tuple[bool, ...] | None = ()
         if facts:
             asked = disclosure_messages(users[0] if users else "", facts)
-            disclosed = await _marked(self.disclosure, asked, _flags("disclosed", len(facts)), order)
+            disclosed = await _marked(
+                self.disclosure, asked, _flags("disclosed", len(facts)), order
+            )
         pushed: tuple[bool, ...] | None = ()
         if users:
             asked = pushback_messages(messages)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from chatjudge.data import Source
 from chatjudge.errors import DataValidationError, Problem
@@ -141,7 +141,7 @@ def _messages(number: int, field: str, value: Any, problems: list[Problem]) -> l
     read = read_conversation(value)
     for problem in read.problems:
         problems.append(Problem(number, field, problem))
-    return read.messages
+    return cast(list[Message], read.messages)  # read into OpenAI's chat messages
 
 
 def _goal(number: int, row: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatjudge.formats.io import write_json
-from chatjudge.formats.realism import Realism
 from chatjudge.realism.command import REALISM, Outcome
+
+if TYPE_CHECKING:
+    from chatjudge.formats.realism import Realism
 
 
 def statistics(outcome: Outcome, options: dict[str, Any], *, seed: int = 0) -> Realism:

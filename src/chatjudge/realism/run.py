@@ -43,7 +43,35 @@ def measure(job: Realism) -> RealismFile:
     outcome = run_sync(job.run())
     result = statistics(outcome, job.config.options("realism"))
     write_realism(job.out, result)
-    from chatjudge.report.realism_page import write_page
+    from chatjudge.realism.page_data import example, spreads
+    from chatjudge.report.realism_page import write_realism_page
 
-    write_page(Path(job.out) / REPORT, outcome, result)
+    write_realism_page(Path(job.out) / REPORT, result, spreads(outcome), example(outcome))
     return result
+
+
+def realism(
+    data: Any,
+    assistant: ModelSpec,
+    out: str | Path,
+    *,
+    user: ModelSpec | None = None,
+    goal_model: ModelSpec | None = None,
+    judge: ModelSpec | None = None,
+    protocol: str | None = None,
+    max_turns: int | None = None,
+    column_map: Mapping[str, str] | None = None,
+    dry_run: bool = False,
+    **options: Any,
+) -> RealismFile | CostEstimate:
+    """`chatjudge.realism(...)`: measure simulated users against the real conversations in
+    `data` (import output, or rows with `chat`), as `chatjudge realism` does; writes `out`/
+    goals.jsonl, simulated.jsonl, realism.json and report.html and returns realism.json's
+    model (`dry_run`: the estimate, nothing sent). Models: names or Python callables taking
+    OpenAI-style messages. `options`: the command's run and simulation options (`samples`,
+    `concurrency`, `max_cost_usd`, ...). Raises `BudgetReachedError` at `max_cost_usd`."""
+    config = RunConfig.from_options(options, command="realism", progress=False)
+    own = {"out": out, "user": user, "goal_model": goal_model, "judge": judge,
+           "protocol": protocol, "max_turns": max_turns}  # fmt: skip
+    job = set_up(data, assistant, own, config, column_map=column_map, dry_run=dry_run)
+    return estimate(job) if dry_run else measure(job)
