@@ -4,7 +4,7 @@ conversations (`chatjudge.realism`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -25,6 +25,9 @@ from chatjudge.cli.common import (
 )
 from chatjudge.errors import BudgetReachedError, ChatJudgeError, ExitCode, FatalModelError
 from chatjudge.options.declare import PROVIDERS
+
+if TYPE_CHECKING:
+    from chatjudge.realism.command import Realism
 
 
 @with_options("realism")
@@ -60,20 +63,10 @@ def realism(
     DIR/goals.jsonl, DIR/simulated.jsonl, DIR/realism.json and DIR/report.html. Exit status:
     0 measured; 1 some conversations failed (left out, counted); 2 bad usage or input
     (nothing sent); 4 --max-cost-usd reached (the same command resumes)."""
-    from chatjudge.options import RealismOptions, RunConfig
-    from chatjudge.realism.run import estimate, measure, set_up
+    from chatjudge.realism.run import estimate
 
     show_warnings()
-    values = option_values(options, "realism")
-    own = {k: v for k, v in values.items() if k in RealismOptions.model_fields}
-    with refused_before_sending(data, "a model"):
-        chosen = RealismOptions(**own).model_dump()
-        config = RunConfig.from_options(
-            {k: v for k, v in values.items() if k not in own},
-            command="realism",
-            progress=not quiet,
-        )
-        job = set_up(data, assistant, chosen, config, column_map=column_map(map_), dry_run=dry_run)
+    job = _set_up(data, assistant, option_values(options, "realism"), map_, quiet, dry_run)
     if dry_run:
         from chatjudge.report.terminal import estimate_table
 
@@ -86,6 +79,30 @@ def realism(
         highlight=False,
         markup=False,
     )
+    raise _measured(job)
+
+
+def _set_up(
+    data: Path, assistant: str, values: dict[str, Any], map_: list[str] | None, quiet: bool,
+    dry_run: bool,
+) -> Realism:  # fmt: skip
+    """The command set up, or exit 2 before anything is sent."""
+    from chatjudge.options import RealismOptions, RunConfig
+    from chatjudge.realism.run import set_up
+
+    own = {k: v for k, v in values.items() if k in RealismOptions.model_fields}
+    with refused_before_sending(data, "a model"):
+        chosen = RealismOptions(**own).model_dump()
+        rest = {k: v for k, v in values.items() if k not in own}
+        config = RunConfig.from_options(rest, command="realism", progress=not quiet)
+        return set_up(data, assistant, chosen, config, column_map=column_map(map_),
+                      dry_run=dry_run)  # fmt: skip
+
+
+def _measured(job: Realism) -> typer.Exit:
+    """Run it, print the table; the exit: 0, 1 when something failed, 4 at the budget."""
+    from chatjudge.realism.run import measure
+
     try:
         result = measure(job)
     except (BudgetReachedError, FatalModelError) as exc:
@@ -99,4 +116,4 @@ def realism(
     out.print(realism_table(result))
     err.print(f"realism: {job.out / 'realism.json'}\nreport:  {job.out / 'report.html'}",
               highlight=False, markup=False)  # fmt: skip
-    raise typer.Exit(ExitCode.FAILED if sum((result.failed or {}).values()) else ExitCode.OK)
+    return typer.Exit(ExitCode.FAILED if sum((result.failed or {}).values()) else ExitCode.OK)
