@@ -10,8 +10,8 @@ from chatjudge.realism.command import Outcome
 from chatjudge.realism.real import shown
 from chatjudge.realism.sample import UserSide
 
-BEHAVIOURS = ("user_turns", "words_per_message", "questions", "disclosure", "ended_by_user",
-              "pushback")  # fmt: skip
+BEHAVIOURS = ("user_turns", "words_per_message", "question_share", "disclosure", "ended_by_user",
+              "pushback_share")  # fmt: skip
 
 
 def spreads(outcome: Outcome) -> dict[str, dict[str, list[float]]]:
@@ -31,10 +31,10 @@ def _values(side: UserSide) -> dict[str, float | None]:
     return {
         "user_turns": float(len(said)),
         "words_per_message": _mean([len(m.split()) for m in said]),
-        "questions": _mean([float("?" in m) for m in said]),
+        "question_share": _mean([float("?" in m) for m in said]),
         "disclosure": _mean([float(d) for d in side.disclosed or ()]),
         "ended_by_user": float(side.ended_by_user),
-        "pushback": _mean([float(p) for p in side.pushback or ()]),
+        "pushback_share": _mean([float(p) for p in side.pushback or ()]),
     }
 
 
