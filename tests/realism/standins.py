@@ -38,7 +38,9 @@ class Recorder:
         self.log("assistant", messages)
         return "Could you tell me more?"
 
-    def judge(self, messages: list[dict[str, Any]]) -> str:
+    def judge(self, messages: list[dict[str, Any]] | str) -> str:
+        if isinstance(messages, str):  # interactivity-accuracy's prompt (`--protocol`)
+            return self.protocol_judge(messages)
         self.log("judge", messages)
         text = messages[-1]["content"]
         if "first message already states" in text:
@@ -51,3 +53,19 @@ class Recorder:
         first = text.split("Conversation 1:", 1)[1].split("Conversation 2:", 1)[0]
         real = 2 if "Thank you!" in first else 1  # the simulated user thanks politely
         return json.dumps({"reason": "the simulated user thanks politely", "real": real})
+
+    def protocol_judge(self, prompt: str) -> str:
+        """interactivity: the user messages of the conversation judged, at most 3; accuracy:
+        1 when it holds the ground-truth answer."""
+        self.log("protocol", [{"role": "user", "content": prompt}])
+        chat = prompt.split("Ground Truth Answer:", 1)[0]
+        answer = prompt.split("Ground Truth Answer:", 1)[1].strip().splitlines()[0].strip()
+        said = re.findall(r"\*\*user\*\*: (.*)", chat)
+        verdict = {
+            "interactivity": {"thought": "counted", "score": min(3, len(said))},
+            "accuracy": {
+                "thought": "looked",
+                "score": int(answer in chat.split("Target Question")[0]),
+            },
+        }
+        return json.dumps(verdict)

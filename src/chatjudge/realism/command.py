@@ -5,7 +5,8 @@ DIR, so that the same command resumes step by step and pays for nothing twice:
 - `simulated.jsonl` and its store, summary and record: `simulate`'s own machinery on the
   goal rows, which hold the goal and nothing of the real conversation;
 - `marks.calls.sqlite`: the judge's marks (`marks`);
-- with `--protocol`, `protocol-real/` and `protocol-simulated/` (`gap`);
+- with `--protocol`, the run directories `protocol-real/` and `protocol-simulated/`: the
+  protocol's metrics on both sides (`gap`), judged by `--judge`;
 - `realism.json` (the statistics, `compare`) and `report.html`.
 One budget (`--max-cost-usd`) is shared by every step. Bad input, a bad option or an output
 that cannot be written is refused before anything is sent.
@@ -29,6 +30,8 @@ from chatjudge.outputs import check_written
 from chatjudge.produce import build_simulation
 from chatjudge.produce.roles import Role
 from chatjudge.produce.simulation import Simulation
+from chatjudge.protocols import Protocol
+from chatjudge.realism import gap
 from chatjudge.realism.goals import Goals, stopped_by_budget, write_goals
 from chatjudge.realism.marks import DISCLOSURE, DISCRIMINATOR, PUSHBACK, Marker
 from chatjudge.realism.real import RealConversation, read_real
@@ -52,6 +55,7 @@ class Outcome:
     failed: list[dict[str, str]] = field(default_factory=list)  # {id, step, error}
     cut_share: float | None = None  # of the finished simulated conversations
     max_turns: int = 0
+    metric_ranges: dict[str, Any] = field(default_factory=dict)  # `--protocol`'s metrics
 
 
 @dataclass
@@ -65,7 +69,8 @@ class Realism:
     user: ModelSpec | None
     goal_model: Model
     judge: Model
-    protocol: str | None = None
+    judge_spec: ModelSpec  # the protocol's runs build their judge from it
+    protocol: Protocol | None = None
     inputs: list[Path] = field(default_factory=list)
 
     @property
@@ -83,7 +88,8 @@ class Realism:
         if goals.stopped is not None:
             raise _reached(goals.stopped, len(goals.rows), len(self.reals), "goal(s)")
         simulated = await self._simulate(goals.rows, budget)
-        return await self._measure(goals, simulated, budget, dry_run=False)
+        judged = await self._gap(goals.rows, simulated, budget)
+        return await self._measure(goals, simulated, budget, judged=judged)
 
     async def estimate(self) -> CostEstimate:
         """`--dry-run`: what each step would send, after what the stores hold; a goal not
@@ -107,7 +113,9 @@ class Realism:
         for goal_id, sims in stood.items():
             if not sims:
                 real = next(r for r in self.reals if r.id == goal_id)
-                stood[goal_id] = [{"chat": real.messages, "status": "ok", "ended": "user"}]
+                stood[goal_id] = [
+                    {"id": goal_id, "chat": real.messages, "status": "ok", "ended": "user"}
+                ]
         marks = Session([Seat("judge", self.judge)], self.config, self.out / MARK_STORE,
                         total=len(rows), dry_run=True)  # fmt: skip
         async with marks:
@@ -149,23 +157,51 @@ class Realism:
         await simulation.run()  # BudgetReachedError: its rows and summary are written
         return _read_simulated(self.out / SIMULATED)
 
+    async def _gap(
+        self,
+        goals: list[dict[str, Any]],
+        simulated: dict[str, list[dict[str, Any]]],
+        budget: Budget | None,
+    ) -> tuple[gap.Judged, gap.Judged]:
+        """`--protocol`: its metrics on the real and the finished simulated conversations
+        of every goal that has one (the others are not compared)."""
+        if self.protocol is None:
+            return gap.Judged({}, []), gap.Judged({}, [])
+        reals = {r.id: r for r in self.reals}
+        finished = {
+            g: [s for s in rows if s.get("status") == "ok"] for g, rows in simulated.items()
+        }
+        paired = [g for g in goals if finished.get(str(g["id"]))]
+        sides = (
+            [(str(g["id"]), (str(g["id"]), reals[str(g["id"])].messages)) for g in paired],
+            [(str(g["id"]), (str(s["id"]), s["chat"])) for g in paired
+             for s in finished[str(g["id"])]],
+        )  # fmt: skip
+        judged = []
+        for where, conversations in zip((gap.REAL_DIR, gap.SIMULATED_DIR), sides, strict=True):
+            rows = gap.gap_rows(self.protocol, goals, conversations)
+            judged.append(await gap.judge(rows, self.protocol, self.judge_spec, self.out / where,
+                                          self.config, budget))  # fmt: skip
+        return judged[0], judged[1]
+
     async def _measure(
         self,
         goals: Goals,
         simulated: dict[str, list[dict[str, Any]]],
         budget: Budget | None,
         *,
-        dry_run: bool,
+        judged: tuple[gap.Judged, gap.Judged],
     ) -> Outcome:
         """The judge's marks on every goal's conversations, and the samples they make."""
         session = Session([Seat("judge", self.judge)], self.config, self.out / MARK_STORE,
-                          total=len(goals.rows), label="marking", dry_run=dry_run,
-                          budget=budget)  # fmt: skip
+                          total=len(goals.rows), label="marking", budget=budget)  # fmt: skip
         async with session:
-            samples = await self._marks(session, goals.rows, simulated)
+            samples = await self._marks(session, goals.rows, simulated, judged)
         reals = {r.id: r for r in self.reals}
         outcome = Outcome(samples, goals.rows, reals, simulated,
                           max_turns=self.config.simulation.max_turns)  # fmt: skip
+        if self.protocol is not None:
+            outcome.metric_ranges = gap.ranges(self.protocol)
         outcome.failed = [{"id": i, "step": "goal", "error": e} for i, e in goals.failed]
         finished = [r for rows in simulated.values() for r in rows if r.get("status") == "ok"]
         outcome.failed += [
@@ -174,6 +210,7 @@ class Realism:
             for r in rows
             if r.get("status") != "ok"
         ]
+        outcome.failed += [f for side in judged for f in side.failed]
         if finished:
             outcome.cut_share = sum(r.get("ended") == "max_turns" for r in finished) / len(finished)
         return outcome
@@ -183,9 +220,12 @@ class Realism:
         session: Session,
         goals: Sequence[Mapping[str, Any]],
         simulated: Mapping[str, list[dict[str, Any]]],
+        judged: tuple[gap.Judged, gap.Judged] | None = None,
     ) -> list[GoalSample]:
-        """Each goal's marks in the session's pool; a goal with no finished simulated
-        conversation has nothing to compare and is left out."""
+        """Each goal's marks in the session's pool, with the protocol's metrics where
+        `judged`; a goal with no finished simulated conversation has nothing to compare and
+        is left out."""
+        real_metrics, sim_metrics = (j.metrics for j in judged) if judged else ({}, {})
         (seat,) = session.seats
         caller, ledger = session.caller(seat), session.ledger(seat)
         settings = session.config.generation.settings()
@@ -202,10 +242,12 @@ class Realism:
             real_side = user_side(
                 real.messages, ended_by_user=True,
                 marks=await marker.conversation(real.messages, facts, n),
+                metrics=real_metrics.get(real.id),
             )  # fmt: skip
             sides = [
                 user_side(s["chat"], ended_by_user=simulated_ended_by_user(s),
-                          marks=await marker.conversation(s["chat"], facts, n))
+                          marks=await marker.conversation(s["chat"], facts, n),
+                          metrics=sim_metrics.get(str(s["id"])))
                 for s in sims
             ]  # fmt: skip
             told = await marker.discriminate(real.messages, sims[0]["chat"], n)
@@ -239,6 +281,7 @@ def build_realism(
     assistant's; `max_turns` to the longest real conversation, in user turns."""
     config = config.in_process() if dry_run else config
     reals = read_real(data, column_map)
+    checked = gap.checked_protocol(protocol, reals) if protocol is not None else None
     longest = max(len(r.user_messages) for r in reals)
     turns = max_turns if max_turns is not None else longest
     config = config.model_copy(
@@ -258,15 +301,12 @@ def build_realism(
     written += [sim.rows, sim.store, sim.summary, sim.record]
     check_written(written[0], written, inputs)
     prepare_output(directory, tuple(written), create=not dry_run)
-    if protocol is not None:
-        from chatjudge.protocols import get_protocol
-
-        get_protocol(protocol)  # an unknown protocol is refused before anything is sent
     if not dry_run:
         built = distribute(built, config, call_with="messages")
     goal_built, judge_built = built
+    judge_spec = judge if judge is not None else role_model
     return Realism(reals, directory, config, assistant, user, goal_built, judge_built,
-                   protocol, inputs)  # fmt: skip
+                   judge_spec, checked, inputs)  # fmt: skip
 
 
 def _read_simulated(path: Path) -> dict[str, list[dict[str, Any]]]:

@@ -19,7 +19,7 @@ def statistics(outcome: Outcome, options: dict[str, Any], *, seed: int = 0) -> R
     """The one call into the statistics (`chatjudge.realism.compare`)."""
     from chatjudge.realism.compare import compare
 
-    measured = compare(outcome.samples, seed=seed)
+    measured = compare(outcome.samples, seed=seed, metric_ranges=outcome.metric_ranges)
     failed = Counter(f["step"] for f in outcome.failed)
     return measured.model_copy(
         update={
