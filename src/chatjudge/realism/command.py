@@ -23,10 +23,11 @@ from chatjudge import jsoncodec
 from chatjudge.calls.budget import Budget
 from chatjudge.calls.session import CostEstimate, Seat, Session
 from chatjudge.cluster import distribute, key_checked_here
+from chatjudge.data import Source
 from chatjudge.errors import BudgetReached, BudgetReachedError
+from chatjudge.formats.produced import ProducedInfo
 from chatjudge.models import Model, ModelSpec, get_model
 from chatjudge.options import RunConfig
-from chatjudge.outputs import check_written
 from chatjudge.produce import build_simulation
 from chatjudge.produce.roles import Role
 from chatjudge.produce.simulation import Simulation
@@ -34,6 +35,13 @@ from chatjudge.protocols import Protocol
 from chatjudge.realism import gap
 from chatjudge.realism.goals import Goals, stopped_by_budget, write_goals
 from chatjudge.realism.marks import DISCLOSURE, DISCRIMINATOR, PUSHBACK, Marker
+from chatjudge.realism.outputs import (
+    RECORD,
+    check_outputs,
+    realism_record,
+    simulation_record,
+    write_record,
+)
 from chatjudge.realism.real import RealConversation, read_real
 from chatjudge.realism.sample import GoalSample
 from chatjudge.realism.samples import goal_sample, simulated_ended_by_user, user_side
@@ -70,6 +78,7 @@ class Realism:
     goal_model: Model
     judge: Model
     judge_spec: ModelSpec  # the protocol's runs build their judge from it
+    record: ProducedInfo  # realism.run.json
     protocol: Protocol | None = None
     inputs: list[Path] = field(default_factory=list)
 
@@ -83,6 +92,7 @@ class Realism:
         `--max-cost-usd` stops one, and the same command then resumes."""
         limit = self.config.pricing.max_cost_usd
         budget = Budget(limit) if limit is not None else None
+        write_record(self.out, self.record)
         goals = await self._goals(budget, dry_run=False)
         _write_rows(self.out / GOALS, goals.rows)
         if goals.stopped is not None:
@@ -296,17 +306,23 @@ def build_realism(
     ]  # fmt: skip
     directory = Path(out)
     inputs = [Path(data)] if isinstance(data, str | Path) else []
-    written = [directory / n for n in (GOALS, GOAL_STORE, MARK_STORE, REALISM, REPORT)]
+    written = [directory / n for n in (GOALS, GOAL_STORE, MARK_STORE, REALISM, REPORT, RECORD)]
     sim = Produced(directory / SIMULATED)
     written += [sim.rows, sim.store, sim.summary, sim.record]
-    check_written(written[0], written, inputs)
+    simulation = simulation_record(assistant, user, config)
+    models = {**simulation.models, "goal_model": built[0].name, "judge": built[1].name}
+    record = realism_record(Source(data, column_map).name, models,
+                            checked.name if checked else None, config)  # fmt: skip
+    check_outputs(directory, written, inputs, record, simulation,
+                  folders=[directory / gap.REAL_DIR, directory / gap.SIMULATED_DIR],
+                  overwrite=config.run.overwrite)  # fmt: skip
     prepare_output(directory, tuple(written), create=not dry_run)
     if not dry_run:
         built = distribute(built, config, call_with="messages")
     goal_built, judge_built = built
     judge_spec = judge if judge is not None else role_model
     return Realism(reals, directory, config, assistant, user, goal_built, judge_built,
-                   judge_spec, checked, inputs)  # fmt: skip
+                   judge_spec, record, checked, inputs)  # fmt: skip
 
 
 def _read_simulated(path: Path) -> dict[str, list[dict[str, Any]]]:
