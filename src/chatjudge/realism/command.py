@@ -45,6 +45,7 @@ from chatjudge.realism.outputs import (
 from chatjudge.realism.real import RealConversation, read_real
 from chatjudge.realism.sample import GoalSample
 from chatjudge.realism.samples import goal_sample, simulated_ended_by_user, user_side
+from chatjudge.realism.tune_search import TuneSetUp
 from chatjudge.rundir import Produced, prepare_output
 from chatjudge.writing import open_write
 
@@ -81,17 +82,23 @@ class Realism:
     record: ProducedInfo  # realism.run.json
     protocol: Protocol | None = None
     inputs: list[Path] = field(default_factory=list)
+    tune: TuneSetUp | None = None  # `--tune` (`realism.tune`)
 
     @property
     def paths(self) -> dict[str, Path]:
         names = {"goals": GOALS, "simulated": SIMULATED, "realism": REALISM, "report": REPORT}
         return {k: self.out / v for k, v in names.items()}
 
-    async def run(self) -> Outcome:
-        """Every step in order; raises `BudgetReachedError` (everything so far written) when
-        `--max-cost-usd` stops one, and the same command then resumes."""
+    def budget(self) -> Budget | None:
+        """`--max-cost-usd`'s budget, which every step shares."""
         limit = self.config.pricing.max_cost_usd
-        budget = Budget(limit) if limit is not None else None
+        return Budget(limit) if limit is not None else None
+
+    async def run(self, budget: Budget | None = None) -> Outcome:
+        """Every step in order, in `budget` (one of its own by default); raises
+        `BudgetReachedError` (everything so far written) when `--max-cost-usd` stops one,
+        and the same command then resumes."""
+        budget = budget if budget is not None else self.budget()
         write_record(self.out, self.record)
         goals = await self._goals(budget, dry_run=False)
         _write_rows(self.out / GOALS, goals.rows)
@@ -118,7 +125,7 @@ class Realism:
         rows = goals.rows + stand_ins
         simulation = self._simulation(rows, dry_run=True)
         estimates.append(await simulation.estimate())
-        simulated = _read_simulated(self.out / SIMULATED)
+        simulated = read_simulated(self.out / SIMULATED)
         stood = {g["id"]: [*simulated.get(g["id"], [])] for g in rows}
         for goal_id, sims in stood.items():
             if not sims:
@@ -165,7 +172,7 @@ class Realism:
         simulation = self._simulation(self.out / GOALS, dry_run=False)
         simulation.budget = budget
         await simulation.run()  # BudgetReachedError: its rows and summary are written
-        return _read_simulated(self.out / SIMULATED)
+        return read_simulated(self.out / SIMULATED)
 
     async def _gap(
         self,
@@ -325,7 +332,7 @@ def build_realism(
                    judge_spec, record, checked, inputs)  # fmt: skip
 
 
-def _read_simulated(path: Path) -> dict[str, list[dict[str, Any]]]:
+def read_simulated(path: Path) -> dict[str, list[dict[str, Any]]]:
     """simulated.jsonl's rows by goal (`<id>#<k>` with --samples K > 1); none when absent."""
     by_goal: dict[str, list[dict[str, Any]]] = {}
     if not path.is_file():

@@ -27,10 +27,19 @@ def set_up(data: Any, assistant: ModelSpec, own: Mapping[str, Any], config: RunC
         from chatjudge.errors import UsageError
 
         raise UsageError("realism needs --out DIR")
-    return build_realism(data, assistant, out, user=own.get("user"),
-                         goal_model=own.get("goal_model"), judge=own.get("judge"),
-                         protocol=own.get("protocol"), max_turns=own.get("max_turns"),
-                         column_map=column_map, config=config, dry_run=dry_run)  # fmt: skip
+    job = build_realism(data, assistant, out, user=own.get("user"),
+                        goal_model=own.get("goal_model"), judge=own.get("judge"),
+                        protocol=own.get("protocol"), max_turns=own.get("max_turns"),
+                        column_map=column_map, config=config, dry_run=dry_run)  # fmt: skip
+    optimizer = own.get("optimizer")
+    if own.get("tune") or optimizer is not None:
+        from chatjudge.errors import UsageError
+        from chatjudge.realism.tune import set_up_tune
+
+        if not own.get("tune") or optimizer is None:
+            raise UsageError("--tune and --optimizer MODEL go together")
+        job.tune = set_up_tune(job.reals, optimizer, job.config, check_key=not dry_run)
+    return job
 
 
 def estimate(job: Realism) -> CostEstimate:
@@ -40,13 +49,19 @@ def estimate(job: Realism) -> CostEstimate:
 def measure(job: Realism) -> RealismFile:
     """Every step, then realism.json and report.html; returns what realism.json holds.
     Raises `BudgetReachedError` at `--max-cost-usd` (what was done is written)."""
-    outcome = run_sync(job.run())
+    budget = job.budget()
+    outcome = run_sync(job.run(budget))
     result = statistics(outcome, job.config.options("realism"))
     write_realism(job.out, result)
     from chatjudge.realism.page_data import example, spreads
     from chatjudge.report.realism_page import write_realism_page
 
     write_realism_page(Path(job.out) / REPORT, result, spreads(outcome), example(outcome))
+    if job.tune is not None:  # realism.json is written first: the tuning may stop at the budget
+        from chatjudge.realism.tune import tune
+
+        result.tuning = tune(job, outcome, budget)
+        write_realism(job.out, result)
     return result
 
 
@@ -60,6 +75,8 @@ def realism(
     judge: ModelSpec | None = None,
     protocol: str | None = None,
     max_turns: int | None = None,
+    tune: bool = False,
+    optimizer: ModelSpec | None = None,
     column_map: Mapping[str, str] | None = None,
     dry_run: bool = False,
     **options: Any,
@@ -68,10 +85,13 @@ def realism(
     `data` (import output, or rows with `chat`), as `chatjudge realism` does; writes `out`/
     goals.jsonl, simulated.jsonl, realism.json and report.html and returns realism.json's
     model (`dry_run`: the estimate, nothing sent). Models: names or Python callables taking
-    OpenAI-style messages. `options`: the command's run and simulation options (`samples`,
-    `concurrency`, `max_cost_usd`, ...). Raises `BudgetReachedError` at `max_cost_usd`."""
+    OpenAI-style messages. `tune` with `optimizer`: also tune the simulated user and prove
+    the gain on held-out goals (realism.json's `tuning`, `out`/user_prompt.txt). `options`:
+    the command's run and simulation options (`samples`, `concurrency`, `max_cost_usd`,
+    `seed`, ...). Raises `BudgetReachedError` at `max_cost_usd`."""
     config = RunConfig.from_options(options, command="realism", progress=False)
     own = {"out": out, "user": user, "goal_model": goal_model, "judge": judge,
-           "protocol": protocol, "max_turns": max_turns}  # fmt: skip
+           "protocol": protocol, "max_turns": max_turns, "tune": tune,
+           "optimizer": optimizer}  # fmt: skip
     job = set_up(data, assistant, own, config, column_map=column_map, dry_run=dry_run)
     return estimate(job) if dry_run else measure(job)
