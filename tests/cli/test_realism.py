@@ -52,3 +52,31 @@ def test_the_dry_run_prints_every_role_and_writes_nothing(tmp_path: Path) -> Non
     for role in ("goal_model", "assistant", "simulated_user", "judge"):
         assert role in result.stdout
     assert not (tmp_path / "r").exists()
+
+
+def test_tune_with_fewer_than_50_held_out_goals_exits_3_with_the_number_needed(
+    tmp_path: Path,
+) -> None:
+    from tests.realism.tune_standins import real_rows
+
+    data = tmp_path / "real.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in real_rows(123)))
+    out = tmp_path / "r"
+    args = ("realism", str(data), "--assistant", "openai/a", "--out", str(out), "--tune")
+    result = run_cli(*args, "--optimizer", "openai/o", key="dummy")
+    assert result.returncode == 3, result.stderr
+    assert "123 real conversation(s) give 49 held-out goal(s)" in result.stderr
+    assert "at least 124 conversations" in result.stderr and "nothing was sent" in result.stderr
+    assert not (out / "goals.jsonl").exists()
+
+
+def test_tune_and_optimizer_go_together(tmp_path: Path) -> None:
+    data = tmp_path / "real.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in REAL))
+    out = ("--out", str(tmp_path / "r"))
+    alone = run_cli("realism", str(data), "--assistant", "openai/a", *out, "--tune", key="d")
+    assert alone.returncode == 2 and "--tune and --optimizer" in alone.stderr
+    other = run_cli(
+        "realism", str(data), "-a", "openai/a", *out, "--optimizer", "openai/o", key="d"
+    )
+    assert other.returncode == 2 and "--tune and --optimizer" in other.stderr

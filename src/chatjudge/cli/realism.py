@@ -60,9 +60,13 @@ def realism(
     ended, pushback, stylistic uniformity, and a discriminator (the judge picks the real user
     of a real/simulated pair, both orders; 0.5 = it cannot tell). A difference is claimed only
     by an exact within-goal permutation test, Holm-corrected across measures. Writes
-    DIR/goals.jsonl, DIR/simulated.jsonl, DIR/realism.json and DIR/report.html. Exit status:
-    0 measured; 1 some conversations failed (left out, counted); 2 bad usage or input
-    (nothing sent); 4 --max-cost-usd reached (the same command resumes)."""
+    DIR/goals.jsonl, DIR/simulated.jsonl, DIR/realism.json and DIR/report.html. With --tune
+    --optimizer MODEL, the simulated user is also tuned on 60% of the goals (split by --seed)
+    and the gain proven on the 40% held out (DIR/user_prompt.txt, for simulate --user-prompt).
+    Exit status: 0 measured (--tune: and a gain shown on held-out conversations); 1 some
+    conversations failed (left out, counted); 2 bad usage or input (nothing sent); 3 --tune:
+    no gain shown on held-out conversations, or fewer than 50 held-out goals (nothing sent);
+    4 --max-cost-usd reached (the same command resumes)."""
     from chatjudge.realism.run import estimate
 
     show_warnings()
@@ -86,21 +90,27 @@ def _set_up(
     data: Path, assistant: str, values: dict[str, Any], map_: list[str] | None, quiet: bool,
     dry_run: bool,
 ) -> Realism:  # fmt: skip
-    """The command set up, or exit 2 before anything is sent."""
+    """The command set up, or exit 2 before anything is sent (3: --tune with too few
+    conversations)."""
     from chatjudge.options import RealismOptions, RunConfig
     from chatjudge.realism.run import set_up
+    from chatjudge.realism.tune_search import TooFewGoals
 
     own = {k: v for k, v in values.items() if k in RealismOptions.model_fields}
     with refused_before_sending(data, "a model"):
         chosen = RealismOptions(**own).model_dump()
         rest = {k: v for k, v in values.items() if k not in own}
         config = RunConfig.from_options(rest, command="realism", progress=not quiet)
-        return set_up(data, assistant, chosen, config, column_map=column_map(map_),
-                      dry_run=dry_run)  # fmt: skip
+        try:
+            return set_up(data, assistant, chosen, config, column_map=column_map(map_),
+                          dry_run=dry_run)  # fmt: skip
+        except TooFewGoals as exc:
+            raise fail(f"not tuned: {exc}\nnothing was sent.", ExitCode.INCONCLUSIVE) from None
 
 
 def _measured(job: Realism) -> typer.Exit:
-    """Run it, print the table; the exit: 0, 1 when something failed, 4 at the budget."""
+    """Run it, print the table; the exit: 0, 1 when something failed, 3 when --tune showed
+    no gain, 4 at the budget."""
     from chatjudge.realism.run import measure
 
     try:
@@ -116,4 +126,13 @@ def _measured(job: Realism) -> typer.Exit:
     out.print(realism_table(result))
     err.print(f"realism: {job.out / 'realism.json'}\nreport:  {job.out / 'report.html'}",
               highlight=False, markup=False)  # fmt: skip
+    if result.tuning is not None:
+        tuned = result.tuning
+        err.print(f"tuned ({tuned.chosen}): {tuned.reason}"
+                  + ("; overshoot: the judge takes the tuned user for the real one"
+                     if tuned.overshoot else "")
+                  + f"\nuser prompt: {job.out / 'user_prompt.txt'}",
+                  highlight=False, markup=False)  # fmt: skip
+        if not tuned.gain_shown:
+            return typer.Exit(ExitCode.INCONCLUSIVE)
     return typer.Exit(ExitCode.FAILED if sum((result.failed or {}).values()) else ExitCode.OK)

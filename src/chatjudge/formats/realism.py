@@ -97,7 +97,7 @@ class Tuning(Record):
     rules: list[str]
     examples: list[str]  # real first messages of tuning goals shown as examples
     held_out: TunedHeldOut
-    optimizer_calls: int
+    optimizer_calls: int  # prompts the optimiser answered (from its store or not)
 
 
 class Realism(Versioned):

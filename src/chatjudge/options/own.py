@@ -234,8 +234,9 @@ class RealismOptions(OptionGroup):
         "(at least 50; --seed splits them); writes DIR/user_prompt.txt.",
     )
     optimizer: str | None = option(
-        None, "--tune: the model that writes the guidance from the judge's reasons and the "
-        "behaviour gaps (PROVIDER/MODEL)."
+        None,
+        "--tune: the model that writes the guidance from the judge's reasons and the "
+        "behaviour gaps (PROVIDER/MODEL).",
     )
     out: Path | None = option(
         None,

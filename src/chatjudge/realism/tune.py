@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from chatjudge.calls.budget import Budget
-from chatjudge.formats.realism import Tuning, TunedHeldOut
+from chatjudge.formats.realism import TunedHeldOut, Tuning
 from chatjudge.models import ModelSpec, get_model
 from chatjudge.options import RunConfig
 from chatjudge.produce.user import load_instructions
@@ -73,7 +73,7 @@ def tune(job: Realism, outcome: Outcome, budget: Budget | None) -> Tuning:
         rules=found.rules,
         examples=found.examples,
         held_out=figures,
-        optimizer_calls=calls.optimizer_calls,
+        optimizer_calls=len(found.prompts),
     )
     source = job.config.simulation.user_prompt
     header = [

@@ -37,7 +37,7 @@ PROMPT, ROWS = "user_prompt.txt", "simulated.jsonl"
 
 
 class TuneCalls:
-    """The simulations, marks and optimiser calls of one tuning, and how many were sent."""
+    """The simulations, marks and optimiser calls of one tuning."""
 
     def __init__(
         self,
@@ -51,7 +51,6 @@ class TuneCalls:
         self.optimizer = optimizer
         self.budget = budget
         self.folder = job.out / TUNE_DIR
-        self.optimizer_calls = 0
 
     def simulate(
         self, instructions: str, name: str, ids: Sequence[str], marked: bool
@@ -141,7 +140,6 @@ class TuneCalls:
                 reply = await role.call([{"role": "user", "content": prompt}], 0)
             except BudgetReached as exc:
                 raise _reached(exc, f"the optimiser's call ({name})") from None
-            self.optimizer_calls += session.usage().calls
         return reply.text
 
 

@@ -51,8 +51,7 @@ def optimizer_prompt(instructions: str, goals: Sequence[GoalSample]) -> str:
         "user that would make it behave like the real users: how much to tell and when, how "
         "to write, how to react and how to end. Do not refer to any conversation or need.",
         "## The simulated user's instructions\n" + cut(instructions, 6000),
-        f"## Behaviour, real users against simulated ones ({len(goals)} needs)\n"
-        + _gaps(goals),
+        f"## Behaviour, real users against simulated ones ({len(goals)} needs)\n" + _gaps(goals),
     ]
     if len(accuracy):
         parts.append(
