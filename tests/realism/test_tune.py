@@ -12,8 +12,8 @@ import pytest
 
 import chatjudge
 from chatjudge.cli.realism import _measured
-from chatjudge.realism.run import set_up
 from chatjudge.options import RunConfig
+from chatjudge.realism.run import set_up
 from tests.realism.tune_standins import END, ONE_FACT, TuneRecorder, real_rows
 
 N = 125  # 50 held out
