@@ -102,3 +102,16 @@ def test_no_gain_exits_3(tmp_path: Path) -> None:
     assert not written["gain_shown"]
     assert written["reason"].startswith("no gain shown on held-out conversations: ")
     assert (tmp_path / "r" / "user_prompt.txt").read_text().count("use it with care") == 1
+
+
+def test_the_dry_run_says_what_the_tuning_adds_and_sends_nothing(tmp_path: Path) -> None:
+    from chatjudge.realism.run import estimate
+
+    rec = TuneRecorder()
+    own = {"out": tmp_path / "r", "user": rec.user, "goal_model": rec.goal_writer,
+           "judge": rec.judge, "tune": True, "optimizer": rec.optimizer}  # fmt: skip
+    config = RunConfig.from_options({}, command="realism", progress=False)
+    found = estimate(set_up(real_rows(N), rec.assistant, own, config, dry_run=True))
+    note = next(n for n in found.notes if n.startswith("realism --tune"))
+    assert "225 simulated conversation(s)" in note and "50 x --samples" in note
+    assert rec.seen == {} and not (tmp_path / "r" / "tune").exists()

@@ -43,7 +43,16 @@ def set_up(data: Any, assistant: ModelSpec, own: Mapping[str, Any], config: RunC
 
 
 def estimate(job: Realism) -> CostEstimate:
-    return run_sync(job.estimate())
+    found = run_sync(job.estimate())
+    if job.tune is not None:
+        tuning, held = len(job.tune.tuning), len(job.tune.held)
+        found.notes.append(
+            f"realism --tune is not counted above: it adds {3 * tuning} simulated "
+            f"conversation(s) of the tuning goals (3 candidates, one each) and their "
+            f"discriminator's calls, {held} x --samples of the held-out goals with every "
+            f"mark, and 4 calls of the optimiser ({job.tune.optimizer.name})"
+        )
+    return found
 
 
 def measure(job: Realism) -> RealismFile:
