@@ -52,3 +52,22 @@ def test_the_dry_run_prints_every_role_and_writes_nothing(tmp_path: Path) -> Non
     for role in ("goal_model", "assistant", "simulated_user", "judge"):
         assert role in result.stdout
     assert not (tmp_path / "r").exists()
+
+
+def test_prompt_prints_each_fixed_prompt_of_realism() -> None:
+    for name, placeholder in (("goal", "{conversation}"), ("disclosure", "{facts}"),
+                              ("pushback", "{n_user}"), ("discriminator", "{second}")):  # fmt: skip
+        result = run_cli("prompt", "--realism", name)
+        assert result.returncode == 0, result.stderr
+        assert placeholder in result.stdout and '"' in result.stdout
+    goal = run_cli("prompt", "--realism", "goal").stdout
+    assert '{"question": "...", "facts": ["...", "..."]}' in goal  # escapes shown as sent
+
+
+def test_prompt_refuses_an_unknown_realism_prompt_and_one_with_data(tmp_path: Path) -> None:
+    unknown = run_cli("prompt", "--realism", "tone")
+    assert unknown.returncode == 2 and "goal, disclosure, pushback, discriminator" in unknown.stderr
+    with_data = run_cli("prompt", str(tmp_path / "x.jsonl"), "--realism", "goal")
+    assert with_data.returncode == 2 and "takes no DATA" in with_data.stderr
+    neither = run_cli("prompt")
+    assert neither.returncode == 2 and "DATA and --protocol" in neither.stderr
