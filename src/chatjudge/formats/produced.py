@@ -95,9 +95,10 @@ class SimulationSummary(Versioned):
 
 class ProducedInfo(Versioned):
     """`<out>.run.json`: which command wrote the rows beside it, from what data, models and
-    options (never a key); `realism.run.json`, what wrote realism's directory. `generate` and `simulate` write it before their first call, as
-    `run` writes `run.json`, and `import` with its rows: the same command resumes (or
-    rewrites) that output, any other is refused unless `--overwrite` (`chatjudge.outputs`)."""
+    options (never a key); `realism.run.json`, what wrote realism's directory. `generate`,
+    `simulate` and `realism` write it before their first call, as `run` writes `run.json`,
+    and `import` with its rows: the same command resumes (or rewrites) that output, any other
+    is refused unless `--overwrite` (`chatjudge.outputs`)."""
 
     WHAT = "record"
 
