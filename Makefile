@@ -10,7 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_OUT ?= chatjudge-runs/demo
 
-.PHONY: demo demo-simulate demo-traces demo-agent test lint bench clean
+.PHONY: demo demo-simulate demo-traces demo-agent demo-realism test lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -78,6 +78,16 @@ demo-agent: $(VENV)/.demo-installed
 	$(BIN)/chatjudge run $(DEMO_OUT)/agent/replayed.jsonl -p pairwise-chat-quality \
 		--out $(DEMO_OUT)/agent/judged
 	$(BIN)/chatjudge gate $(DEMO_OUT)/agent/judged --by user.tier || { s=$$?; [ $$s = 1 ] || [ $$s = 3 ]; }
+
+# Simulated users against real ones, offline: the first 4 of the bundled real conversations,
+# each turned into a goal, simulated once with the embedded model as assistant and user, and
+# compared; the embedded model also writes the goals and judges. It shows the mechanics, not
+# verdicts to trust (a small model, 4 goals: nothing can be claimed).
+demo-realism: $(VENV)/.demo-installed
+	mkdir -p $(DEMO_OUT)/realism
+	head -n 4 examples/traces/real_conversations.jsonl > $(DEMO_OUT)/realism/real.jsonl
+	$(BIN)/chatjudge realism $(DEMO_OUT)/realism/real.jsonl --assistant local --user local \
+		--max-turns 2 --max-tokens 160 --user-max-tokens 96 --out $(DEMO_OUT)/realism/out
 
 # The import layers first (pyproject's [tool.importlinter]): a broken one fails the build.
 # pytest with bytecode written even where PYTHONDONTWRITEBYTECODE is set: the suite starts

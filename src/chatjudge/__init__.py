@@ -17,6 +17,10 @@ def __getattr__(name: str) -> Any:
         from chatjudge import api
 
         return getattr(api, name)
+    if name == "realism":  # the package, which is callable: `chatjudge.realism(...)`
+        import chatjudge.realism
+
+        return chatjudge.realism
     if name in ("generate", "simulate"):
         from chatjudge import produce
 
@@ -33,5 +37,6 @@ __all__ = [
     "export",
     "gate",
     "generate",
+    "realism",
     "simulate",
 ]

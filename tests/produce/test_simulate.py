@@ -237,12 +237,12 @@ def test_samples_are_distinct_conversations_with_their_own_seeds(servers, tmp_pa
 
 
 def test_bad_input_is_refused_before_anything_is_sent(servers, tmp_path: Path) -> None:
-    rows = [ROWS[0], {"id": "x", "answer": "a"}, {"id": "y", "question": "q?"}]
+    rows = [ROWS[0], {"id": "x", "answer": "a"}, {"id": "y", "question": ""}]
     with pytest.raises(DataValidationError) as info:
         simulate(servers, tmp_path / "conv.jsonl", rows=rows)
     assert [str(p) for p in info.value.problems] == [
         "row 2, field 'question': missing required field",
-        "row 3, field 'answer': missing required field",
+        "row 3, field 'question': required field is empty",
     ]
     assert servers[0].stats.requests == servers[1].stats.requests == 0
 
@@ -578,3 +578,11 @@ def test_a_turn_cut_at_max_tool_steps_ends_the_conversation_and_is_judged(
     result = chatjudge.evaluate(tmp_path / "conv.jsonl", "interactivity-accuracy", verdict,
                                 tmp_path / "run", report=False)  # fmt: skip
     assert result.summary["n_failed"] == 0
+
+
+def test_a_row_without_an_answer_is_simulated(servers, tmp_path: Path) -> None:
+    """`answer` is for interactivity-accuracy's judge only: simulate does without it (the goals
+    `chatjudge realism` writes from real conversations have none)."""
+    servers[1].configure(user_ends_after=1)
+    rows = simulate(servers, tmp_path / "conv.jsonl", rows=[{"id": "g", "question": "Why?"}])
+    assert [(r["id"], r["status"], "answer" in r) for r in rows] == [("g", "ok", False)]

@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "run": "run:run",
     "generate": "produce:generate",
     "simulate": "produce:simulate",
+    "realism": "realism:realism",
     "merge": "merge:merge",
     "report": "run:report",
     "protocols": "run:protocols",

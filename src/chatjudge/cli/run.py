@@ -200,8 +200,14 @@ def protocols() -> None:
 
 
 def prompt(
-    data: DataArg,
-    protocol: ProtocolOpt,
+    data: Annotated[
+        Path | None,
+        typer.Argument(help="JSONL, CSV or Parquet file of items (not with --realism)."),
+    ] = None,
+    protocol: Annotated[
+        str | None,
+        typer.Option("--protocol", "-p", help="A built-in protocol name or a custom .toml file."),
+    ] = None,
     row: Annotated[int, typer.Option("--row", help="Which row (1-based, among rows).")] = 1,
     map_: MapOpt = None,
     flipped: Annotated[bool, typer.Option(help="Pairwise: show the flipped order.")] = False,
@@ -217,35 +223,70 @@ def prompt(
     tool_result_chars: Annotated[
         int, typer.Option(metavar="N", help=TOOL_RESULT_CHARS_HELP)
     ] = TOOL_RESULT_CHARS,
+    realism: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Print a fixed prompt of `chatjudge realism` instead: goal (the goal writer's), "
+            "disclosure, pushback or discriminator (the judge's), placeholders in braces.",
+        ),
+    ] = None,
 ) -> None:
-    """Print the exact prompt a judge would get for one row."""
-    from chatjudge.data import Source, iter_items, validate
-    from chatjudge.options import RunConfig
-    from chatjudge.protocols import get_protocol
-
+    """Print the exact prompt a judge would get for one row (DATA --protocol P), or one of
+    `chatjudge realism`'s fixed prompts (--realism NAME)."""
+    if realism is not None:
+        _realism_prompt(realism, data, protocol)
+        return
+    if data is None or protocol is None:
+        raise fail("prompt needs DATA and --protocol (or --realism NAME)")
+    view = {
+        "include_system": include_system,
+        "judge_sees": judge_sees,
+        "tool_result_chars": tool_result_chars,
+    }
     try:
-        if row < 1:
-            raise UsageError(f"--row {row}: rows are numbered from 1 (the first row is --row 1)")
-        view = RunConfig.from_options(
-            {
-                "include_system": include_system,
-                "judge_sees": judge_sees,
-                "tool_result_chars": tool_result_chars,
-            }
-        ).run.judge_view()
-        proto = get_protocol(protocol)
-        if proto.scorer:
-            raise UsageError(f"{proto.name} sends no prompt: it scores without a judge")
-        source = Source(data, column_map(map_))
-        n = validate(source, proto.fields, limit=row).n_rows
-        if row < 1 or row > n:
-            raise UsageError(f"--row {row} is out of range: the data has {n} row(s)")
-        item = next(
-            i for i in iter_items(source, proto.fields, limit=row, view=view) if i.index == row - 1
-        )
+        proto, item = _prompt_item(data, protocol, row, map_, view)
     except DataValidationError as exc:
         raise fail(f"{data}: {exc}") from None
     except ChatJudgeError as exc:
         raise fail(str(exc)) from None
     text = proto.render(item.text, flipped=flipped)
     sys.stdout.write(text + (proto.output_instruction if instruction else "") + "\n")
+
+
+def _prompt_item(
+    data: Path, protocol: str, row: int, map_: list[str] | None, view: dict[str, Any]
+) -> tuple[Any, Any]:
+    """The protocol and the item of `row` as the judge would see it."""
+    from chatjudge.data import Source, iter_items, validate
+    from chatjudge.options import RunConfig
+    from chatjudge.protocols import get_protocol
+
+    if row < 1:
+        raise UsageError(f"--row {row}: rows are numbered from 1 (the first row is --row 1)")
+    judge_view = RunConfig.from_options(view).run.judge_view()
+    proto = get_protocol(protocol)
+    if proto.scorer:
+        raise UsageError(f"{proto.name} sends no prompt: it scores without a judge")
+    source = Source(data, column_map(map_))
+    n = validate(source, proto.fields, limit=row).n_rows
+    if row < 1 or row > n:
+        raise UsageError(f"--row {row} is out of range: the data has {n} row(s)")
+    item = next(
+        i
+        for i in iter_items(source, proto.fields, limit=row, view=judge_view)
+        if i.index == row - 1
+    )
+    return proto, item
+
+
+def _realism_prompt(name: str, data: Path | None, protocol: str | None) -> None:
+    from chatjudge.realism.fixed_prompts import fixed_prompt
+
+    if data is not None or protocol is not None:
+        raise fail("--realism prints a fixed prompt: it takes no DATA and no --protocol")
+    try:
+        text = fixed_prompt(name)
+    except UsageError as exc:
+        raise fail(str(exc)) from None
+    sys.stdout.write(text + "\n")

@@ -95,16 +95,19 @@ class SimulationSummary(Versioned):
 
 class ProducedInfo(Versioned):
     """`<out>.run.json`: which command wrote the rows beside it, from what data, models and
-    options (never a key). `generate` and `simulate` write it before their first call, as
-    `run` writes `run.json`, and `import` with its rows: the same command resumes (or
-    rewrites) that output, any other is refused unless `--overwrite` (`chatjudge.outputs`)."""
+    options (never a key); `realism.run.json`, what wrote realism's directory. `generate`,
+    `simulate` and `realism` write it before their first call, as `run` writes `run.json`,
+    and `import` with its rows: the same command resumes (or rewrites) that output, any other
+    is refused unless `--overwrite` (`chatjudge.outputs`)."""
 
     WHAT = "record"
 
     format: int = 1
-    command: Literal["generate", "simulate", "import"]
-    models: dict[str, str]  # by role: model_under_test; assistant, simulated_user; import none
-    field: str | None = None  # generate: the field its replies fill
+    command: Literal["generate", "simulate", "import", "realism"]
+    # by role: model_under_test; assistant, simulated_user (realism: goal_model, judge too);
+    # import none
+    models: dict[str, str]
+    field: str | None = None  # generate: the field its replies fill; realism: --protocol
     data: str  # the input's name, as `run.json`'s (import: its files' names)
     options: dict[str, Any]  # every option's value, by name
     chatjudge_version: str = __version__

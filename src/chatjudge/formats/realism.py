@@ -4,7 +4,7 @@ exact permutation p-value and whether it is claimed under Holm's correction."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -52,6 +52,54 @@ class Discriminator(Record):
     reasons: list[ReasonCount]  # commonest first
 
 
+# `chatjudge realism --tune`: the `tuning` key.
+
+TunedCandidate = Literal["rules", "examples", "both"]
+
+
+class Widened(Record):
+    """A behaviour's gap to the real users on the held-out goals, with the original and
+    with the tuned prompt (simulated minus real, means over goals), and the one-sided
+    permutation test of its widening, Holm-corrected across behaviours."""
+
+    before: float
+    after: float
+    p: float
+    p_holm: float
+    widened: bool  # p_holm <= 0.05
+    n_goals: int
+
+
+class TunedHeldOut(Record):
+    """The held-out goals: the discriminator's accuracy with the original user prompt
+    (`before`) and the tuned one (`after`), and their paired difference (after minus
+    before, per goal), each with its 95% interval."""
+
+    n: int  # goals held out
+    ids: list[str]
+    before: Figure
+    after: Figure
+    difference: Figure
+    n_goals: int  # held-out goals with a verdict on both sides
+    behaviours: dict[str, Widened] = Field(default_factory=dict)
+
+
+class Tuning(Record):
+    gain_shown: bool  # difference's interval below 0, and no behaviour widened
+    reason: str
+    overshoot: bool  # the tuned accuracy's interval lies below 0.5: too real to be real
+    optimizer: str
+    seed: int
+    held_out_share: float
+    tuning_ids: list[str]
+    candidates: dict[str, float]  # cross-validated accuracy on the tuning goals; `original` too
+    chosen: TunedCandidate
+    rules: list[str]
+    examples: list[str]  # real first messages of tuning goals shown as examples
+    held_out: TunedHeldOut
+    optimizer_calls: int  # prompts the optimiser answered (from its store or not)
+
+
 class Realism(Versioned):
     """`realism.json`. Measures without data (no marks, no protocol) are absent, not zero."""
 
@@ -72,3 +120,5 @@ class Realism(Versioned):
     cut_share: float | None = None  # share of simulated conversations cut by `--max-turns`
     failed: dict[str, int] | None = None  # failed steps by kind (goals, simulations, marks...)
     options: dict[str, Any] | None = None
+    # `--tune` only: the tuning and its held-out proof; null otherwise.
+    tuning: Tuning | None = None

@@ -15,6 +15,7 @@ from chatjudge.options.own import (
     GateOptions,
     GateSettings,
     ImportOptions,
+    RealismOptions,
 )
 from chatjudge.options.run import (
     ClientOptions,
@@ -33,6 +34,7 @@ __all__ = [
     "OVERWRITE_HELP",
     "ClientOptions",
     "AlignOptions",
+    "RealismOptions",
     "GateOptions",
     "GateSettings",
     "GenerationOptions",

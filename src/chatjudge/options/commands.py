@@ -9,6 +9,7 @@ from chatjudge.options.own import (
     GateOptions,
     GateSettings,
     ImportOptions,
+    RealismOptions,
 )
 from chatjudge.options.run import (
     ClientOptions,
@@ -53,6 +54,24 @@ COMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
         but=("flip", *_JUDGE_VIEW, "parse_retries", "base_url", "tool_replay", "no_tools"),
     ),
     "import": _names(ImportOptions),
+    # Its models and output, then simulate's options (no --tools: real conversations' tools
+    # are not replayed), the turn cap its own (default: the longest real conversation).
+    "realism": (
+        *_names(RealismOptions),
+        *_names(
+            *_CALLS,
+            SimulationOptions,
+            but=(
+                "flip",
+                *_JUDGE_VIEW,
+                "parse_retries",
+                "max_turns",
+                "shard",
+                "limit",
+                "skip_invalid",
+            ),
+        ),
+    ),
     "export": _names(ExportOptions),
     # In the order of `gate --help`: which runs, how it decides, what --sequential judges
     # and the run options it passes on, the corrections, --overwrite.
@@ -99,4 +118,5 @@ OWN_OPTIONS: dict[str, type[OptionGroup]] = {
     "align": AlignOptions,
     "import": ImportOptions,
     "export": ExportOptions,
+    "realism": RealismOptions,
 }

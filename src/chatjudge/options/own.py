@@ -203,3 +203,55 @@ class ExportOptions(OptionGroup):
         "Replace an existing --otlp file that is not an earlier export (which is replaced "
         "anyway); never a run's files nor the data it judged.",
     )
+
+
+class RealismOptions(OptionGroup):
+    """`chatjudge realism` (and `chatjudge.realism(...)`'s keywords): its models, protocol
+    and output; the run and simulation options it passes on are simulate's
+    (`COMMAND_OPTIONS`)."""
+
+    @field_validator("protocol", mode="before")
+    @classmethod
+    def _a_path(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, PurePath) else value
+
+    user: str | None = option(
+        None, "The simulated user's model (default: the assistant's).", flags=("--user", "-u")
+    )
+    goal_model: str | None = option(
+        None, "The model that writes each real conversation's goal (default: the user model)."
+    )
+    judge: str | None = option(
+        None,
+        "The judge of disclosure, pushback and the discriminator (default: the user model).",
+        flags=("--judge", "-j"),
+    )
+    protocol: str | None = option(
+        None,
+        "Also judge real and simulated conversations with this protocol (name or .toml): "
+        "the metric gap.",
+        flags=("--protocol", "-p"),
+    )
+    max_turns: int | None = option(
+        None,
+        "Assistant replies per simulated conversation at most (default: the longest real "
+        "conversation's user turns); the share cut by it is reported.",
+        ge=1,
+    )
+    tune: bool = option(
+        False,
+        "Also tune the simulated user: the optimiser writes guidance on 60% of the goals, "
+        "chosen by the discriminator's cross-validated accuracy, proven on the 40% held out "
+        "(at least 50; --seed splits them); writes DIR/user_prompt.txt.",
+    )
+    optimizer: str | None = option(
+        None,
+        "--tune: the model that writes the guidance from the judge's reasons and the "
+        "behaviour gaps (PROVIDER/MODEL).",
+    )
+    out: Path | None = option(
+        None,
+        "The directory of goals.jsonl, simulated.jsonl, realism.json, report.html and the "
+        "stores (the same command resumes there). Required.",
+        flags=("--out", "-o"),
+    )

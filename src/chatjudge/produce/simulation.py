@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from chatjudge.calls import Usage
-from chatjudge.calls.session import CostEstimate, NotSent, Seat, Session, Starts
+from chatjudge.calls.session import Budget, CostEstimate, NotSent, Seat, Session, Starts
 from chatjudge.conversation import as_messages
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
@@ -57,7 +57,11 @@ FIELDS = (
         description="earlier conversation, seen by both sides",
     ),
     FieldSpec(name="question", description="the simulated user's goal"),
-    FieldSpec(name="answer", description="ground truth, for the judge only: never shown"),
+    FieldSpec(
+        name="answer",
+        required=False,
+        description="ground truth, for interactivity-accuracy's judge only: never shown",
+    ),
     FieldSpec(name="user_context", required=False, description="what the simulated user knows"),
 )
 
@@ -72,6 +76,7 @@ class Simulation:
     output: Produced
     made: ProducedInfo  # what this command records beside its rows
     tools: ToolAnswering | None = None  # --tools: the assistant's functions
+    budget: Budget | None = None  # one shared with the steps of a larger command (`realism`)
 
     async def estimate(self) -> CostEstimate:
         """`--dry-run`: the calls these conversations would send and what they could cost,
@@ -117,7 +122,8 @@ class Simulation:
         seats = [Seat("assistant", self.assistant), Seat("simulated_user", self.user)]
         total = self.validation.n_rows * self.config.run.samples
         return Session(seats, self.config, self.output.store, total=total,
-                            label="simulating", dry_run=dry_run, projected=True)  # fmt: skip
+                            label="simulating", dry_run=dry_run, projected=True,
+                            budget=self.budget)  # fmt: skip
 
     async def _converse(self, session: Session, out: IO[bytes]) -> _Talked:
         """Every conversation through `session`, written to `out` in input order: the

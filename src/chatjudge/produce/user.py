@@ -1,7 +1,8 @@
 """The simulated user: a model holding a hidden goal, talking with the assistant under test.
 
 Its instructions are a text file shipped with the package (`prompts/simulated_user.txt`,
-replaceable with `--user-prompt`), filled with the goal (`{question}`), what the user
+replaceable with `--user-prompt`, whose leading `#` lines are comments: `comment_free`),
+filled with the goal (`{question}`), what the user
 knows (`{user_context}`) and the end marker (`{end_marker}`). It sees the conversation so
 far as a transcript (without the assistant's tool calls and their results: a user sees
 only what the assistant says), never the ground-truth answer, and answers with a JSON object: a
@@ -54,7 +55,7 @@ def load_instructions(path: Path | None) -> Template:
         )
     else:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = comment_free(Path(path).read_text(encoding="utf-8"))
         except OSError as exc:
             raise UsageError(f"--user-prompt: cannot read {path}: {exc}") from exc
     template = Template(text)
@@ -65,6 +66,18 @@ def load_instructions(path: Path | None) -> Template:
             f"{{user_context}} and {{end_marker}}; found {sorted(template.fields)}"
         )
     return template
+
+
+def comment_free(text: str) -> str:
+    """A `--user-prompt` file's instructions: the lines at its top that begin with `#` are
+    comments (`realism --tune` writes the tuned prompt's provenance there), skipped; from the
+    first other line on (an empty one too) the text is kept as written, so a file that must
+    open with a `#` line starts with an empty line."""
+    lines = text.splitlines(keepends=True)
+    k = 0
+    while k < len(lines) and lines[k].startswith("#"):
+        k += 1
+    return "".join(lines[k:])
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ class UserSide:
     ended_by_user: bool
     # Per fact of the goal: given in the first user message (a judge's mark); None when not marked.
     disclosed: tuple[bool, ...] | None = None
-    # Per user message: it pushes back on or corrects the assistant (a judge's mark); None when not marked.
+    # Per user message: it pushes back on or corrects the assistant (a judge's mark); None
+    # when not marked.
     pushback: tuple[bool, ...] | None = None
     # The protocol's metrics on this conversation (`--protocol`); empty without one.
     metrics: Mapping[str, float] = field(default_factory=dict)
