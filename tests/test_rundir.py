@@ -24,14 +24,13 @@ from chatjudge.formats.results import CallRecord, ResultRecord
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.formats.summary import Summary
 from chatjudge.options import RunConfig
+from chatjudge.protocols import get_protocol, protocol_sha256
 from chatjudge.rundir import (
     COMPARISON,
     RESULTS,
     RUN_INFO,
     SUMMARY,
-    iter_results,
-    ok_scores,
-    read_summary,
+    RunDir,
 )
 
 runner = CliRunner()
@@ -185,7 +184,7 @@ def test_summary_json_is_exactly_a_summary(pairwise_run: Path) -> None:
     assert summary.metrics["candidate_win_rate"].value == 0.75
     for metric in json.loads(text)["metrics"].values():
         fields_written(Metric, metric)
-    assert read_summary(pairwise_run) == Summary.model_validate_json(text)
+    assert RunDir(pairwise_run).summary == Summary.model_validate_json(text)
 
 
 def test_run_json_is_exactly_run_info(pairwise_run: Path) -> None:
@@ -233,7 +232,7 @@ def test_fields_keep_every_input_column(tmp_path: Path) -> None:
     del rows[0]["history"]  # an optional protocol field left out: null in fields
     out = tmp_path / "columns"
     chatjudge.evaluate(rows, "pairwise-chat-quality", judge=fair_judge, out=out, report=False)
-    by_id = {r.id: r for r in iter_results(out)}
+    by_id = {r.id: r for r in RunDir(out).results()}
     assert by_id["p0"].fields["history"] is None
     expected = [{"history": None, **rows[0]}, rows[1]]  # every column, and the absent field
     for row in expected:
@@ -305,14 +304,14 @@ def test_read_summary_refuses_another_format(
     run = copy_run(pairwise_run, tmp_path / "run")
     path = set_summary_format(run, found)
     with pytest.raises(UsageError) as info:
-        read_summary(run)
+        _ = RunDir(run).summary
     refused(str(info.value), path, found, "format 2 (and upgrades 1)")
 
 
 def test_a_version_1_summary_is_read_as_version_2(pairwise_run: Path, tmp_path: Path) -> None:
     run = copy_run(pairwise_run, tmp_path / "run")
     set_summary_format(run, 1)
-    summary = read_summary(run)
+    summary = RunDir(run).summary
     assert summary.format == 2 and summary.pass_k is None  # version 1 had no tries
     assert summary.metrics["candidate_win_rate"].value == 0.75
 
@@ -321,10 +320,10 @@ def test_iter_results_refuses_another_format(pairwise_run: Path, tmp_path: Path)
     run = copy_run(pairwise_run, tmp_path / "run")
     path = set_results_format(run, 2)
     with pytest.raises(UsageError) as info:
-        list(iter_results(run))
+        list(RunDir(run).results())
     refused(str(info.value), path, 2)
     with pytest.raises(UsageError):
-        ok_scores(run)
+        RunDir(run).ok_scores()
 
 
 def test_a_truncated_last_line_is_an_error_naming_file_and_line(
@@ -334,9 +333,9 @@ def test_a_truncated_last_line_is_an_error_naming_file_and_line(
     with (run / RESULTS).open("a", encoding="utf-8") as f:
         f.write('{"format": 1, "id": "p9", "sta')
     with pytest.raises(UsageError, match=r"results.jsonl, line 5, is cut off"):
-        list(iter_results(run))
+        list(RunDir(run).results())
     with pytest.raises(UsageError, match="rewrite the results from its store"):
-        ok_scores(run)
+        RunDir(run).ok_scores()
 
 
 def newer_format(run: Path, which: str) -> tuple[Path, int, str]:
@@ -528,3 +527,109 @@ def test_no_summary_is_ever_written_with_nan_or_infinity(tmp_path: Path) -> None
     assert strict_json(text) == written
     assert written["cost_usd"] is None and written["metrics"]["output_tokens"]["value"] is None
     assert written["metrics"]["output_tokens"]["ci95"] == [None, None]
+
+
+# RunDir: nothing read until asked, each file typed, a missing or damaged one named
+
+OLD_RUNS = Path(__file__).parent / "fixtures" / "chatjudge-0.1"
+
+
+def test_opening_a_run_reads_nothing_and_each_file_once(pairwise_run: Path, tmp_path: Path) -> None:
+    assert RunDir(tmp_path / "nowhere").path == tmp_path / "nowhere"  # no file asked for
+    run = RunDir(copy_run(pairwise_run, tmp_path / "run"))
+    info, summary = run.info, run.summary
+    assert isinstance(info, RunInfo) and isinstance(summary, Summary)
+    (run.path / RUN_INFO).unlink()
+    (run.path / SUMMARY).unlink()
+    assert run.info is info and run.summary is summary  # read once, kept
+    assert info.protocol == summary.protocol == "pairwise-chat-quality"
+
+
+def test_results_are_typed_records_read_as_they_are_iterated(
+    pairwise_run: Path, tmp_path: Path
+) -> None:
+    run = RunDir(copy_run(pairwise_run, tmp_path / "run"))
+    with (run.path / RESULTS).open("a", encoding="utf-8") as f:
+        f.write("not JSON\n")  # after the 4 items
+    results = run.results()
+    first = next(results)  # read before the damaged line is reached
+    assert isinstance(first, ResultRecord) and first.id == "p0"
+    assert [next(results).id for _ in range(3)] == ["p1", "p2", "p3"]
+    with pytest.raises(UsageError, match=r"results.jsonl, line 5, is cut off or not JSON"):
+        next(results)
+
+
+def test_ok_scores_are_the_scores_of_the_items_judged_ok(pairwise_run: Path) -> None:
+    run = RunDir(pairwise_run)
+    assert run.ok_scores() == {r.id: r.scores for r in run.results() if r.status == "ok"}
+    assert len(run.ok_scores()) == run.summary.n_ok == 4
+
+
+@pytest.mark.parametrize("name", [RUN_INFO, SUMMARY, RESULTS])
+def test_a_missing_file_is_a_usage_error_naming_it(
+    pairwise_run: Path, tmp_path: Path, name: str
+) -> None:
+    run = RunDir(copy_run(pairwise_run, tmp_path / "run"))
+    (run.path / name).unlink()
+    read = {
+        RUN_INFO: lambda: run.info,
+        SUMMARY: lambda: run.summary,
+        RESULTS: run.results,  # when asked, not at the first item
+    }[name]
+    with pytest.raises(UsageError, match=rf"{re.escape(str(run.path))} has no {name}"):
+        read()
+
+
+@pytest.mark.parametrize("name", [RUN_INFO, SUMMARY])
+def test_a_damaged_file_is_a_usage_error_naming_it(
+    pairwise_run: Path, tmp_path: Path, name: str
+) -> None:
+    run = RunDir(copy_run(pairwise_run, tmp_path / "run"))
+    path = run.path / name
+    path.write_bytes(path.read_bytes()[:40])  # cut short
+    with pytest.raises(UsageError, match=rf"{re.escape(str(path))} is cut off or not JSON"):
+        _ = run.info if name == RUN_INFO else run.summary
+
+
+def test_a_run_of_chatjudge_0_1_is_upgraded_on_read() -> None:
+    run = RunDir(OLD_RUNS / "pairwise-run")
+    assert "format" not in json.loads((run.path / RUN_INFO).read_text(encoding="utf-8"))
+    assert run.info.format == RunInfo.version() and run.info.protocol_sha256 is None
+    assert run.summary.format == Summary.version() and run.summary.pass_k is None
+    assert [r.format for r in run.results()] == [ResultRecord.version()] * 3
+    assert run.protocol().name == "pairwise-chat-quality"  # no hash recorded: not refused
+
+
+def with_protocol(run: Path, name: str, sha256: str | None) -> RunDir:
+    data = json.loads((run / RUN_INFO).read_text(encoding="utf-8"))
+    (run / RUN_INFO).write_text(
+        json.dumps({**data, "protocol": name, "protocol_sha256": sha256}), encoding="utf-8"
+    )
+    return RunDir(run)
+
+
+def test_the_protocol_is_the_built_in_one_run_json_names(pairwise_run: Path) -> None:
+    run = RunDir(pairwise_run)
+    assert run.protocol() is get_protocol("pairwise-chat-quality")
+    assert run.protocol("pairwise-chat-quality") is get_protocol("pairwise-chat-quality")
+    with pytest.raises(UsageError, match="--protocol is 'interactivity-accuracy', .* was judged"):
+        run.protocol("interactivity-accuracy")
+
+
+def test_a_custom_protocol_is_given_and_must_be_the_one_recorded(
+    pairwise_run: Path, tmp_path: Path
+) -> None:
+    toml = Path(__file__).parents[1] / "examples" / "chat_quality_1to5.toml"
+    custom = get_protocol(toml)
+    run = with_protocol(copy_run(pairwise_run, tmp_path / "run"), custom.name,
+                        protocol_sha256(custom))  # fmt: skip
+    with pytest.raises(UsageError) as refused:
+        run.protocol()
+    assert str(run.path) in str(refused.value)
+    assert "custom protocol 'chat-quality-1to5': give its file with --protocol" in str(
+        refused.value
+    )
+    assert run.protocol(toml).name == custom.name and run.protocol(str(toml)) is not None
+    edited = with_protocol(run.path, custom.name, "0" * 64)
+    with pytest.raises(UsageError, match="is not the one .* was judged with: its sha256"):
+        edited.protocol(toml)

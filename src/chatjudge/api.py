@@ -13,10 +13,11 @@ from pydantic import ValidationError
 
 from chatjudge import sync
 from chatjudge.errors import BudgetReachedError, UsageError
+from chatjudge.formats.summary import Summary
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol
-from chatjudge.rundir import REPORT, iter_results
+from chatjudge.rundir import REPORT, RunDir
 from chatjudge.runner import Engine, build_engine
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class EvalResult:
                 "input_tokens": r.usage["input_tokens"],
                 "output_tokens": r.usage["output_tokens"],
             }
-            for r in iter_results(self.out_dir)
+            for r in RunDir(self.out_dir).results()
         ]
         return pd.DataFrame(rows).sort_values("index").reset_index(drop=True)
 
@@ -92,12 +93,12 @@ def evaluate(
     try:
         outcome = run_sync(engine, on_item=builder.add)
     except BudgetReachedError as exc:  # stopped at --max-cost-usd: the page is written too
-        builder.finish(exc.summary)
+        builder.finish(Summary.model_validate(exc.summary))  # as summary.json holds it
         raise
     except BaseException:
         builder.close()
         raise
-    builder.finish(outcome.summary)
+    builder.finish(Summary.model_validate(outcome.summary))
     return EvalResult(outcome.summary, outcome.out_dir)
 
 

@@ -1,11 +1,12 @@
 """The run directory and the outputs beside produced rows: their file names and paths,
-where a command may write (`prepare_output`), the readers of a run's files, and what
+where a command may write (`prepare_output`), a run read typed (`RunDir`), and what
 differs between two runs or outputs.
 
-Everything that reads a run (`report`, `compare`, `agree`, `EvalResult.table`) goes
-through these readers, which return the records of `chatjudge.formats` (the documented
-contract of `docs/formats.md`): a file of an older format is upgraded, one this
-chatjudge does not know is refused with a clear message instead of being misread.
+Everything that reads a run (`report`, `compare`, `agree`, `gate`, `merge`, `export`,
+`EvalResult.table`) opens it as a `RunDir`, whose files are the records of
+`chatjudge.formats` (the documented contract of `docs/formats.md`): a file of an older
+format is upgraded, one this chatjudge does not know is refused with a clear message
+instead of being misread.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,7 @@ from chatjudge.writing import open_write
 
 if TYPE_CHECKING:
     from chatjudge.formats.produced import ProducedInfo
+    from chatjudge.protocols import Protocol
 
 RESULTS, SUMMARY, STORE, RUN_INFO, REPORT = (
     "results.jsonl",
@@ -87,23 +90,67 @@ def default_output(
     return folder.with_name(folder.name + ".jsonl")
 
 
-def read_summary(run_dir: Path) -> Summary:
-    """The run's summary; a directory without one, or of a format this chatjudge does not
-    read, is a usage error."""
-    for name in (SUMMARY, RESULTS):
-        if not (run_dir / name).is_file():
-            raise UsageError(f"{run_dir} has no {name}: is it the directory of a finished run?")
-    return read_model(run_dir / SUMMARY, Summary)
+class RunDir:
+    """A run's directory, read through its formats: `info` (run.json), `summary`,
+    `results()` and the run's `protocol`. Opening one reads nothing; each file is read
+    when first asked for (results each time, streamed), so that a command that needs
+    only run.json of many runs reads only those. A missing or damaged file is a usage
+    error naming it; a file of an older format is upgraded on read."""
 
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
 
-def iter_results(run_dir: Path) -> Iterator[ResultRecord]:
-    """Each line of the run's `results.jsonl`, as its validated record."""
-    return read_results(run_dir / RESULTS)
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"
 
+    @cached_property
+    def info(self) -> RunInfo:
+        """`run.json`, upgraded from an older format (chatjudge 0.1 wrote no `format`)."""
+        path = self.path / RUN_INFO
+        if not path.is_file():
+            raise UsageError(
+                f"{self.path} has no {RUN_INFO}: is it the directory of a chatjudge run?"
+            )
+        return read_model(path, RunInfo)
 
-def ok_scores(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """Per-item scores of the items judged ok, by item id."""
-    return {r.id: r.scores for r in iter_results(run_dir) if r.status == "ok"}
+    @cached_property
+    def summary(self) -> Summary:
+        """`summary.json`, of a finished run: one with its results beside it."""
+        self._require(SUMMARY, RESULTS)
+        return read_model(self.path / SUMMARY, Summary)
+
+    def results(self) -> Iterator[ResultRecord]:
+        """Each line of `results.jsonl`, as its validated record, read as it is iterated
+        (a run may hold millions of items)."""
+        self._require(RESULTS)  # now, not at the first item
+        return read_results(self.path / RESULTS)
+
+    def ok_scores(self) -> dict[str, dict[str, Any]]:
+        """Per-item scores of the items judged ok, by item id."""
+        return {r.id: r.scores for r in self.results() if r.status == "ok"}
+
+    def protocol(self, given: str | Path | Protocol | None = None) -> Protocol:
+        """The protocol the run was judged with: a built-in one by the name run.json
+        holds, or `given` (`--protocol`: a custom protocol's file, as run.json keeps only
+        its name), refused unless it is the run's by name and by hash."""
+        from chatjudge.protocols import BUILTIN, check_recorded, get_protocol
+
+        name = self.info.protocol
+        if given is not None:
+            return check_recorded(get_protocol(given), self.info, str(self.path))
+        if name not in BUILTIN:
+            raise UsageError(
+                f"{self.path} was judged with the custom protocol {name!r}: give its file "
+                "with --protocol FILE.toml"
+            )
+        return get_protocol(name)
+
+    def _require(self, *names: str) -> None:
+        for name in names:
+            if not (self.path / name).is_file():
+                raise UsageError(
+                    f"{self.path} has no {name}: is it the directory of a finished run?"
+                )
 
 
 def prepare_output(directory: Path, files: tuple[Path, ...] = (), *, create: bool = True) -> None:
@@ -140,14 +187,6 @@ def _writable_without_creating(directory: Path, files: tuple[Path, ...]) -> None
     for path in (existing, *(f for f in files if f.exists())):
         if not os.access(path, os.W_OK):
             raise PermissionError(errno.EACCES, "permission denied", str(path))
-
-
-def read_run_info(run_dir: Path) -> RunInfo:
-    """The run's `run.json` (upgraded from an older format: chatjudge 0.1 wrote none)."""
-    path = run_dir / RUN_INFO
-    if not path.is_file():
-        raise UsageError(f"{run_dir} has no {RUN_INFO}: is it the directory of a chatjudge run?")
-    return read_model(path, RunInfo)
 
 
 GROWTH = frozenset({"limit", "samples"})  # more rows or samples of the same run

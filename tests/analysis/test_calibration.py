@@ -17,6 +17,7 @@ import chatjudge
 from chatjudge.analysis.calibration import calibrate_run
 from chatjudge.cli import app
 from chatjudge.report import summary_table
+from chatjudge.rundir import RunDir
 from chatjudge.stats import ppi_mean, style_control
 from chatjudge.stats.intervals import SHARE
 from chatjudge.stats.style import style_counts
@@ -102,7 +103,7 @@ def test_pairwise_summary_has_the_controlled_rates(pairwise_run: Path) -> None:
 def test_terminal_and_report_name_the_corrected_rates(pairwise_run: Path) -> None:
     summary = json.loads((pairwise_run / "summary.json").read_text())
     console = Console(record=True, width=200, color_system=None)
-    console.print(summary_table(summary))
+    console.print(summary_table(RunDir(pairwise_run).summary))
     text = console.export_text()
     value = summary["metrics"]["length_controlled_preference"]["value"]
     line = next(x for x in text.splitlines() if "Preference, length-controlled (corrected)" in x)

@@ -602,7 +602,7 @@ def test_a_custom_protocol_metric_through_its_toml(tmp_path: Path) -> None:
     result = cli("--baseline", str(base), "--candidate", str(cand), "-p", str(CUSTOM))
     assert result.exit_code == 0, result.output
     result = cli("--baseline", str(base), "--candidate", str(cand), "-p", "interactivity-accuracy")
-    assert result.exit_code == 2 and "not the runs' protocol" in result.output
+    assert result.exit_code == 2 and "was judged with 'chat-quality-1to5'" in result.output
 
 
 # --- small samples: never a pass on a few identical rows --------------------------------

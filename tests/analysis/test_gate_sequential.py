@@ -23,7 +23,7 @@ from chatjudge.cli import app
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import Gate
 from chatjudge.formats.io import read_model
-from chatjudge.rundir import GATE, iter_results
+from chatjudge.rundir import GATE, RunDir
 from tests.analysis.test_gate import fair_judge, pairwise_rows, pointwise_rows
 from tests.support.budget import largest_worst_case
 from tests.support.cli import run_cli
@@ -61,7 +61,7 @@ def test_a_clear_case_stops_early_and_resumes_without_a_call(tmp_path: Path) -> 
     assert g.method == "confidence-sequence"
     assert read_model(out / GATE, Gate) == g
     # the rows judged are a seeded random sample, not the first rows of the file
-    judged_ids = {r.id for r in iter_results(out)}
+    judged_ids = {r.id for r in RunDir(out).results()}
     assert len(judged_ids) == s.rows_judged
     assert judged_ids != {f"p{i}" for i in range(len(judged_ids))}
 

@@ -20,6 +20,7 @@ from chatjudge.models import get_model
 from chatjudge.options import ClientOptions, PricingOptions
 from chatjudge.report.html import _usage
 from chatjudge.report.terminal import produced_table, summary_table
+from chatjudge.rundir import RunDir
 from tests.runner.conftest import pointwise_rows
 from tests.support.stub_openai import StubServer
 
@@ -253,9 +254,10 @@ def test_a_run_shows_the_judge_s_cost_in_its_summary_table_and_report(tmp_path: 
     expected = round(used["input_tokens"] * 3.0 / 1e6 + used["output_tokens"] * 6.0 / 1e6, 6)
     assert summary["cost"]["roles"]["judge"]["usd"] == expected > 0
     assert summary["cost_usd"] == summary["cost"]["total_usd"] == expected
-    table = cells(summary_table(summary))
+    read = RunDir(result.out_dir).summary
+    table = cells(summary_table(read))
     assert ["cost · judge", f"${expected:,.4f}", f"--prices {prices}", ""] in table
     assert ["cost · total", f"${expected:,.4f}", "", ""] in table
-    assert ("cost · judge", f"${expected:,.4f} (--prices {prices})") in _usage(summary)
+    assert ("cost · judge", f"${expected:,.4f} (--prices {prices})") in _usage(read)
     report = (result.out_dir / "report.html").read_text()
     assert "cost · judge" in report and f"${expected:,.4f}" in report

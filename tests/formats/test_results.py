@@ -10,19 +10,19 @@ import pytest
 
 from chatjudge.errors import UsageError
 from chatjudge.formats.results import CallRecord, ResultRecord, result_row
-from chatjudge.rundir import RESULTS, iter_results, ok_scores
+from chatjudge.rundir import RESULTS, RunDir
 
 OLD = Path(__file__).parents[1] / "fixtures" / "chatjudge-0.1"
 
 
 def test_the_results_of_a_run_are_read_as_models() -> None:
-    records = list(iter_results(OLD / "pairwise-run"))
+    records = list(RunDir(OLD / "pairwise-run").results())
     assert len(records) == 3
     assert all(isinstance(r, ResultRecord) for r in records)
     assert all(isinstance(c, CallRecord) for r in records for c in r.calls)
     first = json.loads((OLD / "pairwise-run" / RESULTS).read_text().splitlines()[0])
     assert records[0].model_dump(exclude_unset=True) == first  # nothing lost or added
-    assert ok_scores(OLD / "pairwise-run") == {r.id: r.scores for r in records}
+    assert RunDir(OLD / "pairwise-run").ok_scores() == {r.id: r.scores for r in records}
 
 
 def test_a_line_that_is_not_a_results_record_is_refused_naming_its_line(tmp_path: Path) -> None:
@@ -33,7 +33,7 @@ def test_a_line_that_is_not_a_results_record_is_refused_naming_its_line(tmp_path
     (run / RESULTS).write_text("\n".join(lines) + "\n", encoding="utf-8")
     line_2 = r"results.jsonl is not a chatjudge results line \(line 2\)"
     with pytest.raises(UsageError, match=line_2):
-        list(iter_results(run))
+        list(RunDir(run).results())
 
 
 CALL = {

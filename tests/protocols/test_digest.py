@@ -22,7 +22,7 @@ from chatjudge.protocols import (
     list_protocols,
     protocol_sha256,
 )
-from chatjudge.rundir import read_run_info
+from chatjudge.rundir import RunDir
 from tests.otel.conftest import read_back
 from tests.support.cli import run_cli
 from tests.support.protocols import POLITE
@@ -138,7 +138,7 @@ def test_every_command_given_an_edited_protocol_refuses_it_naming_both_hashes(
     path = polite(tmp_path)
     run, other = polite_run(tmp_path, path, "run"), polite_run(tmp_path, path, "other")
     recorded = protocol_sha256(get_protocol(path))
-    assert read_run_info(run).protocol_sha256 == recorded
+    assert RunDir(run).info.protocol_sha256 == recorded
     path.write_text(POLITE.replace("polite?", "polite? Be strict."))  # the same name, edited
     edited = protocol_sha256(get_protocol(path))
     (tmp_path / "labels.jsonl").write_text('{"id": "r0", "polite": 1}\n')
@@ -166,4 +166,4 @@ def test_export_carries_the_hash_the_run_recorded(tmp_path: Path) -> None:
     done = run_cli("export", str(run), "--otlp", str(out), "-p", str(path))
     assert done.returncode == 0, done.stderr
     hashes = {attrs["chatjudge.protocol.sha256"] for _, attrs in read_back(out)}
-    assert hashes == {read_run_info(run).protocol_sha256}
+    assert hashes == {RunDir(run).info.protocol_sha256}

@@ -512,7 +512,7 @@ def test_scales_come_from_the_protocol_or_from_the_scores_given() -> None:
         stats.add({"status": "ok", "scores": {"interactivity": inter, "grade": grade}})
     stats.add({"status": "ok", "scores": {"stars": 2}})
     stats.add({"status": "ok", "scores": {"stars": 4}})
-    builtin = label_scales({"protocol": "interactivity-accuracy"}, stats)
+    builtin = label_scales("interactivity-accuracy", stats)
     assert builtin[0] == {
         "name": "interactivity",
         "min": 1,
@@ -521,7 +521,7 @@ def test_scales_come_from_the_protocol_or_from_the_scores_given() -> None:
         "values": [1, 2, 3],
         "source": "protocol",
     }
-    custom = {s["name"]: s for s in label_scales({"protocol": "my-rubric"}, stats)}
+    custom = {s["name"]: s for s in label_scales("my-rubric", stats)}
     assert custom["interactivity"]["values"] is None  # 2.5 was given: typed, not buttons
     assert (custom["grade"]["min"], custom["grade"]["max"]) == (4.5, 7.0)
     assert custom["stars"] == {

@@ -10,6 +10,7 @@ import pytest
 from chatjudge.errors import UsageError
 from chatjudge.report import write_report
 from chatjudge.report.load import slim_item
+from chatjudge.rundir import RunDir
 from tests.report.conftest import (
     read_jsonl,
     write_pairwise_run,
@@ -96,7 +97,7 @@ def test_a_results_line_is_spooled_as_written_only_where_the_page_needs_all_of_i
     builder = ReportBuilder(run)
     for record in (judged, scored):
         builder.add(record, jsoncodec.dumps(record))
-    html = builder.finish(json.loads((run / "summary.json").read_text("utf-8"))).read_text()
+    html = builder.finish(RunDir(run).summary).read_text()
     assert "</script><b>" not in html and "f</script>" not in html and "scored</" not in html
     assert embedded_index(html)["id"] == [judged["id"], "scored</script>&"]
     items = embedded_items(html)

@@ -7,12 +7,14 @@ from pathlib import Path
 
 from rich.console import Console
 
+from chatjudge.formats.summary import Summary
 from chatjudge.report import summary_table
 
 
 def render(summary: dict) -> str:
+    """The table of `summary` as summary.json holds it, read through its model."""
     console = Console(record=True, width=160, color_system=None)
-    console.print(summary_table(summary))
+    console.print(summary_table(Summary.model_validate(summary)))
     return console.export_text()
 
 
@@ -67,7 +69,16 @@ def test_pointwise_summary(pointwise_run: Path) -> None:
 def test_metric_without_interval() -> None:
     summary = {
         "protocol": "p",
+        "kind": "pointwise",
         "judge": "j",
+        "judges": ["j"],
+        "samples": 1,
+        "flip": False,
+        "usage": {},
+        "cost_usd": None,
+        "per_judge": {},
+        "created": "2025-01-01T00:00:00+00:00",
+        "chatjudge_version": "0",
         "n_items": 1,
         "n_ok": 1,
         "n_failed": 0,

@@ -22,7 +22,7 @@ from typing import Any
 from chatjudge.analysis.calibration import calibrate_run, read_label_frame
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import Agreement
-from chatjudge.rundir import ok_scores, read_summary
+from chatjudge.rundir import RunDir
 from chatjudge.stats import agreement, correlation
 from chatjudge.stats.reliability import krippendorff_alpha_estimate
 
@@ -53,8 +53,9 @@ def read_human_labels(path: Path, column: str | None = None) -> tuple[str, dict[
 def agree_with_humans(
     run_dir: Path, human_path: Path, *, column: str | None = None, score: str | None = None
 ) -> dict[str, Any]:
-    summary = read_summary(run_dir)
-    judged = ok_scores(run_dir)
+    run = RunDir(run_dir)
+    summary = run.summary
+    judged = run.ok_scores()
     # First: a bad human file is refused with its row and field before anything else.
     calibration = calibrate_run(run_dir, human_path, column=column, score=score)
     if column is None and summary.kind == "pointwise":

@@ -19,7 +19,6 @@ from chatjudge.analysis.align_calls import OPTIMIZER_STORE, AlignCalls
 from chatjudge.analysis.align_measure import human_ceiling
 from chatjudge.analysis.align_search import Labelled, Search, TooFewHeldOut, search, split
 from chatjudge.analysis.calibration import PREFERENCE, read_ratings
-from chatjudge.analysis.gate_units import resolve_protocol
 from chatjudge.calls.estimate import CostEstimate
 from chatjudge.errors import UsageError
 from chatjudge.formats.alignment import Alignment
@@ -29,7 +28,7 @@ from chatjudge.options import RunConfig
 from chatjudge.outputs import check_dir_output
 from chatjudge.protocols import Protocol, protocol_sha256
 from chatjudge.protocols.toml import protocol_toml
-from chatjudge.rundir import STORE, iter_results, read_run_info, read_summary
+from chatjudge.rundir import STORE, RunDir
 from chatjudge.writing import open_write
 
 ALIGNMENT, ALIGNED_PROTOCOL = "alignment.json", "protocol.toml"
@@ -63,14 +62,15 @@ def align_run(
     inputs = [human_path, *([given] if given is not None and given.is_file() else [])]
     written = [out_dir / name for name in (ALIGNED_PROTOCOL, ALIGNMENT, OPTIMIZER_STORE)]
     check_dir_output(out_dir, written, inputs)  # before anything is read or sent
-    info = read_run_info(run_dir)
-    source = resolve_protocol(info, protocol)
+    opened = RunDir(run_dir)
+    info = opened.info
+    source = opened.protocol(protocol)
     if source.scorer:
         raise UsageError(
             f"{run_dir} was scored by {source.name}, which calls no judge: there is no judge "
             "prompt to align (align a run of an LLM-judged protocol)"
         )
-    data = _labelled(run_dir, human_path, source, column, score)
+    data = _labelled(opened, human_path, source, column, score)
     select, held = split(data.ids, held_out, seed)
     judge_spec = judge if judge is not None else _run_judge(info.judges)
     rows = {i: {"id": i, **data.fields[i]} for i in data.ids}
@@ -134,13 +134,13 @@ def align_run(
 
 
 def _labelled(
-    run_dir: Path, human: Path, protocol: Protocol, column: str | None, score: str | None
+    run: RunDir, human: Path, protocol: Protocol, column: str | None, score: str | None
 ) -> Labelled:
     """The labelled rows the run judged ok, with their labels (a bad labels file is
     refused here, naming its row and field)."""
-    read_summary(run_dir)  # a directory that is not a finished run is refused first
-    records = list(iter_results(run_dir))
-    columns, ratings = read_ratings(run_dir, human, records, column=column, score=score)
+    _ = run.summary  # a directory that is not a finished run is refused first
+    records = list(run.results())
+    columns, ratings = read_ratings(run, human, records, column=column, score=score)
     if protocol.kind == "pairwise":
         assert protocol.choice is not None
         deciding = protocol.choice.name
@@ -155,7 +155,7 @@ def _labelled(
     ok = [r for r in records if r.status == "ok" and any(r.id in by for by in ratings.values())]
     ids = tuple(r.id for r in ok if r.id in ratings[deciding])
     if not ids:
-        raise UsageError(f"no row of {run_dir} judged ok has a label in {human}")
+        raise UsageError(f"no row of {run.path} judged ok has a label in {human}")
     return Labelled(
         protocol=protocol,
         deciding=deciding,

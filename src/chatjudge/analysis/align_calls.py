@@ -20,7 +20,7 @@ from chatjudge.models import ModelSpec, get_model
 from chatjudge.options import RunConfig
 from chatjudge.produce.roles import Role
 from chatjudge.protocols import Protocol
-from chatjudge.rundir import iter_results
+from chatjudge.rundir import RunDir
 from chatjudge.runner import build_engine
 from chatjudge.sync import run_sync
 from chatjudge.types import GenerationSettings
@@ -81,7 +81,7 @@ class AlignCalls:
             ) from None
         self.judge_calls += outcome.summary["usage"].get("calls", 0)
         self._add_cost(outcome.cost.invocation_usd)
-        return {r.id: r.scores for r in iter_results(out) if r.status == "ok"}
+        return RunDir(out).ok_scores()
 
     def write_rules(self, prompt: str, name: str) -> str:
         """The optimiser's reply to `prompt` (from its store when it holds it)."""

@@ -33,7 +33,7 @@ from chatjudge.errors import UsageError
 from chatjudge.formats.results import ResultRecord
 from chatjudge.protocols import BUILTIN, get_protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
-from chatjudge.rundir import iter_results, read_summary
+from chatjudge.rundir import RunDir
 from chatjudge.stats.intervals import SHARE, UNBOUNDED, Range
 from chatjudge.stats.label_agreement import normalize_label
 from chatjudge.stats.ppi import ppi_mean
@@ -53,9 +53,10 @@ def calibrate_run(
 ) -> dict[str, Any]:
     """The run's human-calibrated metrics: `{"calibrated": {metric: {...}}, "columns",
     "n_labelled", "n_labelled_not_judged", "labelled_not_judged", "warnings"}`."""
-    summary = read_summary(run_dir)
-    records = list(iter_results(run_dir))
-    columns, ratings = read_ratings(run_dir, human_path, records, column=column, score=score)
+    run = RunDir(run_dir)
+    summary = run.summary
+    records = list(run.results())
+    columns, ratings = read_ratings(run, human_path, records, column=column, score=score)
     judged = {r.id: r for r in records if r.status == "ok"}
     order = [r.id for r in records if r.status == "ok"]
     labelled = set().union(*(set(by_id) for by_id in ratings.values()))
@@ -91,7 +92,7 @@ def calibrate_run(
 
 
 def read_ratings(
-    run_dir: Path,
+    run: RunDir,
     human_path: Path,
     records: list[ResultRecord],
     *,
@@ -102,7 +103,7 @@ def read_ratings(
     preference), and per rated score each labelled id's ratings (pairwise labels as
     CANDIDATE/BASELINE/TIE, scores as floats); a bad file is a usage error naming the row
     and field. `records`: the run's results."""
-    summary = read_summary(run_dir)
+    summary = run.summary
     frame = read_label_frame(human_path)
     if summary.kind == "pairwise":
         rating = _rating_column(frame, column, human_path)
@@ -110,7 +111,7 @@ def read_ratings(
     else:
         columns = _score_columns(frame, column, score, summary.protocol, records, human_path)
     known = {r.id for r in records}
-    return columns, _ratings(frame, columns, known, human_path, run_dir, summary.kind)
+    return columns, _ratings(frame, columns, known, human_path, run.path, summary.kind)
 
 
 def read_label_frame(path: Path) -> Any:

@@ -19,7 +19,7 @@ import numpy as np
 
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import Comparison
-from chatjudge.rundir import iter_results, ok_scores, read_summary
+from chatjudge.rundir import RunDir
 from chatjudge.stats import bradley_terry
 from chatjudge.stats.style import FEATURES, response_text, style_counts, style_features
 
@@ -43,19 +43,20 @@ def compare_runs(
     of the Bradley-Terry model (Chatbot Arena's style control), next to the raw ones."""
     if not runs:
         raise UsageError("compare needs two or more runs (or one pairwise run)")
-    summaries = {name: read_summary(path) for name, path in runs.items()}
+    opened = {name: RunDir(path) for name, path in runs.items()}
+    summaries = {name: run.summary for name, run in opened.items()}
     kinds = {s.kind for s in summaries.values()}
     if len(runs) < 2 and kinds != {"pairwise"}:
         raise UsageError("compare needs two or more runs (or one pairwise run)")
     protocols = {s.protocol for s in summaries.values()}
     if len(kinds) > 1 or len(protocols) > 1:
         raise UsageError(f"runs mix protocols {sorted(protocols)}: compare runs of one protocol")
-    scores = {name: ok_scores(path) for name, path in runs.items()}
+    scores = {name: run.ok_scores() for name, run in opened.items()}
     common = sorted(set.intersection(*(set(s) for s in scores.values())))
     if not common:
         raise UsageError("the runs have no item judged ok in all of them")
     kind = kinds.pop()
-    texts = {name: _texts(path, kind) for name, path in runs.items()} if control else {}
+    texts = {name: _texts(run, kind) for name, run in opened.items()} if control else {}
     sides: list[tuple[str, str]] = []  # per battle, model A's and model B's response
     if kind == "pairwise":
         if baseline in runs:
@@ -107,13 +108,13 @@ def compare_runs(
     return comparison.model_dump(mode="json")
 
 
-def _texts(run_dir: Path, kind: str) -> dict[str, tuple[str, str]]:
+def _texts(run: RunDir, kind: str) -> dict[str, tuple[str, str]]:
     """Per item id, the (baseline, model) responses that style control measures.
 
     Pairwise: `baseline_model_response` and `response`. Pointwise: `response` when the
     row has one, else what the assistant said in `chat` (the conversation judged)."""
     out = {}
-    for record in iter_results(run_dir):
+    for record in run.results():
         if record.status != "ok":
             continue
         fields = record.fields

@@ -47,7 +47,6 @@ from chatjudge.analysis.gate_units import (
     check_metric,
     read_joined,
     read_rows,
-    resolve_protocol,
 )
 from chatjudge.errors import ChatJudgeWarning, UsageError
 from chatjudge.formats.analyses import CalibratedMetric, Gate, GateLook, counts_text
@@ -56,7 +55,7 @@ from chatjudge.formats.io import read_model, write_json
 from chatjudge.options import GateSettings
 from chatjudge.outputs import check_file_output
 from chatjudge.protocols import Protocol
-from chatjudge.rundir import GATE, read_run_info, run_differences
+from chatjudge.rundir import GATE, RunDir, run_differences
 from chatjudge.stats.paired import Difference
 from chatjudge.stats.small_sample import guarded_interval
 
@@ -92,12 +91,13 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
     target = gate_path(cand_dir, s)
     inputs = [p for p in (s.data, s.human) if p is not None]
     check_file_output(target, inputs, kind="gate.json", is_kind=_is_gate, overwrite=s.overwrite)
-    cand_info = read_run_info(cand_dir)
+    cand_run = RunDir(cand_dir)
+    cand_info = cand_run.info
     found: list[str] = []
     if base_dir is not None:
         # Two assistants' runs hold different data; only their length may differ.
         found = run_differences(
-            read_run_info(base_dir), cand_info, data=False, ignore=frozenset({"limit"})
+            RunDir(base_dir).info, cand_info, data=False, ignore=frozenset({"limit"})
         )
         if found and not s.allow_mismatch:
             raise UsageError(
@@ -106,7 +106,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
             )
         for line in found:
             warnings.warn(f"runs differ: {line} (--allow-mismatch)", ChatJudgeWarning, 3)
-    proto = resolve_protocol(cand_info, s.protocol)
+    proto = cand_run.protocol(s.protocol)
     if base_dir is None and proto.kind != "pairwise":
         raise UsageError(
             f"{cand_dir} is a {proto.kind} run: gate two runs of it with "

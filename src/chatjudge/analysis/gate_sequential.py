@@ -36,7 +36,7 @@ from chatjudge.formats.io import write_json
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.rundir import GATE, RESULTS, iter_results
+from chatjudge.rundir import GATE, RESULTS, RunDir
 from chatjudge.runner import build_engine
 from chatjudge.stats.decision import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
@@ -138,7 +138,7 @@ def gate_sequential(
     runs = {k: str(v) for k, v in dirs.items()}
     gate = assemble(paired, counts, cs, settings, mismatches=[], runs=runs, project=False)
     per_row = _calls_per_row(proto, judge, options) * (1 if pairwise else 2)
-    rows_judged = min(sum(1 for _ in iter_results(d)) for d in dirs.values())  # a cut batch too
+    rows_judged = min(sum(1 for _ in RunDir(d).results()) for d in dirs.values())  # a cut batch too
     stopped: Stopped = (
         "decided"
         if gate.outcome != "inconclusive"

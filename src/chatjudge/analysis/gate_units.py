@@ -28,9 +28,9 @@ from chatjudge.errors import UsageError
 from chatjudge.formats.results import CallRecord
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.formats.summary import Summary
-from chatjudge.protocols import Protocol, check_recorded, get_protocol
+from chatjudge.protocols import Protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
-from chatjudge.rundir import iter_results, read_run_info, read_summary
+from chatjudge.rundir import RunDir
 from chatjudge.stats.passk import pass_at, pass_hat, succeeded
 from chatjudge.summarize.run import metric_parts, metric_value
 from chatjudge.summarize.tries import PASS_HAT, parse_passk, task_of, zero_one_metrics
@@ -89,25 +89,6 @@ class RunRows:
     @property
     def no_value(self) -> int:
         return sum(r.no_value for r in self.rows.values())
-
-
-def resolve_protocol(info: RunInfo, given: str | Path | Protocol | None) -> Protocol:
-    """The run's protocol: a built-in by the name run.json holds, or the file given
-    (custom protocols: run.json keeps only the name)."""
-    if given is not None:
-        protocol = get_protocol(given)
-        if protocol.name != info.protocol:
-            raise UsageError(
-                f"--protocol {protocol.name!r} is not the runs' protocol {info.protocol!r}"
-            )
-        return check_recorded(protocol, info)  # and not an edited copy of it
-    try:
-        return get_protocol(info.protocol)
-    except UsageError:
-        raise UsageError(
-            f"the runs were judged with the custom protocol {info.protocol!r}: "
-            "pass its .toml file with --protocol"
-        ) from None
 
 
 def metric_names(protocol: Protocol) -> list[str]:
@@ -202,11 +183,10 @@ def read_rows(
     tried = parse_passk(metric)
     if tried is not None:
         return task_rows(read_rows(run_dir, protocol, tried[0], joined), tried[1], tried[2])
-    run = RunRows(
-        run_dir, read_run_info(run_dir), read_summary(run_dir), metric_scale(protocol, metric)
-    )
+    opened = RunDir(run_dir)
+    run = RunRows(run_dir, opened.info, opened.summary, metric_scale(protocol, metric))
     ratio = is_ratio(protocol, metric)
-    for record in iter_results(run_dir):
+    for record in opened.results():
         fields = dict(record.fields)
         item_id = record.id
         unit = source_id(item_id, fields)

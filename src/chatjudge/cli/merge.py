@@ -50,7 +50,7 @@ def merge(
     to an unsharded run's; shards of different configurations are refused (exit 2)."""
     from chatjudge.merge import merge as join
     from chatjudge.report import produced_table, summary_table
-    from chatjudge.rundir import REPORT, Produced
+    from chatjudge.rundir import REPORT, Produced, RunDir
 
     try:
         merged = join(shards, out_path, protocol=protocol, overwrite=overwrite)
@@ -58,7 +58,7 @@ def merge(
         raise fail(str(exc)) from None
     err.print(f"merged {len(shards)} shard(s) -> {merged.out}", highlight=False, markup=False)
     if merged.kind == "run":
-        out.print(summary_table(merged.summary))
+        out.print(summary_table(RunDir(merged.out).summary))
         print_paths(merged.out, merged.out / REPORT)
         warn_skipped(merged.summary, "summary.json and the report")
     else:

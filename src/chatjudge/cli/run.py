@@ -110,14 +110,16 @@ def _judge(engine: Engine) -> None:
     """Judge, building the report as items finish; everything is written however it ends."""
     from chatjudge.api import run_sync
     from chatjudge.errors import BudgetReachedError, FatalModelError
+    from chatjudge.formats.summary import Summary
     from chatjudge.report import ReportBuilder, summary_table
 
     builder = ReportBuilder(engine.out_dir)  # the page is built as items finish
     try:
         outcome = run_sync(engine, on_item=builder.add)
     except BudgetReachedError as exc:  # everything is written: the page too, then exit 4
-        page = builder.finish(exc.summary)
-        out.print(summary_table(exc.summary))
+        summary = Summary.model_validate(exc.summary)  # as summary.json holds it
+        page = builder.finish(summary)
+        out.print(summary_table(summary))
         print_paths(engine.out_dir, page)
         raise fail(str(exc), exit_for(exc)) from None
     except FatalModelError as exc:
@@ -133,8 +135,9 @@ def _judge(engine: Engine) -> None:
     except KeyboardInterrupt:
         builder.close()
         raise interrupted(f"finished judgments are kept in {engine.out_dir}") from None
-    page = builder.finish(outcome.summary)
-    out.print(summary_table(outcome.summary))
+    summary = Summary.model_validate(outcome.summary)  # as summary.json holds it
+    page = builder.finish(summary)
+    out.print(summary_table(summary))
     print_paths(engine.out_dir, page)
     warn_skipped(outcome.summary, "summary.json and the report")
     raise exit_status(outcome.summary)
@@ -151,10 +154,10 @@ def report(
     """Print a run's summary and (re)write DIR/report.html."""
     from chatjudge.analysis.calibration import calibrate_run
     from chatjudge.report import calibration_table, summary_table, write_report
-    from chatjudge.report.load import read_summary
+    from chatjudge.rundir import RunDir
 
     try:
-        summary = read_summary(run_dir)
+        summary = RunDir(run_dir).summary
         calibration = calibrate_run(run_dir, human, column=column, score=score) if human else None
         page = write_report(run_dir, calibrated=calibration and calibration["calibrated"])
     except (ChatJudgeError, ValueError) as exc:

@@ -32,15 +32,14 @@ from chatjudge.merge.parts import (
     sum_costs,
     sum_usage,
 )
-from chatjudge.protocols import BUILTIN, Protocol, check_recorded, get_protocol
+from chatjudge.protocols import Protocol
 from chatjudge.rundir import (
     REPORT,
     RESULTS,
     RUN_INFO,
     STORE,
     SUMMARY,
-    read_run_info,
-    read_summary,
+    RunDir,
     run_differences,
 )
 from chatjudge.summarize.run import SummaryBuilder, count
@@ -60,7 +59,8 @@ def merge_runs(
     protocol, judges, result-changing options), shards that do not cover 0..N-1 once each,
     unfinished shards or lines that are not results records, an `out` that holds a run or
     is a shard. The output is written aside and moved into `out` once complete."""
-    infos = [read_run_info(d) for d in dirs]
+    shards = [RunDir(d) for d in dirs]
+    infos = [shard.info for shard in shards]
     check_cover([(str(d), info.config.get("shard")) for d, info in zip(dirs, infos, strict=True)])
     first = infos[0]
     differences = [
@@ -72,8 +72,8 @@ def merge_runs(
     if differences:
         raise refuse(f"the shards are runs of different configurations (against {dirs[0]})",
                      differences)  # fmt: skip
-    proto = _protocol(first, protocol)
-    summaries = _finished(dirs)
+    proto = shards[0].protocol(protocol)
+    summaries = _finished(shards)
     files = tuple(out / name for name in (RESULTS, SUMMARY, RUN_INFO, STORE, REPORT))
     check_new(out, files, dirs, overwrite=overwrite)
     results = [d / RESULTS for d in dirs]
@@ -126,25 +126,26 @@ def merge_runs(
             unparsed_tool_arguments=sum(s.unparsed_tool_arguments for s in summaries),
         )
         written = write_json(aside / SUMMARY, built, only_set=True)
-        report.finish(written)
+        report.finish(Summary.model_validate(written))  # as summary.json holds it
     return written
 
 
 _RE_RUN = "re-run that shard's command to rewrite its results from its store (nothing is sent)"
 
 
-def _finished(dirs: Sequence[Path]) -> list[Summary]:
+def _finished(shards: Sequence[RunDir]) -> list[Summary]:
     """The shards' summaries, each shard finished: a summary, and as many results lines as
     it counts items (a re-run killed before its end leaves fewer beside the old summary)."""
     problems = []
     summaries = []
-    for d in dirs:
+    for shard in shards:
+        d = shard.path
         if not (d / SUMMARY).is_file() or not (d / RESULTS).is_file():
             missing = " and ".join(n for n in (SUMMARY, RESULTS) if not (d / n).is_file())
             problems.append(f"{d} has no {missing}: re-run that shard's command to finish it "
                             "(only what its store lacks is sent)")  # fmt: skip
             continue
-        summary = read_summary(d)
+        summary = shard.summary
         found = count_rows(d / RESULTS)
         if found != summary.n_items:
             problems.append(
@@ -171,15 +172,3 @@ def _index_of(number: int, row: int, line: bytes) -> int:
     if not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise ValueError(f"has no row index (`index`: {index!r}): {_RE_RUN}")
     return index
-
-
-def _protocol(info: RunInfo, given: str | Path | Protocol | None) -> Protocol:
-    """The shards' protocol: a built-in one by name, a custom one from the file given."""
-    if given is None:
-        if info.protocol not in BUILTIN:
-            raise UsageError(
-                f"the shards were judged with the custom protocol {info.protocol!r}: give its "
-                "file with --protocol FILE.toml"
-            )
-        return get_protocol(info.protocol)
-    return check_recorded(get_protocol(given), info, "the shards")

@@ -20,7 +20,7 @@ from chatjudge.otel.encode import BATCH, Encoder
 from chatjudge.otel.records import Evaluation, evaluations, open_run
 from chatjudge.otel.sdk import SCOPE, resource
 from chatjudge.outputs import check_written
-from chatjudge.rundir import prepare_output, read_run_info
+from chatjudge.rundir import RunDir, prepare_output
 from chatjudge.traces.redact import Redactor
 from chatjudge.writing import replaced
 
@@ -53,18 +53,18 @@ def export_run(
     (with the count sent) when a collector refuses them or cannot be reached."""
     if otlp is None and endpoint is None:
         raise UsageError("say where the records go: --otlp FILE.jsonl or --otlp-endpoint URL")
-    run = Path(run)
+    opened = RunDir(run)
     redactor = Redactor(redact)
-    source, proto = open_run(run, protocol)
-    _remember_keys(run)
+    source, proto = open_run(opened, protocol)
+    _remember_keys(opened)
     target = Path(otlp) if otlp is not None else None
     if target is not None:
-        _check_target(target, run, protocol, overwrite=overwrite)
+        _check_target(target, opened, protocol, overwrite=overwrite)
         prepare_output(target.parent, (target,))
     observed = time.time_ns()
 
     def batches(counts: _Counts) -> Iterator[list[Evaluation]]:
-        records = counts.counted(evaluations(run, source, proto, redactor))
+        records = counts.counted(evaluations(opened, source, proto, redactor))
         while batch := list(itertools.islice(records, BATCH)):
             yield batch
 
@@ -93,12 +93,12 @@ class _Counts:
             yield record
 
 
-def _remember_keys(run: Path) -> None:
+def _remember_keys(run: RunDir) -> None:
     """Mask what the run masked: the keys of every built-in provider and of the run's
     judges' providers, from this environment; and the OTLP headers' values (a backend's
     API key) in anything said about the collector."""
     providers = {*registry.BUILTIN}
-    providers.update(str(j.get("provider")) for j in read_run_info(run).judges)
+    providers.update(str(j.get("provider")) for j in run.info.judges)
     for name in sorted(providers):
         try:
             found = registry.load(name)
@@ -111,7 +111,9 @@ def _remember_keys(run: Path) -> None:
             secrets.remember(pair.partition("=")[2].strip(), variable)
 
 
-def _check_target(target: Path, run: Path, protocol: str | Path | None, *, overwrite: bool) -> None:
+def _check_target(
+    target: Path, run: RunDir, protocol: str | Path | None, *, overwrite: bool
+) -> None:
     """--otlp FILE by the output rule: never a link, an input, a run's file or the data the
     run judged (`--overwrite` lifts none of them); an earlier export is replaced, any other
     file only with `--overwrite`."""
@@ -121,7 +123,7 @@ def _check_target(target: Path, run: Path, protocol: str | Path | None, *, overw
         return
     if overwrite and _is_run_data(target, run):
         raise UsageError(
-            f"--otlp {target} is the data that {run} judged: choose another file (not even "
+            f"--otlp {target} is the data that {run.path} judged: choose another file (not even "
             "--overwrite writes over a run's data)"
         )
     if not overwrite:
@@ -144,10 +146,10 @@ def _is_export(path: Path) -> bool:
     return bool(scopes) and all(name == SCOPE[0] for name in scopes)
 
 
-def _is_run_data(path: Path, run: Path) -> bool:
+def _is_run_data(path: Path, run: RunDir) -> bool:
     """Whether `path` holds the bytes of the data file `run` judged (its run.json's
     fingerprint): an input of the run, which no export replaces."""
-    expected = read_run_info(run).data_sha256
+    expected = run.info.data_sha256
     if expected is None or path.stat().st_size == 0:
         return False
     digest = hashlib.sha256()

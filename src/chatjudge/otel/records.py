@@ -20,20 +20,9 @@ from typing import Any
 
 from chatjudge import secrets
 from chatjudge.__about__ import __version__
-from chatjudge.errors import UsageError
 from chatjudge.formats.results import ResultRecord
-from chatjudge.formats.run_info import RunInfo
-from chatjudge.protocols import (
-    BASELINE,
-    BUILTIN,
-    CANDIDATE,
-    TIE,
-    Protocol,
-    check_recorded,
-    get_protocol,
-    protocol_sha256,
-)
-from chatjudge.rundir import iter_results, read_run_info, read_summary
+from chatjudge.protocols import BASELINE, CANDIDATE, TIE, Protocol, protocol_sha256
+from chatjudge.rundir import RunDir
 from chatjudge.traces.redact import Redactor
 from chatjudge.traces.rows import otel_id
 
@@ -70,41 +59,30 @@ class Source:
     identity: dict[str, str]
 
 
-def open_run(run: Path, protocol: str | Path | None = None) -> tuple[Source, Protocol]:
+def open_run(run: RunDir, protocol: str | Path | None = None) -> tuple[Source, Protocol]:
     """The run's identity and protocol; a custom protocol's file must be given (its name
-    is all that run.json holds), and must be the one the run was judged with by name."""
-    info = read_run_info(run)
-    summary = read_summary(run)
-    proto = _protocol(info, protocol)
+    is all that run.json holds), and must be the one the run was judged with."""
+    info = run.info
+    summary = run.summary
+    proto = run.protocol(protocol)
     created = dt.datetime.fromisoformat(summary.created)
     identity = {
         "chatjudge.protocol": proto.name,
         "chatjudge.protocol.sha256": protocol_sha256(proto),
         "chatjudge.judge": summary.judge,
         "chatjudge.version": info.chatjudge_version or __version__,
-        "chatjudge.run_id": run.resolve().name,
+        "chatjudge.run_id": run.path.resolve().name,
     }
     seconds = int(created.timestamp())
     return Source(seconds * 1_000_000_000 + created.microsecond * 1000, identity), proto
 
 
-def _protocol(info: RunInfo, given: str | Path | None) -> Protocol:
-    if given is None:
-        if info.protocol not in BUILTIN:
-            raise UsageError(
-                f"the run was judged with the custom protocol {info.protocol!r}: give its file "
-                "with --protocol FILE.toml"
-            )
-        return get_protocol(info.protocol)
-    return check_recorded(get_protocol(given), info)
-
-
 def evaluations(
-    run: Path, source: Source, protocol: Protocol, redactor: Redactor
+    run: RunDir, source: Source, protocol: Protocol, redactor: Redactor
 ) -> Iterator[Evaluation]:
     """Every record of the run, item by item (an item's metrics in the protocol's order)."""
     identity = {k: _clean(v, redactor) for k, v in source.identity.items()}
-    for result in iter_results(run):
+    for result in run.results():
         yield from _of_item(result, protocol, identity, redactor)
 
 

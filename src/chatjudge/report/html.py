@@ -10,7 +10,7 @@ streamed from `results.jsonl` into the file.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -18,6 +18,8 @@ from typing import IO, Any
 from markupsafe import Markup
 
 from chatjudge import jsoncodec
+from chatjudge.formats.base import Metric
+from chatjudge.formats.summary import Summary
 from chatjudge.outputs import check_written
 from chatjudge.protocols import BUILTIN, ScoreSpec, get_protocol
 from chatjudge.report.embed import ChunkWriter, ItemIndex
@@ -29,11 +31,11 @@ from chatjudge.report.format import (
     is_share,
     metric_label,
 )
-from chatjudge.report.load import ResultStats, read_summary, slim_item, whole_item
+from chatjudge.report.load import ResultStats, slim_item, whole_item
 from chatjudge.report.page import render_page
 from chatjudge.report.sections import build_sections
 from chatjudge.report.terminal import cost_rows
-from chatjudge.rundir import REPORT, iter_results
+from chatjudge.rundir import REPORT, RunDir
 
 MAX_FILTER_VALUES = 20  # a score with more distinct values gets no value filter
 _BUFFER = 1 << 20  # the spool's write buffer: a large run's chunks in fewer writes
@@ -113,8 +115,9 @@ class ReportBuilder:
             line = jsoncodec.dumps(slim_item(item))
         self._chunks.add(line)
 
-    def finish(self, summary: dict[str, Any]) -> Path:
-        """Write `run_dir/report.html` with `summary` and every item added; return its path."""
+    def finish(self, summary: Summary, calibrated: dict[str, Any] | None = None) -> Path:
+        """Write `run_dir/report.html` with `summary` and every item added; return its path.
+        `calibrated`: see `write_report`."""
         try:
             self._chunks.finish()
             self._spool.seek(0)
@@ -122,7 +125,8 @@ class ReportBuilder:
             # never holds its items in memory whole.
             chunks = (Markup(c.decode()) for c in iter(partial(self._spool.read, 1 << 16), b""))
             index = json_for_script(self.index.columns(self._chunks.starts))
-            return _write_page(summary, self.stats, index, chunks, self.run_dir / REPORT)
+            page = self.run_dir / REPORT
+            return _write_page(summary, calibrated, self.stats, index, chunks, page)
         finally:
             self.close()
 
@@ -139,21 +143,21 @@ def write_report(run_dir: Path, *, calibrated: dict[str, Any] | None = None) -> 
     run_dir = Path(run_dir)
     page = run_dir / REPORT
     check_written(page, [page], [], run_files=True)  # a link: refused before the results
-    summary = read_summary(run_dir)
-    if calibrated:
-        summary = {**summary, "calibrated": calibrated}
+    run = RunDir(run_dir)
+    summary = run.summary
     builder = ReportBuilder(run_dir)
     try:
-        for item in iter_results(run_dir):
+        for item in run.results():
             builder.add(item.model_dump(exclude_unset=True))  # as the engine hands it over
     except BaseException:
         builder.close()
         raise
-    return builder.finish(summary)
+    return builder.finish(summary, calibrated)
 
 
 def _write_page(
-    summary: dict[str, Any],
+    summary: Summary,
+    calibrated: dict[str, Any] | None,
     stats: ResultStats,
     index: Markup,
     items: Iterator[Markup],
@@ -162,7 +166,7 @@ def _write_page(
     numeric = stats.numeric_scores()
     scorer = scorer_of(summary)
     config = {
-        "kind": summary.get("kind"),
+        "kind": summary.kind,
         "judgeFree": scorer is not None,
         "numericScores": numeric,
         "choiceScores": stats.choice_scores(),
@@ -174,19 +178,21 @@ def _write_page(
         "nItems": stats.n_items,
         "label": {
             # Progress in the browser is kept per run: this names the run.
-            "run": "|".join(str(summary.get(k, "")) for k in ("protocol", "judge", "created")),
-            "protocol": summary.get("protocol"),
-            "scales": label_scales(summary, stats) if summary.get("kind") != "pairwise" else [],
+            "run": "|".join((summary.protocol, summary.judge, summary.created)),
+            "protocol": summary.protocol,
+            "scales": label_scales(summary.protocol, stats) if summary.kind != "pairwise" else [],
         },
     }
     context = {
         "summary": summary,
         "scorer": scorer,
-        "metrics": _metric_cards(summary.get("metrics") or {}),
-        "simulation": _metric_cards(summary.get("simulation") or {}),
+        "metrics": _metric_cards(summary.metrics),
+        "simulation": _metric_cards(summary.simulation or {}),
         "counts": _counts(summary, "Scored" if scorer else "Judged"),
         "usage": [] if scorer else _usage(summary),  # a judge-free run sends nothing
-        "sections": build_sections(summary, stats, path.parent, judged=scorer is None),
+        "sections": build_sections(
+            summary, stats, path.parent, calibrated=calibrated, judged=scorer is None
+        ),
         "config": json_for_script(config),
         "index": index,
         "items": items,
@@ -194,17 +200,17 @@ def _write_page(
     return render_page("report.html.j2", context, path)
 
 
-def scorer_of(summary: dict[str, Any]) -> str | None:
+def scorer_of(summary: Summary) -> str | None:
     """The scorer of a judge-free protocol's run (`tool-trajectory`), which the page shows
     without a judge; a summary of an older chatjudge names none, so a built-in protocol is
     asked."""
-    scorer = summary.get("scorer")
-    if scorer is None and summary.get("protocol") in BUILTIN:
-        scorer = get_protocol(summary["protocol"]).scorer
+    scorer = summary.scorer
+    if scorer is None and summary.protocol in BUILTIN:
+        scorer = get_protocol(summary.protocol).scorer
     return scorer or None
 
 
-def label_scales(summary: dict[str, Any], stats: ResultStats) -> list[dict[str, Any]]:
+def label_scales(protocol: str, stats: ResultStats) -> list[dict[str, Any]]:
     """The scales a person answers on in the page's labelling mode, one per numeric score.
 
     A built-in protocol gives each score's range; a custom protocol is not at hand when
@@ -212,8 +218,8 @@ def label_scales(summary: dict[str, Any], stats: ResultStats) -> list[dict[str, 
     the answers as buttons (integer scales of up to 11 values), else a number is typed.
     """
     specs: dict[str, ScoreSpec] = {}
-    if summary.get("protocol") in BUILTIN:
-        specs = {s.name: s for s in get_protocol(summary["protocol"]).scores}
+    if protocol in BUILTIN:
+        specs = {s.name: s for s in get_protocol(protocol).scores}
     scales = []
     for name in stats.numeric_scores():
         spec = specs.get(name)
@@ -237,12 +243,12 @@ def label_scales(summary: dict[str, Any], stats: ResultStats) -> list[dict[str, 
     return scales
 
 
-def _metric_cards(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+def _metric_cards(metrics: Mapping[str, Metric]) -> list[dict[str, Any]]:
     cards = []
     for name, m in metrics.items():
         if is_pass_k(name):
             continue  # pass^k and pass@k: a chart of their own, a curve per metric, no cards
-        value, ci = m.get("value"), m.get("ci95")
+        value, ci = m.value, m.ci95
         band = None
         if is_share(name) and value is not None:  # a 0-100% track with the interval drawn on it
             lo, hi = ci if ci else (value, value)
@@ -254,7 +260,7 @@ def _metric_cards(metrics: dict[str, Any]) -> list[dict[str, Any]]:
                 "hint": HINTS.get(name, ""),
                 "value": value,
                 "ci95": ci,
-                "n": m.get("n"),
+                "n": m.n,
                 "text": format_value(name, value),
                 "ci_text": format_ci(name, ci, value),
                 "band": band,
@@ -263,26 +269,25 @@ def _metric_cards(metrics: dict[str, Any]) -> list[dict[str, Any]]:
     return cards
 
 
-def _counts(summary: dict[str, Any], done: str) -> list[dict[str, Any]]:
+def _counts(summary: Summary, done: str) -> list[dict[str, Any]]:
     return [
-        {
-            "key": key,
-            "label": label,
-            "value": summary.get(key),
-            "text": format_count(summary.get(key)),
-        }
-        for key, label in (("n_items", "Items"), ("n_ok", done), ("n_failed", "Failed"))
+        {"key": key, "label": label, "value": value, "text": format_count(value)}
+        for key, label, value in (
+            ("n_items", "Items", summary.n_items),
+            ("n_ok", done, summary.n_ok),
+            ("n_failed", "Failed", summary.n_failed),
+        )
     ]
 
 
-def _usage(summary: dict[str, Any]) -> list[tuple[str, str]]:
-    usage = summary.get("usage") or {}
+def _usage(summary: Summary) -> list[tuple[str, str]]:
+    usage = summary.usage
     rows = [
         ("judge calls", format_count(usage.get("calls"))),
         ("from cache", format_count(usage.get("cached_calls"))),
         ("input tokens", format_count(usage.get("input_tokens"))),
         ("output tokens", format_count(usage.get("output_tokens"))),
     ]
-    for label, usd, note in cost_rows(summary):
+    for label, usd, note in cost_rows(summary.cost, summary.cost_usd):
         rows.append((label, f"{usd} ({note})" if note else usd))
     return rows

@@ -1,4 +1,5 @@
-"""What the page needs from a run directory (read through `chatjudge.rundir`), item by item.
+"""What the page needs from a run's results (read through `chatjudge.rundir.RunDir`), item
+by item.
 
 A run may hold 100,000 items, so results are never loaded whole: they are read one
 line at a time, counting what the charts and filters need as they go by.
@@ -8,15 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-from chatjudge import rundir
-
-
-def read_summary(run_dir: Path) -> dict[str, Any]:
-    """The run's summary as the page renders it (format-checked by `chatjudge.rundir`)."""
-    return rundir.read_summary(run_dir).model_dump(mode="json")
 
 
 @dataclass

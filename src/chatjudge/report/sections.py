@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from chatjudge.formats.base import Metric
 from chatjudge.formats.io import read_model
+from chatjudge.formats.summary import PassKRecord, Summary
 from chatjudge.report.charts import Bar, Interval, Section, count_bars, interval_chart
 from chatjudge.report.format import (
     format_ci,
@@ -30,11 +33,17 @@ AGREEMENT_KEY = "inter_judge_agreement"
 
 
 def build_sections(
-    summary: dict[str, Any], stats: ResultStats, run_dir: Path | None = None, *, judged: bool = True
+    summary: Summary,
+    stats: ResultStats,
+    run_dir: Path | None = None,
+    *,
+    calibrated: dict[str, Any] | None = None,
+    judged: bool = True,
 ) -> list[Section]:
-    """The page's charts; `run_dir` holding a `gate.json` puts the gate's first; `judged`:
+    """The page's charts; `run_dir` holding a `gate.json` puts the gate's first;
+    `calibrated`: human-calibrated estimates (`chatjudge report --human`); `judged`:
     False for a judge-free protocol's run, whose scores are its rules' counts and shares."""
-    metrics = summary.get("metrics") or {}
+    metrics = summary.metrics
     sections = [_score_section(name, stats.scores[name], judged) for name in stats.numeric_scores()]
     if run_dir is not None and (run_dir / GATE).is_file():
         # Only a gate's run directory holds one: a run's report loads none of the gate's.
@@ -48,13 +57,13 @@ def build_sections(
         sections += [_choice_section(n, stats.scores[n]) for n in stats.choice_scores()]
     if "position_consistency" in metrics:
         sections.append(_consistency_section(metrics["position_consistency"], stats))
-    if summary.get("style_control"):
-        sections.append(style_section(summary["style_control"], metrics))
-    if summary.get("calibrated"):
-        sections += calibration_sections(summary["calibrated"])
-    if summary.get("pass_k"):
-        sections += passk_sections(summary["pass_k"], metrics)
-    per_judge = summary.get("per_judge") or {}
+    if summary.style_control:
+        sections.append(style_section(summary.style_control, metrics))
+    if calibrated:
+        sections += calibration_sections(calibrated)
+    if summary.pass_k:
+        sections += passk_sections(summary.pass_k, metrics)
+    per_judge = summary.per_judge
     judges = [j for j in per_judge if j != AGREEMENT_KEY and isinstance(per_judge[j], dict)]
     if judges:
         sections += _panel_sections(per_judge, judges)
@@ -131,7 +140,7 @@ def _choice_section(name: str, counts: Counter[Any]) -> Section:
     )
 
 
-def _outcome_section(metrics: dict[str, Any], stats: ResultStats) -> Section:
+def _outcome_section(metrics: Mapping[str, Metric], stats: ResultStats) -> Section:
     choice: Counter[Any] = Counter()
     for name in stats.choice_scores():
         choice.update(stats.scores[name])
@@ -139,8 +148,8 @@ def _outcome_section(metrics: dict[str, Any], stats: ResultStats) -> Section:
     rows = [
         Interval(
             label=label,
-            value=metrics[name].get("value"),
-            ci95=metrics[name].get("ci95"),
+            value=metrics[name].value,
+            ci95=metrics[name].ci95,
             tone=tone,
             key=name,
             note=_items(choice[names[name]]),
@@ -164,12 +173,12 @@ def _outcome_section(metrics: dict[str, Any], stats: ResultStats) -> Section:
     )
 
 
-def _consistency_section(metric: dict[str, Any], stats: ResultStats) -> Section:
+def _consistency_section(metric: Metric, stats: ResultStats) -> Section:
     agreed, disagreed = stats.consistent[True], stats.consistent[False]
     row = Interval(
         label="Same verdict in both orders",
-        value=metric.get("value"),
-        ci95=metric.get("ci95"),
+        value=metric.value,
+        ci95=metric.ci95,
         tone="primary",
         key="position_consistency",
         note=f"{agreed:,} of {agreed + disagreed:,}",
@@ -246,29 +255,22 @@ def _panel_sections(per_judge: dict[str, Any], judges: list[str]) -> list[Sectio
     return sections
 
 
-def style_section(control: dict[str, Any], metrics: dict[str, Any]) -> Section:
+def style_section(control: dict[str, Any], metrics: Mapping[str, Metric]) -> Section:
     """The raw preference beside its length- and style-controlled (corrected) versions."""
+    raw = control["raw_preference"]  # the style model's own figures, no metric of the run
     rows = [
-        Interval(
-            label=label,
-            value=m.get("value"),
-            ci95=m.get("ci95"),
-            tone=tone,
-            key=key,
-            note=f"n = {m.get('n', 0):,}",
-        )
-        for key, label, tone, m in (
-            ("raw_preference", "Raw", "neutral", control["raw_preference"]),
-            *(
-                (name, label, "primary", metrics[name])
-                for name, label in (
-                    ("length_controlled_preference", "Length-controlled"),
-                    ("style_controlled_preference", "Style-controlled"),
-                )
-                if name in metrics
-            ),
-        )
-    ]
+        Interval("Raw", raw.get("value"), raw.get("ci95"), "neutral", "raw_preference",
+                 f"n = {raw.get('n', 0):,}"),
+        *(
+            Interval(label, metrics[name].value, metrics[name].ci95, "primary", name,
+                     f"n = {metrics[name].n:,}")
+            for name, label in (
+                ("length_controlled_preference", "Length-controlled"),
+                ("style_controlled_preference", "Style-controlled"),
+            )
+            if name in metrics
+        ),
+    ]  # fmt: skip
     return Section(
         key="style-control",
         title="Preference corrected for length and style",
@@ -314,23 +316,23 @@ def calibration_sections(calibrated: dict[str, Any]) -> list[Section]:
     return sections
 
 
-def passk_sections(tried: dict[str, Any], metrics: dict[str, Any]) -> list[Section]:
+def passk_sections(tried: PassKRecord, metrics: Mapping[str, Metric]) -> list[Section]:
     """Per 0/1 metric, pass^k and pass@k against k: how fast success on every try falls,
     and success on some try rises, as an agent is asked again."""
     # imported here: only a run that tries its tasks more than once draws curves
     from chatjudge.report.curve_chart import Series, curve_chart
 
     sections = []
-    ks = range(1, tried["max_k"] + 1)
-    for name in tried["metrics"]:
+    ks = range(1, tried.max_k + 1)
+    for name in tried.metrics:
         lines = []
         for kind, mark, label, tone in ((PASS_HAT, "^", "pass^k: all k tries", "primary"),
                                         (PASS_AT, "@", "pass@k: some try", "win")):  # fmt: skip
             points = []
             for k in ks:
                 key = passk_name(name, kind, k)
-                m = metrics.get(key) or {}
-                value, ci = m.get("value"), m.get("ci95")
+                m = metrics.get(key)
+                value, ci = (m.value, m.ci95) if m is not None else (None, None)
                 text = f"pass{mark}{k} {format_value(key, value)} {format_ci(key, ci, value)}"
                 points.append(Interval(str(k), value, ci, tone, key, text))
             lines.append(Series(label, points, tone, f"{name}_{kind}"))
@@ -338,8 +340,8 @@ def passk_sections(tried: dict[str, Any], metrics: dict[str, Any]) -> list[Secti
             Section(
                 key=f"passk-{name}",
                 title=f"{metric_label(name)}: pass^k and pass@k",
-                note=f"Over {tried['n_tasks']:,} tasks tried {tried['min_tries']:,} times or "
-                f"more ({tried['single_try_tasks']:,} tried once left out): pass^k, the "
+                note=f"Over {tried.n_tasks:,} tasks tried {tried.min_tries:,} times or "
+                f"more ({tried.single_try_tasks:,} tried once left out): pass^k, the "
                 "chance that k tries all succeed, and pass@k, that at least one does, with "
                 "95% intervals over tasks.",
                 chart=curve_chart(lines, x_title="k (tries)", key=f"passk-{name}"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
@@ -9,6 +10,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from chatjudge.formats.base import Metric
+from chatjudge.formats.cost import Cost
+from chatjudge.formats.summary import Summary
 from chatjudge.report.format import (
     format_ci,
     format_count,
@@ -55,21 +59,23 @@ def produced_table(summary: dict[str, Any]) -> Table:
     if summary.get("rows_without_tools"):
         table.add_row("rows without their tools", format_count(summary["rows_without_tools"]),
                       "--no-tools: not like for like", "", style="yellow")  # fmt: skip
-    _add_cost(table, summary)
+    cost = summary.get("cost")
+    cost_record = Cost.model_validate(cost) if isinstance(cost, dict) else None
+    _add_cost(table, cost_record, summary.get("cost_usd"))
     return table
 
 
-def summary_table(summary: dict[str, Any]) -> Table:
+def summary_table(summary: Summary) -> Table:
     """Metric, value, 95% CI and n for every metric, then the item counts (and a panel's judges).
 
     Names are escaped: a judge called `[local]` must print as such, not as rich markup.
     """
-    table = _metric_table(f"{summary.get('protocol', '?')} · {summary.get('judge', '?')}")
-    metrics = summary.get("metrics") or {}
+    table = _metric_table(f"{summary.protocol} · {summary.judge}")
+    metrics = summary.metrics
     _add_metrics(table, {k: v for k, v in metrics.items() if k not in CORRECTED})
-    if summary.get("style_control"):
-        _add_style_control(table, summary["style_control"], metrics)
-    per_judge = summary.get("per_judge") or {}
+    if summary.style_control:
+        _add_style_control(table, summary.style_control, metrics)
+    per_judge = summary.per_judge
     judges = [j for j in per_judge if j != AGREEMENT_KEY and isinstance(per_judge[j], dict)]
     if judges:
         table.add_section()
@@ -82,38 +88,32 @@ def summary_table(summary: dict[str, Any]) -> Table:
                 "—",
                 format_count(pair.get("n")),
             )
-    if summary.get("simulation"):
+    if summary.simulation:
         table.add_section()
-        _add_metrics(table, summary["simulation"], " (simulated)")
+        _add_metrics(table, summary.simulation, " (simulated)")
     table.add_section()
-    n_failed = summary.get("n_failed")
-    table.add_row("items", format_count(summary.get("n_items")), "", "")
-    table.add_row("judged", format_count(summary.get("n_ok")), "", "")
+    n_failed = summary.n_failed
+    table.add_row("items", format_count(summary.n_items), "", "")
+    table.add_row("judged", format_count(summary.n_ok), "", "")
     table.add_row("failed", format_count(n_failed), "", "", style="red" if n_failed else None)
-    _add_cost(table, summary)
+    _add_cost(table, summary.cost, summary.cost_usd)
     return table
 
 
-def cost_rows(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
+def cost_rows(cost: Cost | None, cost_usd: float | None) -> list[tuple[str, str, str]]:
     """Label, USD and where its prices came from, for each role and the whole command;
     an unknown price reads "unknown", never $0. A summary from before costs by role
     gives its one `cost_usd`, when priced."""
-    cost = summary.get("cost")
-    if not isinstance(cost, dict):
-        usd = summary.get("cost_usd")
-        return [] if usd is None else [("cost", _usd(usd), "")]
-    rows = [
-        (f"cost · {role}", _usd(part.get("usd")), str(part.get("source", "")))
-        for role, part in (cost.get("roles") or {}).items()
-    ]
-    unpriced = cost.get("unpriced") or []
-    note = "no price for " + ", ".join(unpriced) if unpriced else ""
-    rows.append(("cost · total", _usd(cost.get("total_usd")), note))
-    budget = cost.get("budget")
-    if isinstance(budget, dict):
-        got = f"{budget.get('done')} of {budget.get('total')} done"
-        state = f"reached: stopped, {got}" if budget.get("reached") else f"not reached, {got}"
-        rows.append(("budget", _usd(budget.get("max_usd")), state))
+    if cost is None:
+        return [] if cost_usd is None else [("cost", _usd(cost_usd), "")]
+    rows = [(f"cost · {role}", _usd(part.usd), part.source) for role, part in cost.roles.items()]
+    note = "no price for " + ", ".join(cost.unpriced) if cost.unpriced else ""
+    rows.append(("cost · total", _usd(cost.total_usd), note))
+    budget = cost.budget
+    if budget is not None:
+        got = f"{budget.done} of {budget.total} done"
+        state = f"reached: stopped, {got}" if budget.reached else f"not reached, {got}"
+        rows.append(("budget", _usd(budget.max_usd), state))
     return rows
 
 
@@ -149,8 +149,8 @@ def _usd_span(values: tuple[float, float]) -> str:
     return _usd(low) if low == high else f"{_usd(low)} - {_usd(high)}"
 
 
-def _add_cost(table: Table, summary: dict[str, Any]) -> None:
-    rows = cost_rows(summary)
+def _add_cost(table: Table, cost: Cost | None, cost_usd: float | None) -> None:
+    rows = cost_rows(cost, cost_usd)
     if rows:
         table.add_section()
     for label, usd, note in rows:
@@ -194,7 +194,9 @@ def _with_ci(name: str, m: dict[str, Any]) -> str:
     return f"{format_value(name, value)} {format_ci(name, m.get('ci95'), value)}"
 
 
-def _add_style_control(table: Table, control: dict[str, Any], metrics: dict[str, Any]) -> None:
+def _add_style_control(
+    table: Table, control: dict[str, Any], metrics: Mapping[str, Metric]
+) -> None:
     """The raw preference beside its length- and style-controlled versions, and the
     sentence on how much of it length explains (as the table's caption)."""
     table.add_section()
@@ -220,12 +222,23 @@ def _metric_table(title: str) -> Table:
     return table
 
 
-def _add_metrics(table: Table, metrics: dict[str, Any] | None, suffix: str = "") -> None:
+def _add_metrics(
+    table: Table, metrics: Mapping[str, Metric | dict[str, Any]] | None, suffix: str = ""
+) -> None:
     """One row per metric: its label (with `suffix`), value, interval and n."""
     for name, m in (metrics or {}).items():
+        value, ci95, n = _figures(m)
         table.add_row(
             escape(f"{metric_label(name)}{suffix}"),
-            format_value(name, m.get("value")),
-            format_ci(name, m.get("ci95"), m.get("value")),
-            format_count(m.get("n")),
+            format_value(name, value),
+            format_ci(name, ci95, value),
+            format_count(n),
         )
+
+
+def _figures(m: Metric | dict[str, Any]) -> tuple[Any, Any, Any]:
+    """A metric's value, interval and n: a summary's typed metric, or one of the sections
+    its format leaves untyped (`per_judge`) or of a produced summary, as written."""
+    if isinstance(m, Metric):
+        return m.value, m.ci95, m.n
+    return m.get("value"), m.get("ci95"), m.get("n")

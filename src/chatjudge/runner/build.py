@@ -18,7 +18,7 @@ from chatjudge.rundir import (
     RUN_INFO,
     STORE,
     SUMMARY,
-    read_run_info,
+    RunDir,
     run_differences,
 )
 from chatjudge.runner.engine import Engine
@@ -93,7 +93,7 @@ def _check_out_dir(engine: Engine, setup: Setup) -> None:
                 "replace them."
             )
         return
-    differences = run_differences(read_run_info(out_dir), engine.run_info())
+    differences = run_differences(RunDir(out_dir).info, engine.run_info())
     if differences:
         raise UsageError(
             f"{out_dir} holds a different run ({'; '.join(differences)}): its results would be "
