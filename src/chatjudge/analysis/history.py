@@ -20,14 +20,14 @@ from scipy.stats import norm
 
 from chatjudge.analysis.gate_decision import boundary, slice_differences
 from chatjudge.analysis.gate_pairing import pair
-from chatjudge.analysis.gate_units import RunRows, check_metric, read_rows, resolve_protocol
+from chatjudge.analysis.gate_units import RunRows, check_metric, read_rows
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import GateDifference
 from chatjudge.formats.base import Metric
 from chatjudge.formats.history import History, HistoryRun, HistoryStep
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.protocols import Protocol
-from chatjudge.rundir import read_run_info, read_summary, run_differences
+from chatjudge.rundir import RunDir, run_differences
 
 # A history reads many runs: each step's bootstrap is capped here (the gate's default is
 # 10,000); the interval's Monte Carlo error at this size is far below its width.
@@ -114,13 +114,13 @@ def order_runs(runs: list[_Run], given: Sequence[str]) -> list[_Run]:
 def _read(name: str, path: Path, protocol: str | Path | None) -> _Run:
     if not path.is_dir():
         raise UsageError(f"{path}: not a run directory")
-    info = read_run_info(path)
-    summary = read_summary(path)
+    run = RunDir(path)
+    info, summary = run.info, run.summary
     record = HistoryRun(
         name=name, path=str(path), created=summary.created, judges=list(summary.judges),
         metrics=summary.metrics,
     )  # fmt: skip
-    return _Run(record, path, info, resolve_protocol(info, protocol))
+    return _Run(record, path, info, run.protocol(protocol))
 
 
 def _metrics(runs: list[_Run], asked: Sequence[str]) -> list[str]:
