@@ -102,6 +102,10 @@ def test_the_workflow_steps_run_and_gate(tmp_path: Path) -> None:
         assert done.returncode == 0 and stub.stats.requests == 2 * (n + 3 * m)
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("### chatjudge gate: ✅ pass")
+    history = text[text.index("### chatjudge history:") :]  # appended after the gate's
+    assert history.startswith("### chatjudge history: ✅ no regression")
+    assert "| interactivity | baseline → candidate | +0.0000 |" in history
+    assert (tmp_path / "runs" / "history.html").is_file()
     assert "| +0.0000 | [-0.0488, +0.0488] | 0.05 (not-worse) | pass |" in text
     header = "| Δ | 95% CI | margin | outcome | MDE (80%) | pairs | unpaired / failed |"
     assert header in text and header in DOC.read_text(encoding="utf-8")  # the doc's example

@@ -72,7 +72,7 @@ def assemble(
             "no interval valid at this size can decide it"
         )
     bound = boundary(s.margin, s.require)
-    slices = _slices(paired, s.by, s.margin, s.seed) if s.by else []
+    slices = slice_differences(paired, s.by, s.margin, s.seed) if s.by else []
     if s.slices_must_not_regress and outcome != "fail":
         bad = [x for x in slices if x.counts and x.below_margin]
         if bad:
@@ -167,7 +167,9 @@ def _small(small: SmallSample | None, bounds: tuple[float, float] | None) -> Gat
     )
 
 
-def _slices(paired: Paired, by: str, margin: float, seed: int) -> list[GateSlice]:
+def slice_differences(
+    paired: Paired, by: str, margin: float, seed: int, n_resamples: int = 10_000
+) -> list[GateSlice]:
     """Per value of `by`: the difference with a Bonferroni-adjusted interval (guarded
     for a small slice at that level and at -margin, where a slice regresses), worst
     first; rows without a value are one slice."""
@@ -189,7 +191,7 @@ def _slices(paired: Paired, by: str, margin: float, seed: int) -> list[GateSlice
             delta = paired.point(mask)
             ci: list[float] | None = None
         else:
-            d = paired.difference(mask, -margin, level, seed)
+            d = paired.difference(mask, -margin, level, seed, n_resamples)
             delta, ci, method = float(d.value), [round(float(v), 6) for v in d.ci95], d.method
             guarded = d.small is None or d.small.rule != "unguarded"
         out.append(

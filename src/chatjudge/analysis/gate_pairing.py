@@ -37,7 +37,12 @@ class Paired:
     baseline_parts: np.ndarray | None = None
 
     def difference(
-        self, mask: np.ndarray | None, boundary: float, level: float, seed: int
+        self,
+        mask: np.ndarray | None,
+        boundary: float,
+        level: float,
+        seed: int,
+        n_resamples: int = 10_000,
     ) -> Difference:
         """The paired difference over the rows in `mask` (all: None), guarded for a
         small sample as a decision at `boundary` needs."""
@@ -48,6 +53,7 @@ class Paired:
                 self.baseline_parts[keep],
                 self.clusters[keep] if self.clusters is not None else None,
                 level=level,
+                n_resamples=n_resamples,
                 seed=seed,
             )
         return paired_difference(
@@ -55,6 +61,7 @@ class Paired:
             self.baseline[keep],
             self.clusters[keep] if self.clusters is not None else None,
             level=level,
+            n_resamples=n_resamples,
             seed=seed,
             bounds=self.bounds,
             boundary=boundary,

@@ -44,10 +44,28 @@ def record(result: Gate) -> None:
 
 
 def judge_check(baseline: Path, candidate: Path, settings: GateSettings) -> GateJudgeCheck | None:
-    """The judge check of two runs that judged the same check file (None otherwise): per
-    verdict component, a test paired by item of whether the judge's verdicts changed beyond
-    its disagreement with itself, at `judge_check_level` split over the components. A
-    change refuses the gate (exit 2) unless `allow_judge_change`."""
+    """The judge check of two runs that judged the same check file (None otherwise), as
+    `compared_checks` tests it. A change refuses the gate (exit 2) unless
+    `allow_judge_change`."""
+    compared = compared_checks(baseline, candidate, settings.judge_check_level, settings.seed)
+    if compared is None:
+        return None
+    found, a, b = compared
+    if found.changed and not settings.allow_judge_change:
+        raise UsageError(f"{changed_text(found, a, b)}: gate anyway with --allow-judge-change")
+    if found.changed:
+        found.allowed = True
+        warnings.warn(f"{changed_text(found, a, b)} (--allow-judge-change)", ChatJudgeWarning, 4)
+    return found
+
+
+def compared_checks(
+    baseline: Path, candidate: Path, level: float, seed: int
+) -> tuple[GateJudgeCheck, JudgeCheck, JudgeCheck] | None:
+    """Per verdict component, a test paired by item of whether the judge's verdicts on the
+    check items changed between two runs beyond its disagreement with itself, at `level`
+    split over the components; with each run's check. None: the runs did not judge the same
+    check file."""
     checks = [_check(run) for run in (baseline, candidate)]
     a, b = checks
     if a is None or b is None or a.file_sha256 != b.file_sha256:
@@ -61,11 +79,10 @@ def judge_check(baseline: Path, candidate: Path, settings: GateSettings) -> Gate
         c: change_p_value(
             [sides[0][i].get(c, []) for i in items],
             [sides[1][i].get(c, []) for i in items],
-            seed=settings.seed,
+            seed=seed,
         )
         for c in names
     }
-    level = settings.judge_check_level
     changed = any(p <= level / len(names) for p in p_values.values())
     found = GateJudgeCheck(
         file_sha256=a.file_sha256,
@@ -73,14 +90,10 @@ def judge_check(baseline: Path, candidate: Path, settings: GateSettings) -> Gate
         level=level,
         p_values=p_values,
         changed=changed,
-        allowed=changed and settings.allow_judge_change,
+        allowed=False,
         agreement={"baseline": a.agreement, "candidate": b.agreement},
     )
-    if changed and not settings.allow_judge_change:
-        raise UsageError(f"{changed_text(found, a, b)}: gate anyway with --allow-judge-change")
-    if changed:
-        warnings.warn(f"{changed_text(found, a, b)} (--allow-judge-change)", ChatJudgeWarning, 4)
-    return found
+    return found, a, b
 
 
 def changed_text(found: GateJudgeCheck, a: JudgeCheck, b: JudgeCheck) -> str:

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "prompt": "run:prompt",
     "compare": "analyse:compare",
     "gate": "gate:gate",
+    "history": "history:history",
     "agree": "analyse:agree",
     "align": "align:align",
     "import": "traces:import_traces",

@@ -204,3 +204,18 @@ def print_paths(run_dir: Path, page: Path) -> None:
     from chatjudge.rundir import RESULTS
 
     err.print(f"results: {run_dir / RESULTS}\nreport:  {page}", highlight=False, markup=False)
+
+
+def write_markdown(path: Path, text: str) -> None:
+    """A command's Markdown summary (`gate`, `history`): GitHub's step summary gets it
+    appended; any other file is replaced whole."""
+    from chatjudge.outputs import step_summary
+    from chatjudge.writing import open_write, replaced
+
+    summary = step_summary(path)
+    if summary is not None:
+        with open_write(summary, append=True) as out:
+            out.write(text.encode())
+        return
+    with replaced(path) as out:
+        out.write(text.encode())

@@ -18,6 +18,7 @@ from chatjudge.cli.common import (
     out,
     show_warnings,
     with_options,
+    write_markdown,
 )
 from chatjudge.errors import BudgetReachedError, ChatJudgeError, UsageError
 
@@ -189,18 +190,4 @@ def _show(result: Gate, markdown: Path | None) -> None:
     for line in notes(result):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     if markdown is not None:
-        _write_markdown(markdown, gate_markdown(result))
-
-
-def _write_markdown(path: Path, text: str) -> None:
-    """GitHub's step summary gets the summary appended; any other file is replaced whole."""
-    from chatjudge.outputs import step_summary
-    from chatjudge.writing import open_write, replaced
-
-    summary = step_summary(path)
-    if summary is not None:
-        with open_write(summary, append=True) as out:
-            out.write(text.encode())
-        return
-    with replaced(path) as out:
-        out.write(text.encode())
+        write_markdown(markdown, gate_markdown(result))

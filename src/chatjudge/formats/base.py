@@ -37,10 +37,16 @@ class Versioned(Record):
 
     @classmethod
     def version(cls) -> int:
-        """The version of the file this chatjudge writes."""
-        default = cls.model_fields["format"].default
-        assert isinstance(default, int), cls
-        return default
+        """The version of the file this chatjudge writes (asked once per line read: kept)."""
+        found = _VERSIONS.get(cls)
+        if found is None:
+            found = cls.model_fields["format"].default
+            assert isinstance(found, int), cls
+            _VERSIONS[cls] = found
+        return found
+
+
+_VERSIONS: dict[type[Versioned], int] = {}
 
 
 class Metric(Record):

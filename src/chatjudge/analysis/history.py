@@ -1,0 +1,229 @@
+"""`chatjudge history`: a line of releases, one run each, with the step between each two.
+
+Each run shows its metrics as its summary states them (value and 95% interval). Each step
+between two consecutive runs gets the gate's paired difference (`gate_pairing`, the same
+statistics as `chatjudge gate --baseline A --candidate B`) when their rows pair by id, and an
+unpaired difference from the two summaries' intervals otherwise. Only the latest step is
+decided by default, as CI asks; `all_steps` decides every step with Holm's correction. A
+step between runs judged differently is "judge changed", never a regression: its
+difference measures the judge as much as the system.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from scipy.stats import norm
+
+from chatjudge.analysis.gate_decision import boundary, slice_differences
+from chatjudge.analysis.gate_pairing import pair
+from chatjudge.analysis.gate_provenance import changed_text, compared_checks, mismatches
+from chatjudge.analysis.gate_units import RunRows, check_metric, read_rows
+from chatjudge.errors import UsageError
+from chatjudge.formats.analyses import GateDifference
+from chatjudge.formats.base import Metric
+from chatjudge.formats.history import History, HistoryRun, HistoryStep
+from chatjudge.formats.run_info import RunInfo
+from chatjudge.protocols import Protocol
+from chatjudge.rundir import RunDir
+
+# A history reads many runs: each step's bootstrap is capped here (the gate's default is
+# 10,000); the interval's Monte Carlo error at this size is far below its width.
+RESAMPLES = 2000
+Z95 = 1.959964
+# One-sided, as a two-sided 95% interval's upper end below −margin.
+ALPHA = 0.025
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A run as the steps read it."""
+
+    record: HistoryRun
+    path: Path
+    info: RunInfo
+    protocol: Protocol
+
+
+def history(
+    given: Sequence[str],
+    *,
+    metrics: Sequence[str] = (),
+    by: str | None = None,
+    margin: float = 0.0,
+    all_steps: bool = False,
+    seed: int = 0,
+    protocol: str | Path | None = None,
+    check_level: float = 0.01,
+) -> History:
+    """The runs `given` (`DIR` or `NAME=DIR`) in order, their metrics and their steps;
+    `protocol`: the protocol's file for runs of a custom one; `check_level`: the judge
+    check's level, as `gate --judge-check-level`."""
+    if len(given) < 2:
+        raise UsageError(f"history needs at least 2 runs, got {len(given)}")
+    if margin < 0:
+        raise UsageError(f"--margin must be 0 or more (a distance below zero), got {margin}")
+    runs = order_runs([_read(name, path, protocol) for name, path in named_runs(given)], given)
+    chosen = _metrics(runs, metrics)
+    steps = []
+    for metric in chosen:
+        rows = [read_rows(r.path, r.protocol, metric, None) for r in runs]  # each run once
+        for i in range(1, len(runs)):
+            pair_ = (runs[i - 1], runs[i]), (rows[i - 1], rows[i])
+            changed = judge_changed(*pair_[0], check_level, seed)
+            steps.append(_step(*pair_, metric, by, margin, seed, changed))
+    return History(
+        protocol=runs[-1].protocol.name,
+        metrics=chosen,
+        margin=margin,
+        all_steps=all_steps,
+        runs=[r.record for r in runs],
+        steps=decide(steps, margin, all_steps),
+    )
+
+
+def named_runs(given: Sequence[str]) -> list[tuple[str, Path]]:
+    """Each argument as (name, directory): `NAME=DIR`, or a directory named by itself."""
+    found = [_named(arg) or (Path(arg).name or arg, Path(arg)) for arg in given]
+    names = [n for n, _ in found]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise UsageError(f"runs named twice: {', '.join(repeated)}; name them NAME=DIR")
+    return found
+
+
+def _named(arg: str) -> tuple[str, Path] | None:
+    """`NAME=DIR` as its parts; None for a plain directory (which may hold an `=`)."""
+    name, sep, rest = arg.partition("=")
+    if not sep or Path(arg).is_dir():
+        return None
+    if not name or not rest:
+        raise UsageError(f"{arg!r}: give a run as DIR or NAME=DIR")
+    return name, Path(rest)
+
+
+def order_runs(runs: list[_Run], given: Sequence[str]) -> list[_Run]:
+    """Named runs in the order given; unnamed ones by when they were judged."""
+    named = [_named(arg) is not None for arg in given]
+    if all(named):
+        return runs
+    if any(named):
+        raise UsageError("name every run (NAME=DIR, in order) or none (ordered by time)")
+    return sorted(runs, key=lambda r: r.record.created)
+
+
+def _read(name: str, path: Path, protocol: str | Path | None) -> _Run:
+    if not path.is_dir():
+        raise UsageError(f"{path}: not a run directory")
+    run = RunDir(path)
+    info, summary = run.info, run.summary
+    check = summary.judge_check
+    record = HistoryRun(
+        name=name, path=str(path), created=summary.created, judges=list(summary.judges),
+        metrics=summary.metrics, evaluator=info.evaluator.short if info.evaluator else None,
+        judge_check=check.agreement if check is not None else None,
+    )  # fmt: skip
+    return _Run(record, path, info, run.protocol(protocol))
+
+
+def _metrics(runs: list[_Run], asked: Sequence[str]) -> list[str]:
+    protocols = {r.protocol.name for r in runs}
+    if len(protocols) > 1:
+        raise UsageError(f"the runs are of different protocols: {', '.join(sorted(protocols))}")
+    last = runs[-1].protocol
+    names = list(
+        dict.fromkeys([check_metric(last, m) for m in asked] or [check_metric(last, None)])
+    )
+    for run in runs:
+        for name in names:
+            if name not in run.record.metrics:
+                raise UsageError(f"{run.path}: its summary has no metric {name!r}")
+    return names
+
+
+def _step(
+    runs: tuple[_Run, _Run],
+    rows: tuple[RunRows, RunRows],
+    metric: str,
+    by: str | None,
+    margin: float,
+    seed: int,
+    changed: str | None,
+) -> HistoryStep:
+    """The step from `runs[0]` to `runs[1]`, their rows of `metric` read once each."""
+    (a, b), (base, cand) = runs, rows
+    step = HistoryStep(
+        before=a.record.name, after=b.record.name, metric=metric, difference=None, n_pairs=0,
+        paired=False, judge_changed=changed, decided=False, regression=False,
+    )  # fmt: skip
+    paired, _ = pair(cand, base, None)
+    if len(paired.ids) < 2:
+        return _unpaired(step, a.record.metrics[metric], b.record.metrics[metric], margin)
+    diff = paired.difference(None, boundary(margin, "not-worse"), 0.95, seed, RESAMPLES)
+    step.difference = GateDifference(value=diff.value, ci95=list(diff.ci95))
+    step.n_pairs, step.paired, step.p = len(paired.ids), True, _p(diff.value, diff.se, margin)
+    if by is not None:
+        step.slices = slice_differences(paired, by, margin, seed, RESAMPLES)
+    return step
+
+
+def judge_changed(a: _Run, b: _Run, level: float, seed: int) -> str | None:
+    """Why two runs were judged differently (None: alike): the evaluator fingerprint's parts
+    that differ (what both run.json files record, for runs older than it), or a judge check
+    on the same check file whose verdicts changed beyond the judge's own noise."""
+    found = mismatches(a.info, b.info)
+    compared = compared_checks(a.path, b.path, level, seed)
+    if compared is not None and compared[0].changed:
+        found.append(changed_text(*compared))
+    return "; ".join(found) if found else None
+
+
+def _unpaired(step: HistoryStep, x: Metric, y: Metric, margin: float) -> HistoryStep:
+    """Runs whose rows do not pair: the difference of their summaries' values, with the
+    normal interval of two independent estimates (each one's se read off its interval)."""
+    if x.value is None or y.value is None or not x.ci95 or not y.ci95:
+        return step
+    se = math.hypot((x.ci95[1] - x.ci95[0]) / (2 * Z95), (y.ci95[1] - y.ci95[0]) / (2 * Z95))
+    value = y.value - x.value
+    step.difference = GateDifference(value=value, ci95=[value - Z95 * se, value + Z95 * se])
+    step.p = _p(value, se, margin)
+    return step
+
+
+def _p(value: float, se: float | None, margin: float) -> float | None:
+    """One-sided p of the null "the metric fell by no more than the margin"."""
+    if se is None or not math.isfinite(se):
+        return None
+    if se == 0:
+        return 0.0 if value < -margin else 1.0
+    return float(norm.cdf((value + margin) / se))
+
+
+def decide(steps: list[HistoryStep], margin: float, all_steps: bool) -> list[HistoryStep]:
+    """Flag regressions: the latest step of each metric (its interval below −margin, as the
+    gate fails), or every step with Holm's correction across them all. A step across a
+    judge change is never decided: it measures the judge as much as the system."""
+    if not all_steps:
+        for s in {s.metric: s for s in steps}.values():  # each metric's latest step
+            if s.judge_changed is None and s.difference is not None:
+                s.decided, s.regression = True, s.difference.ci95[1] < -margin
+        return steps
+    tested = [s for s in steps if s.judge_changed is None and s.p is not None]
+    for s, rejected in zip(tested, holm([s.p for s in tested], ALPHA), strict=True):  # type: ignore[misc]
+        s.decided, s.regression = True, rejected
+    return steps
+
+
+def holm(p: Sequence[float], alpha: float) -> list[bool]:
+    """Holm's step-down: which of the hypotheses with p-values `p` are rejected at
+    family-wise error `alpha`."""
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    rejected = [False] * len(p)
+    for rank, i in enumerate(order):
+        if p[i] > alpha / (len(p) - rank):
+            break
+        rejected[i] = True
+    return rejected
