@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from chatjudge.formats.alignment import Alignment
     from chatjudge.formats.analyses import Gate
     from chatjudge.otel import Exported
+    from chatjudge.runner.engine import RunOutcome
     from chatjudge.runner.fold import OnItem
 
 
@@ -84,14 +85,19 @@ def evaluate(
     """
     config = RunConfig.from_options(options, progress=False)
     engine = build_engine(data, protocol, judge, out, column_map=column_map, config=config)
-    if not report:
-        outcome = run_sync(engine)
-        return EvalResult(outcome.summary, outcome.out_dir)
+    outcome = judged(engine) if report else run_sync(engine)
+    return EvalResult(outcome.summary, outcome.out_dir)
+
+
+def judged(engine: Engine) -> RunOutcome:
+    """`engine`'s run, its report built as items finish: the page is written wherever the
+    run writes its summary (it finished, or it stopped at `--max-cost-usd`: then with the
+    summary so far, and `BudgetReachedError` is raised after), and left alone otherwise."""
     from chatjudge.report import ReportBuilder
 
     builder = ReportBuilder(engine.out_dir)
     try:
-        outcome = run_sync(engine, on_item=builder.add)
+        outcome: RunOutcome = run_sync(engine, on_item=builder.add)
     except BudgetReachedError as exc:  # stopped at --max-cost-usd: the page is written too
         builder.finish(Summary.model_validate(exc.summary))  # as summary.json holds it
         raise
@@ -99,7 +105,7 @@ def evaluate(
         builder.close()
         raise
     builder.finish(Summary.model_validate(outcome.summary))
-    return EvalResult(outcome.summary, outcome.out_dir)
+    return outcome
 
 
 def estimate(

@@ -2,7 +2,8 @@
 as `run` does (an engine per judging, each in its own run directory under `DIR/judged/`,
 its own store: a killed align resumes judging call by call), and the optimiser is one seat
 of a session on `DIR/optimizer.sqlite`. One budget (`--max-cost-usd`) spans them all; in a
-dry run every judging and optimiser call is counted, none is sent.
+dry run every judging and optimiser call is counted, none is sent. The optimiser's one call
+is made through a `calls.role.Role`, as every producer's are.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from typing import Any
 from chatjudge.analysis.align_guidance import RULES_SCHEMA
 from chatjudge.calls.budget import Budget
 from chatjudge.calls.estimate import CostEstimate, RoleEstimate
+from chatjudge.calls.role import Role
 from chatjudge.calls.session import NotSent, Seat, Session
 from chatjudge.errors import BudgetReached, BudgetReachedError
 from chatjudge.models import ModelSpec, get_model
 from chatjudge.options import RunConfig
-from chatjudge.produce.roles import Role
 from chatjudge.protocols import Protocol
 from chatjudge.rundir import RunDir
 from chatjudge.runner import build_engine
@@ -96,7 +97,7 @@ class AlignCalls:
                                           self.config.generation.seed)  # fmt: skip
             role = Role(session.caller(seat), session.ledger(seat), settings, RULES_SCHEMA)
             try:
-                reply = await role.call([{"role": "user", "content": prompt}], 0)
+                reply = await role.call([{"role": "user", "content": prompt}])
             except NotSent:
                 self.estimates.append(session.estimate("align", 1))
                 return DRY_RULES

@@ -238,10 +238,10 @@ class _Batches:
 
 
 def _sequence(
-    paired: Paired, order: list[tuple[str, list[str]]], total: int, bound: float | None
+    paired: Paired, judged: list[tuple[str, list[str]]], total: int, bound: float | None
 ) -> Any:
-    """The confidence sequence over the units judged so far, in their judged order."""
-    position = {i: k for k, (_, ids) in enumerate(order) for i in ids}
+    """The confidence sequence over the units judged so far (`judged`, in their order)."""
+    position = {i: k for k, (_, ids) in enumerate(judged) for i in ids}
     sums: dict[int, float] = {}
     sizes: dict[int, int] = {}
     for item_id, c, b in zip(paired.ids, paired.candidate, paired.baseline, strict=True):

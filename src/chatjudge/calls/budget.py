@@ -11,18 +11,18 @@ case; an attempt that timed out or lost its connection too, as the provider may 
 
 An attempt whose worst case does not fit beside the reservations in flight waits for
 them to settle: how far a command gets depends on its money, not on its concurrency.
-Waiting attempts go in order (`order`: a conversation or item started earlier first,
-then first come), and one that does not fit holds back those behind it, so a budget
-finishes what was started rather than starting more; `simulate` also starts a
-conversation only as the money left could finish those under way (`Starts`). The
-budget is reached only when nothing is in flight and the next attempt's worst case does
-not fit: the spend then ends less than one worst case below the limit. From then on no
-attempt starts, and the command stops where it is. A reply that held no verdict and was
-asked again is paid for but not kept (the store keeps the last reply of a call), so when
-the budget refuses the asking again, the resumed run pays for that call once more. A
-server that ignores `max_tokens` is charged the tokens it reports, so it can take the
-spend over the limit by what its replies ran past their cap (the summaries count them:
-`over_cap_replies`).
+Waiting attempts go in order (the `order` of the unit of work they are for, `unit.Unit`:
+a conversation or item started earlier first, then first come), and one that does not
+fit holds back those behind it, so a budget finishes what was started rather than
+starting more; `simulate` also starts a conversation only as the money left could finish
+those under way (`Starts`). The budget is reached only when nothing is in flight and the
+next attempt's worst case does not fit: the spend then ends less than one worst case
+below the limit. From then on no attempt starts, and the command stops where it is. A
+reply that held no verdict and was asked again is paid for but not kept (the store keeps
+the last reply of a call), so when the budget refuses the asking again, the resumed run
+pays for that call once more. A server that ignores `max_tokens` is charged the tokens
+it reports, so it can take the spend over the limit by what its replies ran past their
+cap (the summaries count them: `over_cap_replies`).
 
 The budget is this command's: calls the store answers cost nothing, so the same command
 with a larger budget resumes without paying twice for what it already holds.
@@ -37,6 +37,7 @@ from typing import Any
 
 from chatjudge import jsoncodec
 from chatjudge.calls.prices import Price, at_official_endpoint
+from chatjudge.calls.unit import current
 from chatjudge.errors import BudgetReached, BudgetReachedError, UsageError
 from chatjudge.formats.cost import BudgetRecord
 from chatjudge.models import Model
@@ -178,15 +179,16 @@ class Meter:
             worst = self.price.usd(self.count(request.messages) + extra, cap)
         return worst
 
-    async def admit(self, request: ModelRequest, order: int = 0) -> float:
+    async def admit(self, request: ModelRequest) -> float:
         """Reserve one attempt's worst case (returned, for `settle`), waiting for room in
-        `order` (`Budget.wait`); raises `BudgetReached`."""
+        the order of the unit of work it is for (`unit.Unit.order`, `Budget.wait`); raises
+        `BudgetReached`."""
         worst = self.worst(request)
         budget = self.budget
         if worst > budget.largest_usd:
             budget.largest_usd = worst
         if not budget.take(worst):
-            await budget.wait(worst, order)
+            await budget.wait(worst, current().order)
         return worst
 
     def settle(self, worst: float, reply: Reply | None, billed: bool) -> None:

@@ -33,12 +33,12 @@ class Caller:
         cap = model.max_concurrency
         self._limit = asyncio.Semaphore(cap) if cap and cap < concurrency else None
 
-    async def send(self, request: ModelRequest, order: int = 0) -> tuple[Reply, float]:
+    async def send(self, request: ModelRequest) -> tuple[Reply, float]:
         """One call under the policy: the reply, and the latency of the attempt that gave it
         (not the queueing or the back-off before it). Raises the last `ModelError`, or
-        `BudgetReached` when the budget refuses an attempt (which is then not sent).
-        `order`: its place when attempts wait for the budget (the item or conversation it
-        is for: one started earlier goes first)."""
+        `BudgetReached` when the budget refuses an attempt (which is then not sent). When
+        attempts wait for the budget, the unit of work it is for (`unit.Unit.order`) says
+        its place."""
         started = 0.0
         worst = 0.0
         meter = self.meter
@@ -46,7 +46,7 @@ class Caller:
         async def admit() -> None:  # each attempt, outside its timeout: it may wait
             nonlocal worst
             assert meter is not None
-            worst = await meter.admit(request, order)
+            worst = await meter.admit(request)
 
         async def attempt() -> Reply:
             nonlocal started

@@ -17,6 +17,7 @@ from pydantic import BaseModel, PrivateAttr
 from chatjudge.calls.caller import Caller
 from chatjudge.calls.policy import CallPolicy
 from chatjudge.calls.prices import Price
+from chatjudge.calls.unit import current
 from chatjudge.errors import ModelError
 from chatjudge.models import Model
 from chatjudge.models.tokens import Tokenizer
@@ -34,17 +35,27 @@ class NotSent(ModelError):
 
 class DryCaller(Caller):
     """A caller that sends nothing: it counts each call it is asked to send in its role's
-    account (or leaves the counting to a projection, `account` None) and raises `NotSent`."""
+    account and raises `NotSent`. A unit of work with a projection (a conversation) is
+    counted by it instead, once, at its first such call; a call offered tools counts the
+    steps its turn may still take after it (`unit.Unit.steps_left`, `count_tool_steps`)."""
 
-    def __init__(self, model: Model, policy: CallPolicy, account: RoleEstimate | None) -> None:
+    def __init__(
+        self, model: Model, policy: CallPolicy, account: RoleEstimate, max_tool_steps: int
+    ) -> None:
         super().__init__(model, policy, 1)
         self.account = account
+        self.max_tool_steps = max_tool_steps
 
-    async def send(self, request: ModelRequest, order: int = 0) -> tuple[Reply, float]:
-        if self.account is not None:
-            tokens = self.account.count(request.messages)
+    async def send(self, request: ModelRequest) -> tuple[Reply, float]:
+        unit = current()
+        if not unit.project():
+            account = self.account
+            tokens = account.count(request.messages)
             cap = request.settings.max_tokens
-            self.account.add((1, 1), (tokens, tokens), (cap, cap))
+            account.add((1, 1), (tokens, tokens), (cap, cap))
+            if request.tools:
+                count_tool_steps(account, request.messages, unit.steps_left, cap,
+                                 self.max_tool_steps)  # fmt: skip
         raise NotSent
 
 

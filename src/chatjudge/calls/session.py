@@ -11,8 +11,9 @@ count) is written here, or in the caller or the budget beneath it, once for ever
 
 The dry run (`--dry-run`) is the same session, read-only: the store is opened without
 being changed (`StoreReader`), every caller sends nothing (`estimate.DryCaller`: it counts
-the call and raises `NotSent`, an ordinary model error, so the command's own loop walks
-every row as a run would), and nothing is written; `estimate` then prices what was counted.
+the call, or the unit of work it is for by that unit's projection, and raises `NotSent`, an
+ordinary model error, so the command's own loop walks every row as a run would), and
+nothing is written; `estimate` then prices what was counted.
 """
 
 from __future__ import annotations
@@ -70,15 +71,14 @@ class Session:
         total: int,
         label: str = "judging",
         dry_run: bool = False,
-        projected: bool = False,
         budget: Budget | None = None,
         reference: Path | None = None,
     ) -> None:
         """A session of `seats` on the store at `store`; `total`: the units (items, rows,
         conversations) the progress bar counts. Prices and budget are checked here: a bad
         price file or a budget that cannot be kept is refused before the store is opened.
-        `dry_run`: read-only, nothing sent; `projected`: the dry run counts each unit by
-        a projection (`project_conversation`), not call by call. `budget`: one shared with
+        `dry_run`: read-only, nothing sent (a unit of work with a projection is counted by
+        it, `unit.Unit`, others call by call). `budget`: one shared with
         other sessions (the gate's batches) instead of `--max-cost-usd`'s own. `reference`:
         another command's store, read where this one misses (`Ledger`)."""
         self.seats = list(seats)
@@ -91,7 +91,6 @@ class Session:
         limit = config.pricing.max_cost_usd
         self.budget = None if dry_run else budget_for(limit, self.prices, budget)
         self.progress = RunProgress(total, enabled=config.progress and not dry_run, label=label)
-        self._projected = projected
         self._store: Store | StoreReader | None = None
         self._reference_path = reference
         self._reference: StoreReader | None = None
@@ -142,7 +141,8 @@ class Session:
                 mean = store.mean_output_tokens(model.name)
                 account = role_estimate(seat.role, model, price, mean)
                 self._accounts[seat] = account
-                self._callers[seat] = DryCaller(model, policy, None if self._projected else account)
+                steps = config.tools.max_tool_steps
+                self._callers[seat] = DryCaller(model, policy, account, steps)
             else:
                 if id(model) not in by_model:
                     meter = meter_for(self.budget, model, price)
@@ -268,15 +268,6 @@ class Session:
 
         count_conversation(self._accounts[user], self._accounts[assistant], opening, first,
                            turns, caps, steps)  # fmt: skip
-
-    def project_tool_steps(
-        self, seat: Seat, messages: list[Message], further: int, cap: int, max_steps: int
-    ) -> None:
-        """Dry run: count the steps a turn offered tools may take after the first one the
-        store does not hold (`estimate.count_tool_steps`)."""
-        from chatjudge.calls.estimate import count_tool_steps
-
-        count_tool_steps(self._accounts[seat], messages, further, cap, max_steps)
 
     def estimate(self, command: str, rows: int) -> CostEstimate:
         """Dry run: what was counted, per seat, priced."""

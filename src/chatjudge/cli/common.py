@@ -104,6 +104,29 @@ def interrupted(kept: str) -> typer.Exit:
     return fail(f"interrupted: {kept}; run the same command again to resume.", ExitCode.INTERRUPTED)
 
 
+@contextlib.contextmanager
+def stopping(finished: str, kept: str, written: Callable[[dict[str, Any]], None]) -> Iterator[None]:
+    """The one ladder from how a command that sends calls stopped to what it says and its
+    exit status: at `--max-cost-usd` everything is written, `written(summary)` shows it,
+    exit 4; a fatal fault: the `finished` units (`"item(s) are kept in DIR"`) and that the
+    command resumes after the fix, exit 1 (2 when none finished); another of chatjudge's
+    errors, exit 2; Ctrl-C: what is `kept`, exit 130."""
+    try:
+        yield
+    except BudgetReachedError as exc:  # everything is written, then exit 4
+        written(exc.summary)
+        raise fail(str(exc), exit_for(exc)) from None
+    except FatalModelError as exc:
+        raise fail(
+            f"{exc}\n{exc.finished} finished {finished}; after the fix, the same command resumes.",
+            exit_for(exc),
+        ) from None
+    except ChatJudgeError as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise interrupted(kept) from None
+
+
 def column_map(pairs: list[str] | None) -> dict[str, str]:
     """`--map COLUMN=FIELD` pairs as a mapping."""
     mapping: dict[str, str] = {}

@@ -17,18 +17,16 @@ from chatjudge.cli.common import (
     collect_less_often,
     column_map,
     err,
-    exit_for,
     exit_status,
-    fail,
-    interrupted,
     option_values,
     out,
     refused_before_sending,
     show_warnings,
+    stopping,
     warn_skipped,
     with_options,
 )
-from chatjudge.errors import ChatJudgeError, ExitCode
+from chatjudge.errors import ExitCode
 from chatjudge.options.declare import PROVIDERS
 
 if TYPE_CHECKING:
@@ -173,7 +171,6 @@ def _produce(
     """Set the job up (exit 2 before any call on a problem), run it, print its summary; exit 1
     if a row failed or was skipped, as `run` does; 4 at `--max-cost-usd`. `--dry-run`
     prints what it would send instead, and exits 0."""
-    from chatjudge.errors import BudgetReachedError, FatalModelError
     from chatjudge.options import RunConfig
     from chatjudge.report import produced_table
     from chatjudge.sync import run_sync
@@ -193,26 +190,17 @@ def _produce(
         raise typer.Exit(ExitCode.OK)
     err.print(describe(job, config), highlight=False, markup=False)
     output = job.output
-    collect_less_often()
-    try:
-        summary = run_sync(job.run())
-    except BudgetReachedError as exc:  # everything is written, then exit 4
-        out.print(produced_table(exc.summary))
+
+    def written(summary: dict[str, Any]) -> None:
+        out.print(produced_table(summary))
         err.print(
             f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False, markup=False
         )
-        raise fail(str(exc), exit_for(exc)) from None
-    except FatalModelError as exc:
-        raise fail(
-            f"{exc}\n{exc.finished} finished row(s) are in {output.rows}, every call in "
-            f"{output.store}; after the fix, the same command resumes.",
-            exit_for(exc),
-        ) from None
-    except ChatJudgeError as exc:
-        raise fail(str(exc)) from None
-    except KeyboardInterrupt:
-        raise interrupted(f"every finished call is kept in {output.store}") from None
-    out.print(produced_table(summary))
-    err.print(f"rows:    {output.rows}\nsummary: {output.summary}", highlight=False, markup=False)
+
+    collect_less_often()
+    finished = f"row(s) are in {output.rows}, every call in {output.store}"
+    with stopping(finished, f"every finished call is kept in {output.store}", written):
+        summary = run_sync(job.run())
+    written(summary)
     warn_skipped(summary, "the summary")
     raise exit_status(summary)

@@ -19,15 +19,14 @@ from chatjudge.cli.common import (
     collect_less_often,
     column_map,
     err,
-    exit_for,
     exit_status,
     fail,
-    interrupted,
     option_values,
     out,
     print_paths,
     refused_before_sending,
     show_warnings,
+    stopping,
     warn_skipped,
     with_options,
 )
@@ -108,37 +107,21 @@ def run(
 
 def _judge(engine: Engine) -> None:
     """Judge, building the report as items finish; everything is written however it ends."""
-    from chatjudge.api import run_sync
-    from chatjudge.errors import BudgetReachedError, FatalModelError
+    from chatjudge.api import judged
     from chatjudge.formats.summary import Summary
-    from chatjudge.report import ReportBuilder, summary_table
+    from chatjudge.report import summary_table
+    from chatjudge.rundir import REPORT
 
-    builder = ReportBuilder(engine.out_dir)  # the page is built as items finish
-    try:
-        outcome = run_sync(engine, on_item=builder.add)
-    except BudgetReachedError as exc:  # everything is written: the page too, then exit 4
-        summary = Summary.model_validate(exc.summary)  # as summary.json holds it
-        page = builder.finish(summary)
-        out.print(summary_table(summary))
+    page = engine.out_dir / REPORT
+
+    def written(summary: dict[str, Any]) -> None:
+        out.print(summary_table(Summary.model_validate(summary)))  # as summary.json holds it
         print_paths(engine.out_dir, page)
-        raise fail(str(exc), exit_for(exc)) from None
-    except FatalModelError as exc:
-        builder.close()
-        raise fail(
-            f"{exc}\n{exc.finished} finished item(s) are kept in {engine.out_dir}; "
-            "after the fix, the same command resumes.",
-            exit_for(exc),
-        ) from None
-    except ChatJudgeError as exc:
-        builder.close()
-        raise fail(str(exc)) from None
-    except KeyboardInterrupt:
-        builder.close()
-        raise interrupted(f"finished judgments are kept in {engine.out_dir}") from None
-    summary = Summary.model_validate(outcome.summary)  # as summary.json holds it
-    page = builder.finish(summary)
-    out.print(summary_table(summary))
-    print_paths(engine.out_dir, page)
+
+    kept = f"finished judgments are kept in {engine.out_dir}"
+    with stopping(f"item(s) are kept in {engine.out_dir}", kept, written):
+        outcome = judged(engine)
+    written(outcome.summary)
     warn_skipped(outcome.summary, "summary.json and the report")
     raise exit_status(outcome.summary)
 

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from chatjudge.calls import Usage
+from chatjudge.calls.role import Role
 from chatjudge.calls.session import CostEstimate, Seat, Session
+from chatjudge.calls.unit import Unit, within
 from chatjudge.conversation import as_messages, without_tools
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
@@ -38,7 +40,6 @@ from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.driver import OrderedWriter, drive, estimated, produced, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
-from chatjudge.produce.roles import Role
 from chatjudge.produce.tool_answers import ToolAnswering
 from chatjudge.produce.tool_loop import tool_turn
 from chatjudge.rundir import Produced
@@ -138,7 +139,7 @@ class Generation:
         answered = _Answered(OrderedWriter(out))
         written = (self.field, TRAJECTORY[self.field], f"{self.field}_ended")
         answering = self.tools
-        with_tools = _ToolRows(role, self, session, seat) if answering is not None else None
+        with_tools = _ToolRows(role, self) if answering is not None else None
         no_tools = self.config.tools.no_tools
         samples = self.config.run.samples
 
@@ -151,19 +152,18 @@ class Generation:
             usage = dict(row["usage"]) if isinstance(row.get("usage"), dict) else {}
             try:
                 offered = answering.offered(item.tools) if answering is not None else None
-                if with_tools is not None and offered:
-                    text, used, more = await with_tools.turn(
-                        item, offered, sample, order, answered.tools
-                    )
-                else:
-                    asked = request_messages(item)
-                    if no_tools and item.tools:  # their calls and results read as text
-                        answered.tools["rows_without_tools"] += 1
-                        asked = without_tools(asked)
-                    reply = await role.call(asked, sample, order=order)
-                    text = visible(reply.text)  # what it says, not the reasoning before it
-                    used, more = Usage(), {}
-                    used.add(reply)
+                with within(Unit(order, sample)):
+                    if with_tools is not None and offered:
+                        text, used, more = await with_tools.turn(item, offered, answered.tools)
+                    else:
+                        asked = request_messages(item)
+                        if no_tools and item.tools:  # their calls and results read as text
+                            answered.tools["rows_without_tools"] += 1
+                            asked = without_tools(asked)
+                        reply = await role.call(asked)
+                        text = visible(reply.text)  # what it says, not the reasoning before it
+                        used, more = Usage(), {}
+                        used.add(reply)
             except ModelError as exc:
                 if exc.fatal:
                     raise
@@ -191,16 +191,9 @@ class _ToolRows:
 
     role: Role
     generation: Generation
-    session: Session
-    seat: Seat
 
     async def turn(
-        self,
-        item: Item,
-        tools: list[dict[str, Any]],
-        sample: int,
-        order: int,
-        totals: dict[str, int],
+        self, item: Item, tools: list[dict[str, Any]], totals: dict[str, int]
     ) -> tuple[str, Usage, dict[str, Any]]:
         """The row's final text, offered `tools`, what its steps used, and the columns it
         adds (its trajectory, why it ended); counts the steps, unmatched calls and errors
@@ -209,20 +202,12 @@ class _ToolRows:
         assert gen.tools is not None
         recorded = [item.fields.get("history"), item.fields.get("prompt")]
         recorded += [item.data.get(name) for name in TRAJECTORY.values()]
-        max_steps, cap = config.tools.max_tool_steps, config.generation.max_tokens
-
-        def unsent(messages: list[Message], further: int) -> None:
-            self.session.project_tool_steps(self.seat, messages, further, cap, max_steps)
-
         turn = await tool_turn(
             self.role,
             request_messages(item),
-            sample,
             tools=tools,
             answers=gen.tools.answers(recorded),
-            max_steps=max_steps,
-            order=order,
-            unsent=unsent if self.session.dry_run else None,
+            max_steps=config.tools.max_tool_steps,
         )
         totals["tool_steps"] += turn.steps
         totals["unmatched_tool_calls"] += turn.unmatched

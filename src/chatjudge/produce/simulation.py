@@ -25,10 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import IO, Any
 
 from chatjudge.calls import Usage
-from chatjudge.calls.session import Budget, CostEstimate, NotSent, Seat, Session, Starts
+from chatjudge.calls.role import Role
+from chatjudge.calls.session import Budget, CostEstimate, Seat, Session, Starts
+from chatjudge.calls.unit import Unit, current, within
 from chatjudge.conversation import as_messages
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
@@ -40,7 +43,6 @@ from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.produce.driver import OrderedWriter, drive, estimated, produced, summary_extras
 from chatjudge.produce.replies import failure_cause, visible
-from chatjudge.produce.roles import Role
 from chatjudge.produce.tool_answers import ToolAnswering
 from chatjudge.produce.tool_loop import ToolTurn, tool_turn
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
@@ -122,7 +124,7 @@ class Simulation:
         seats = [Seat("assistant", self.assistant), Seat("simulated_user", self.user)]
         total = self.validation.n_rows * self.config.run.samples
         return Session(seats, self.config, self.output.store, total=total,
-                            label="simulating", dry_run=dry_run, projected=True,
+                            label="simulating", dry_run=dry_run,
                             budget=self.budget)  # fmt: skip
 
     async def _converse(self, session: Session, out: IO[bytes]) -> _Talked:
@@ -140,7 +142,7 @@ class Simulation:
         samples = config.run.samples
         talked = _Talked(OrderedWriter(out))
 
-        def unsent(item: Item, sample: int) -> None:  # dry run: count it from its start
+        def project(item: Item) -> None:  # dry run: count a conversation from its start
             fields = item.fields
             history = as_messages(fields["chat_history"], label="Earlier conversation")
             goal, context = str(fields["question"]), fields.get("user_context")
@@ -148,7 +150,7 @@ class Simulation:
             session.project_conversation(
                 seat_u,
                 seat_a,
-                user.role.prepare(opening, sample)[1].messages,
+                user.role.prepare(opening)[1].messages,
                 [*history, {"role": "user", "content": ""}],
                 sim.max_turns,
                 (sim.user_max_tokens, config.generation.max_tokens),
@@ -157,8 +159,9 @@ class Simulation:
 
         steps = config.tools.max_tool_steps if self.tools is not None else 1
         talk = _Talk(assistant, user, sim.max_turns, samples, talked.records,
-                     session.starts((1 + steps) * sim.max_turns), unsent,
-                     self._tools(steps), talked.tools)  # fmt: skip
+                     session.starts((1 + steps) * sim.max_turns),
+                     project if session.dry_run else None, self._tools(steps),
+                     talked.tools)  # fmt: skip
 
         def jobs() -> Iterator[tuple[int, tuple[Item, int]]]:
             for n, item in enumerate(self._items()):
@@ -216,26 +219,31 @@ class _Talk:
     samples: int
     records: list[dict[str, Any]]  # per conversation, what the summary needs
     starts: Starts | None = None  # with a budget: when a conversation may start
-    unsent: Callable[[Item, int], None] | None = None  # dry run: a conversation not held whole
+    project: Callable[[Item], None] | None = None  # dry run: a conversation not held whole
     tools: _AssistantTools | None = None  # --tools
     tool_totals: dict[str, int] = field(default_factory=dict)  # --tools: its turns' counts
 
     async def converse(self, job: tuple[Item, int]) -> tuple[dict[str, Any], bool]:
         """One conversation, turn by turn: its output row, and whether it failed. Short of
-        budget, the turns of a conversation started earlier go first (its `order`), and a
-        new one starts only as the money left could finish those started (`Starts`), so
-        that a budget finishes conversations rather than starting more."""
+        budget, the turns of a conversation started earlier go first (its unit's `order`),
+        and a new one starts only as the money left could finish those started (`Starts`),
+        so that a budget finishes conversations rather than starting more. A dry run counts
+        a conversation the store does not hold whole by its projection (the unit's)."""
         item, sample = job
         order = item.index * self.samples + sample
-        if self.starts is None:
-            return await self._converse(item, sample, order)
-        await self.starts.start(order)
-        try:
-            return await self._converse(item, sample, order)
-        finally:
-            self.starts.end(order)
+        project = None if self.project is None else partial(self.project, item)
+        with within(Unit(order, sample, project)):
+            if self.starts is None:
+                return await self._converse(item)
+            await self.starts.start(order)
+            try:
+                return await self._converse(item)
+            finally:
+                self.starts.end(order)
 
-    async def _converse(self, item: Item, sample: int, order: int) -> tuple[dict[str, Any], bool]:
+    async def _converse(self, item: Item) -> tuple[dict[str, Any], bool]:
+        unit = current()
+        order, sample = unit.order, unit.sample
         fields = item.fields
         goal, context = str(fields["question"]), fields.get("user_context")
         history = as_messages(fields["chat_history"], label="Earlier conversation")
@@ -245,10 +253,8 @@ class _Talk:
         try:
             while True:
                 asks = self.user.messages(goal, context, history, chat)
-                said = await self.user.turn(
-                    asks, sample, replied=turns > 0, tokens=used["user"], order=order
-                )
-                self._step(order)
+                said = await self.user.turn(asks, replied=turns > 0, tokens=used["user"])
+                self._step()
                 plain += said.plain
                 if said.ends:
                     if said.text:
@@ -257,14 +263,12 @@ class _Talk:
                     break
                 chat.append({"role": "user", "content": said.text})
                 if self.tools is None:
-                    reply = await self.assistant.call([*history, *chat], sample, order=order)
-                    self._step(order)
+                    reply = await self.assistant.call([*history, *chat])
+                    self._step()
                     used["assistant"].add(reply)
                     chat.append({"role": "assistant", "content": visible(reply.text)})
                 else:
-                    turn = await self._tool_turn(
-                        item, [*history, *chat], sample, order, used["assistant"]
-                    )
+                    turn = await self._tool_turn(item, [*history, *chat], used["assistant"])
                     chat.extend(turn.trajectory)
                     if turn.ended == "max_tool_steps":
                         turns += 1
@@ -277,8 +281,6 @@ class _Talk:
         except ModelError as exc:
             if exc.fatal:
                 raise
-            if isinstance(exc, NotSent) and self.unsent is not None:
-                self.unsent(item, sample)
             error = failure_cause(exc)
         except UserReplyError as exc:
             error = ("no user message", str(exc))
@@ -315,9 +317,7 @@ class _Talk:
         )
         return row, error is not None
 
-    async def _tool_turn(
-        self, item: Item, messages: list[Message], sample: int, order: int, usage: Usage
-    ) -> ToolTurn:
+    async def _tool_turn(self, item: Item, messages: list[Message], usage: Usage) -> ToolTurn:
         """The assistant's turn as a tool loop, its steps counted in `usage`; each step
         counts as a call of its conversation for the budget's `Starts`."""
         tools = self.tools
@@ -325,19 +325,18 @@ class _Talk:
         turn = await tool_turn(
             self.assistant,
             messages,
-            sample,
             tools=item.tools or tools.definitions,
             answers=tools.answering.answers(()),
             max_steps=tools.max_steps,
-            order=order,
             usage=usage,
         )
         for _ in range(turn.steps):
-            self._step(order)
+            self._step()
         self.tool_totals["tool_steps"] += turn.steps
         self.tool_totals["tool_errors"] += turn.errors
         return turn
 
-    def _step(self, order: int) -> None:
+    def _step(self) -> None:
+        """The conversation made a call: one fewer for the budget's `Starts` to claim."""
         if self.starts is not None:
-            self.starts.step(order)
+            self.starts.step(current().order)

@@ -17,15 +17,14 @@ every run, so that the ids pair and a resumed run asks what it asked before.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chatjudge.call_ids import CallIds
 from chatjudge.calls import Usage
-from chatjudge.calls.session import NotSent
+from chatjudge.calls.role import Role
+from chatjudge.calls.unit import current
 from chatjudge.produce.replies import visible
-from chatjudge.produce.roles import Role
 from chatjudge.produce.tool_answers import Answers
 from chatjudge.types import Message, ToolUse
 
@@ -51,30 +50,23 @@ class ToolTurn:
 async def tool_turn(
     role: Role,
     messages: list[Message],
-    sample: int,
     *,
     tools: list[dict[str, Any]],
     answers: Answers,
     max_steps: int,
-    order: int = 0,
-    unsent: Callable[[list[Message], int], None] | None = None,
     usage: Usage | None = None,
 ) -> ToolTurn:
     """The model's turn after `messages`, offered `tools`, its calls answered by `answers`;
-    raises `ModelError` as `Role.call` does. `unsent`: a dry run's count of the steps after
-    one the store does not hold (its messages, the steps left after it); `usage`: where its
-    steps are counted (a conversation's, which keeps those of a turn that fails)."""
+    raises `ModelError` as `Role.call` does. `usage`: where its steps are counted (a
+    conversation's, which keeps those of a turn that fails). Before each step the unit of
+    work learns how many more the turn may take (a dry run counts them, `unit.Unit`)."""
     turn = ToolTurn(usage=usage if usage is not None else Usage())
     ids = CallIds()
     ids.read(messages)
+    unit = current()
     for step in range(1, max_steps + 1):
-        asked = [*messages, *turn.trajectory]
-        try:
-            reply = await role.call(asked, sample, order=order, tools=tools)
-        except NotSent:
-            if unsent is not None:
-                unsent(asked, max_steps - step)
-            raise
+        unit.steps_left = max_steps - step
+        reply = await role.call([*messages, *turn.trajectory], tools=tools)
         turn.steps = step
         turn.usage.add(reply)
         turn.text = visible(reply.text)

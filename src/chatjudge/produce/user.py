@@ -20,10 +20,10 @@ from typing import Any
 
 from chatjudge import jsoncodec
 from chatjudge.calls import Usage
+from chatjudge.calls.role import Role
 from chatjudge.conversation import transcript
 from chatjudge.errors import UsageError
 from chatjudge.produce.replies import visible
-from chatjudge.produce.roles import Role
 from chatjudge.protocols.template import Template
 from chatjudge.types import Message, OutputSchema
 
@@ -109,20 +109,11 @@ class SimulatedUser:
         )
         return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 
-    async def turn(
-        self,
-        messages: list[Message],
-        sample: int,
-        *,
-        replied: bool,
-        tokens: Usage,
-        order: int = 0,
-    ) -> UserTurn:
+    async def turn(self, messages: list[Message], *, replied: bool, tokens: Usage) -> UserTurn:
         """The user's next message; asked a second time (another seed) when a reply holds
-        none. `replied`: the assistant has answered once at least (the marker counts);
-        `order`: the conversation's place (`Role.call`)."""
+        none. `replied`: the assistant has answered once at least (the marker counts)."""
         for attempt in (0, 1):
-            reply = await self.role.call(messages, sample, attempt, order=order)
+            reply = await self.role.call(messages, attempt)
             tokens.add(reply)
             found = parse_turn(reply.text, replied=replied)
             if found is not None:

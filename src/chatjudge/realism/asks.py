@@ -10,7 +10,7 @@ from importlib.resources import files
 from typing import Any, TypeVar
 
 from chatjudge import jsoncodec
-from chatjudge.produce.roles import Role
+from chatjudge.calls.role import Role
 from chatjudge.protocols.template import Template
 from chatjudge.types import Message, OutputSchema
 
@@ -34,14 +34,14 @@ def schema(name: str, properties: dict[str, Any], instruction: str) -> OutputSch
 
 
 async def ask(
-    role: Role, messages: list[Message], read: Callable[[dict[str, Any]], T | None], order: int
+    role: Role, messages: list[Message], read: Callable[[dict[str, Any]], T | None]
 ) -> tuple[T | None, str]:
     """`read`'s answer from the reply's JSON object, asked twice at most; None when neither
     reply held one. Also the last reply's text, kept with what it marked. Raises
     `ModelError` when a call fails."""
     text = ""
     for attempt in (0, 1):
-        reply = await role.call(messages, 0, attempt, order=order)
+        reply = await role.call(messages, attempt)
         text = reply.text
         found = json_object(text)
         answer = read(found) if found is not None else None

@@ -21,7 +21,9 @@ from typing import Any
 
 from chatjudge import jsoncodec
 from chatjudge.calls.budget import Budget
+from chatjudge.calls.role import Role
 from chatjudge.calls.session import CostEstimate, Seat, Session
+from chatjudge.calls.unit import Unit, within
 from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source
 from chatjudge.errors import BudgetReached, BudgetReachedError
@@ -29,7 +31,6 @@ from chatjudge.formats.produced import ProducedInfo
 from chatjudge.models import Model, ModelSpec, get_model
 from chatjudge.options import RunConfig
 from chatjudge.produce import build_simulation
-from chatjudge.produce.roles import Role
 from chatjudge.produce.simulation import Simulation
 from chatjudge.protocols import Protocol
 from chatjudge.realism import gap
@@ -253,23 +254,24 @@ class Realism:
 
         async def one(job: tuple[int, Mapping[str, Any]]) -> None:
             n, goal = job
-            real = reals[str(goal["id"])]
-            sims = [r for r in simulated.get(str(goal["id"]), []) if r.get("status") == "ok"]
-            facts = goal.get("facts") or []
-            real_side = user_side(
-                real.messages, ended_by_user=True,
-                marks=await marker.conversation(real.messages, facts, n),
-                metrics=real_metrics.get(real.id),
-            )  # fmt: skip
-            sides = [
-                user_side(s["chat"], ended_by_user=simulated_ended_by_user(s),
-                          marks=await marker.conversation(s["chat"], facts, n),
-                          metrics=sim_metrics.get(str(s["id"])))
-                for s in sims
-            ]  # fmt: skip
-            told = await marker.discriminate(real.messages, sims[0]["chat"], n)
-            found[n] = goal_sample(real.id, real_side, sides, told)
-            session.progress.advance(failed=False, tokens=0)
+            with within(Unit(order=n)):  # the budget serves earlier goals first
+                real = reals[str(goal["id"])]
+                sims = [r for r in simulated.get(str(goal["id"]), []) if r.get("status") == "ok"]
+                facts = goal.get("facts") or []
+                real_side = user_side(
+                    real.messages, ended_by_user=True,
+                    marks=await marker.conversation(real.messages, facts),
+                    metrics=real_metrics.get(real.id),
+                )  # fmt: skip
+                sides = [
+                    user_side(s["chat"], ended_by_user=simulated_ended_by_user(s),
+                              marks=await marker.conversation(s["chat"], facts),
+                              metrics=sim_metrics.get(str(s["id"])))
+                    for s in sims
+                ]  # fmt: skip
+                told = await marker.discriminate(real.messages, sims[0]["chat"])
+                found[n] = goal_sample(real.id, real_side, sides, told)
+                session.progress.advance(failed=False, tokens=0)
 
         jobs = ((n, g) for n, g in enumerate(goals) if any(
             r.get("status") == "ok" for r in simulated.get(str(g["id"]), [])))  # fmt: skip

@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatjudge.calls.role import Role
 from chatjudge.calls.session import Session, Stopped
+from chatjudge.calls.unit import Unit, within
 from chatjudge.conversation import render_messages
 from chatjudge.errors import BudgetReached, FatalModelError, ModelError
 from chatjudge.produce.replies import failure_cause
-from chatjudge.produce.roles import Role
 from chatjudge.realism.asks import ask, prompt_text, schema
 from chatjudge.realism.real import RealConversation, shown
 from chatjudge.types import Message
@@ -77,15 +78,18 @@ async def write_goals(session: Session, reals: Sequence[RealConversation]) -> Go
 
     async def one(job: tuple[int, RealConversation]) -> None:
         n, real = job
-        try:
-            goal, text = await ask(role, goal_messages(real), read_goal, n)
-        except ModelError as exc:
-            if exc.fatal:
-                raise
-            found[n] = failure_cause(exc)[1]
-        else:
-            found[n] = goal_row(real, *goal) if goal else f"no goal in the reply: {text[:200]!r}"
-        session.progress.advance(failed=isinstance(found[n], str), tokens=0)
+        with within(Unit(order=n)):  # the budget serves earlier goals first
+            try:
+                goal, text = await ask(role, goal_messages(real), read_goal)
+            except ModelError as exc:
+                if exc.fatal:
+                    raise
+                found[n] = failure_cause(exc)[1]
+            else:
+                found[n] = (
+                    goal_row(real, *goal) if goal else f"no goal in the reply: {text[:200]!r}"
+                )
+            session.progress.advance(failed=isinstance(found[n], str), tokens=0)
 
     todo = ((n, r) for n, r in enumerate(reals) if r.question is None)
     stopped = await session.run(todo, one)

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chatjudge.calls.role import Role
 from chatjudge.conversation import render_messages
 from chatjudge.errors import ModelError
-from chatjudge.produce.roles import Role
 from chatjudge.realism.asks import ask, prompt_text, schema
 from chatjudge.realism.real import shown
 from chatjudge.types import Message
@@ -99,7 +99,7 @@ class Marker:
         self.disclosure, self.pushback, self.discriminator = disclosure, pushback, discriminator
 
     async def conversation(
-        self, messages: Sequence[Message], facts: Sequence[str], order: int
+        self, messages: Sequence[Message], facts: Sequence[str]
     ) -> ConversationMarks:
         """Disclosure (no call when the goal has no fact: nothing to give) and pushback."""
         said = shown(messages)
@@ -107,33 +107,31 @@ class Marker:
         disclosed: tuple[bool, ...] | None = ()
         if facts:
             asked = disclosure_messages(users[0] if users else "", facts)
-            disclosed = await _marked(
-                self.disclosure, asked, _flags("disclosed", len(facts)), order
-            )
+            disclosed = await _marked(self.disclosure, asked, _flags("disclosed", len(facts)))
         pushed: tuple[bool, ...] | None = ()
         if users:
             asked = pushback_messages(messages)
-            pushed = await _marked(self.pushback, asked, _flags("pushback", len(users)), order)
+            pushed = await _marked(self.pushback, asked, _flags("pushback", len(users)))
         return ConversationMarks(disclosed, pushed)
 
     async def discriminate(
-        self, real: Sequence[Message], simulated: Sequence[Message], order: int
+        self, real: Sequence[Message], simulated: Sequence[Message]
     ) -> Discrimination:
         """Both orders: real first, then simulated first; an order without an answer is
         left out."""
         picked: list[bool] = []
         reasons: list[str] = []
         for real_at, pair in ((1, (real, simulated)), (2, (simulated, real))):
-            found = await _marked(self.discriminator, discriminator_messages(*pair), _choice, order)
+            found = await _marked(self.discriminator, discriminator_messages(*pair), _choice)
             if found is not None:
                 picked.append(found[0] == real_at)
                 reasons.append(found[1])
         return Discrimination(tuple(picked), tuple(reasons))
 
 
-async def _marked(role: Role, messages: list[Message], read: Any, order: int) -> Any:
+async def _marked(role: Role, messages: list[Message], read: Any) -> Any:
     try:
-        return (await ask(role, messages, read, order))[0]
+        return (await ask(role, messages, read))[0]
     except ModelError as exc:
         if exc.fatal:
             raise

@@ -17,11 +17,12 @@ from typing import Any
 
 from chatjudge.analysis.align_guidance import RULES_SCHEMA
 from chatjudge.calls.budget import Budget
+from chatjudge.calls.role import Role
 from chatjudge.calls.session import Seat, Session
+from chatjudge.calls.unit import Unit, within
 from chatjudge.errors import BudgetReached, BudgetReachedError
 from chatjudge.models import Model
 from chatjudge.produce import build_simulation
-from chatjudge.produce.roles import Role
 from chatjudge.realism.command import MARK_STORE, Realism, read_simulated
 from chatjudge.realism.goals import stopped_by_budget
 from chatjudge.realism.marks import DISCLOSURE, DISCRIMINATOR, PUSHBACK, Marker
@@ -106,19 +107,20 @@ class TuneCalls:
 
             async def one(job: tuple[int, Mapping[str, Any]]) -> None:
                 n, goal = job
-                real = reals[str(goal["id"])]
-                sims = [s for s in simulated.get(real.id, []) if s.get("status") == "ok"]
-                facts = goal.get("facts") or []
+                with within(Unit(order=n)):  # the budget serves earlier goals first
+                    real = reals[str(goal["id"])]
+                    sims = [s for s in simulated.get(real.id, []) if s.get("status") == "ok"]
+                    facts = goal.get("facts") or []
 
-                async def side(messages: Any, ended: bool) -> Any:
-                    marks = await marker.conversation(messages, facts, n) if marked else None
-                    return user_side(messages, ended_by_user=ended, marks=marks)
+                    async def side(messages: Any, ended: bool) -> Any:
+                        marks = await marker.conversation(messages, facts) if marked else None
+                        return user_side(messages, ended_by_user=ended, marks=marks)
 
-                real_side = await side(real.messages, True)
-                sides = [await side(s["chat"], simulated_ended_by_user(s)) for s in sims]
-                told = await marker.discriminate(real.messages, sims[0]["chat"], n)
-                found[real.id] = goal_sample(real.id, real_side, sides, told)
-                session.progress.advance(failed=False, tokens=0)
+                    real_side = await side(real.messages, True)
+                    sides = [await side(s["chat"], simulated_ended_by_user(s)) for s in sims]
+                    told = await marker.discriminate(real.messages, sims[0]["chat"])
+                    found[real.id] = goal_sample(real.id, real_side, sides, told)
+                    session.progress.advance(failed=False, tokens=0)
 
             jobs = ((n, g) for n, g in enumerate(rows) if any(
                 s.get("status") == "ok" for s in simulated.get(str(g["id"]), [])))  # fmt: skip

@@ -22,7 +22,6 @@ from chatjudge.rundir import (
     run_differences,
 )
 from chatjudge.runner.engine import Engine
-from chatjudge.runner.judge_check import plan_check
 from chatjudge.setup import Setup
 
 
@@ -59,6 +58,8 @@ def build_engine(
     _check_out_dir(engine, setup)
     check = None
     if config.run.judge_check is not None and not dry_run:  # a dry run counts the data's calls
+        from chatjudge.runner.judge_check import plan_check  # its statistics: only with a check
+
         check = plan_check(config.run.judge_check, proto, models, setup.config, out_dir)
     engine.models = setup.distribute(models) if models else []
     if check is not None:

@@ -26,13 +26,14 @@ from typing import IO, TYPE_CHECKING, Any
 from chatjudge.__about__ import __version__
 from chatjudge.calls import RunProgress
 from chatjudge.calls.session import Budget, Seat, Session, Stopped
+from chatjudge.calls.unit import Unit, done_within
 from chatjudge.calls.usage import Usage
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import fingerprint, of, share
 from chatjudge.errors import FatalModelError, ModelError
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.io import write_json
-from chatjudge.formats.provenance import Evaluator, JudgeCheck
+from chatjudge.formats.provenance import Evaluator, JudgeCheck, Served
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
@@ -104,18 +105,9 @@ class Engine:
         if isinstance(stopped, ModelError):
             raise FatalModelError(f"run stopped: {stopped}", finished=folder.finished) from stopped
         cost = session.cost(folder.finished, self.n_rows)
-        built = folder.summary.build(
-            session.usage().as_dict(),
-            cost,
-            len(self.validation.skipped_rows),
-            self.validation.skipped(),
-            derived_tool_definitions=self.validation.derived_tool_definitions,
-            unparsed_tool_arguments=self.validation.unparsed_tool_arguments,
+        written = self._write_summary(
+            folder.summary, session.usage(), cost, served=session.served(), check=check
         )
-        built.evaluator, built.served = self.evaluator(), session.served()
-        if check is not None:
-            built.judge_check = check
-        written = write_json(self.out_dir / SUMMARY, built, only_set=True)
         session.check_budget(stopped, folder.finished, self.n_rows, "item(s)", written)
         return RunOutcome(self.out_dir, written, cost)
 
@@ -160,17 +152,36 @@ class Engine:
                     item.data = {**item.data, **scored.columns}
                 folder.write(scored_record(item, judge, scored))
         cost = session.cost(folder.finished, self.n_rows)
+        written = self._write_summary(summary, Usage(), cost)
+        return RunOutcome(self.out_dir, written, cost)
+
+    def _write_summary(
+        self,
+        summary: SummaryBuilder,
+        usage: Usage,
+        cost: Cost,
+        *,
+        served: dict[str, Served] | None = None,
+        check: JudgeCheck | None = None,
+    ) -> dict[str, Any]:
+        """`summary.json`, built from the run's summary, usage and cost with what validation
+        found, who judged (the evaluator, what providers served, the judge check); returns
+        it as written."""
+        valid = self.validation
         built = summary.build(
-            Usage().as_dict(),
+            usage.as_dict(),
             cost,
-            len(self.validation.skipped_rows),
-            self.validation.skipped(),
-            derived_tool_definitions=self.validation.derived_tool_definitions,
-            unparsed_tool_arguments=self.validation.unparsed_tool_arguments,
+            len(valid.skipped_rows),
+            valid.skipped(),
+            derived_tool_definitions=valid.derived_tool_definitions,
+            unparsed_tool_arguments=valid.unparsed_tool_arguments,
         )
         built.evaluator = self.evaluator()
-        written = write_json(self.out_dir / SUMMARY, built, only_set=True)
-        return RunOutcome(self.out_dir, written, cost)
+        if served is not None:  # a judged run's; a judge-free one has no provider
+            built.served = served
+        if check is not None:
+            built.judge_check = check
+        return write_json(self.out_dir / SUMMARY, built, only_set=True)
 
     async def _estimate(self) -> CostEstimate:
         session = self._session(dry_run=True)
@@ -272,7 +283,8 @@ class _Run:
         the reply of the call under its key that went first, and finish its item when it
         was the item's last call."""
         ledger = call.lane.ledger
-        done, shared = await ledger.once(call.flight, lambda: self._send(call))
+        unit = Unit(call.state.item.index)  # its item: the budget serves one begun earlier first
+        done, shared = await ledger.once(call.flight, lambda: done_within(unit, self._send(call)))
         outcome = call.outcome
         if done.reply is None:
             outcome.error = done.error
@@ -292,5 +304,5 @@ class _Run:
         done = await execute(call, self.protocol, self.parse_retries)
         if done.reply is not None:
             cap = call.request.settings.max_tokens
-            call.lane.ledger.commit(call.key, call.lane.name, done.reply, done.latency or 0.0, cap)
+            call.lane.role.commit(call.key, done.reply, done.latency or 0.0, cap)
         return done

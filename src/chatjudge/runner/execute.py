@@ -31,7 +31,7 @@ async def execute(call: Call, protocol: Protocol, parse_retries: int) -> Execute
     flipped = call.outcome.flipped
     for _ in range(parse_retries + 1):
         try:
-            reply, latency = await call.lane.caller.send(call.request, call.state.item.index)
+            reply, latency = await call.lane.role.caller.send(call.request)
         except ModelError as exc:
             if exc.fatal:
                 raise

@@ -1,8 +1,9 @@
 """Planning, the first part of the engine: from an item to the calls it needs.
 
 Each judge of a run is a `JudgeLane`: a model used through the protocol, with all
-the per-judge state in one place (its caller, the verdict schema as it is sent,
-and per sample the generation settings and the cache-key maker). The planner turns
+the per-judge state in one place (its role on the call path, `calls.role.Role`: caller,
+ledger and commit, as every producer's; the verdict schema as it is sent; and per sample
+the generation settings and the cache-key maker). The planner turns
 an item into one call per judge, sample and presentation order, answers those the
 store already holds (parsed again, so a parser fix re-scores them without a call),
 and leaves the others to be executed.
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 from chatjudge.calls import Caller, KeyMaker, Ledger, LegacyKeyMaker
 from chatjudge.calls.ledger import Flight
+from chatjudge.calls.role import Role
 from chatjudge.data import Item
 from chatjudge.errors import VerdictError
 from chatjudge.models import Model
@@ -44,12 +46,12 @@ class JudgeLane:
     ) -> None:
         """`ledger`: the judge's store and usage, which answer the calls it holds at
         planning time and keep the replies sent for."""
-        self.caller = caller
         self.ledger = ledger
         self.model: Model = caller.model
         self.name = self.model.name
         schema = protocol.verdict_schema
         self.schema = OutputSchema(schema_name(protocol), schema, protocol.output_instruction)
+        self.role = Role(caller, ledger, generation.settings(), self.schema)
         # A model that cannot enforce the schema gets it described in words, by the runner.
         self.instruction = "" if self.model.supports_schema else protocol.output_instruction
         identity = self.model.identity()

@@ -1,10 +1,13 @@
-"""A model playing a part in `generate` or `simulate`: the assistant under test, the
-simulated user, the candidate or baseline model.
+"""A model in a part of a command, and the one way its calls are made: the assistant
+under test, the simulated user, the candidate or baseline model, align's optimiser; the
+judges' lanes (`runner.plan`) send and commit through one too.
 
 Every call goes through the store first (the role's `Ledger`): a call already answered
 (same model, settings, schema, sample and messages) is not sent again, so a killed run
 resumes call by call. What is sent goes through the run's `Caller` (retries, timeouts,
-rate limits), and every reply is committed to the store as it arrives.
+rate limits, the budget), and every reply is committed to the store as it arrives. Which
+sample a call is (its seed and key) and its place in the budget's line are the unit of
+work's (`unit.Unit`), not arguments.
 """
 
 from __future__ import annotations
@@ -12,7 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatjudge.calls import Caller, KeyMaker, Ledger, Usage
+from chatjudge.calls.caller import Caller
+from chatjudge.calls.keys import KeyMaker
+from chatjudge.calls.ledger import Ledger
+from chatjudge.calls.unit import current
+from chatjudge.calls.usage import Usage
 from chatjudge.models import Model
 from chatjudge.types import (
     GenerationSettings,
@@ -54,40 +61,41 @@ class Role:
     async def call(
         self,
         messages: list[Message],
-        sample: int,
         attempt: int = 0,
         *,
-        order: int = 0,
         tools: list[dict[str, Any]] | None = None,
     ) -> Reply:
         """The reply to `messages`, from the store when it holds it; raises `ModelError`.
-        `order`: the row's or conversation's place, which goes first when the budget is
-        short (`Caller.send`); `tools`: what the model may call (OpenAI's definitions)."""
-        key, request = self.prepare(messages, sample, attempt, tools)
+        `attempt`: a second one at a reply gets another seed and key; `tools`: what the
+        model may call (OpenAI's definitions)."""
+        key, request = self.prepare(messages, attempt, tools)
         ledger = self.ledger
         stored = ledger.find(key)
         if stored is not None:
             return stored.reply()
-        reply, shared = await ledger.once(
-            ledger.flight(key), lambda: self._send(key, request, order)
-        )
+        reply, shared = await ledger.once(ledger.flight(key), lambda: self._send(key, request))
         if shared:  # another row's or conversation's call in flight asked the same
             ledger.shared(key)
         return reply
 
-    async def _send(self, key: str, request: ModelRequest, order: int) -> Reply:
-        reply, latency = await self.caller.send(request, order)
-        self.ledger.commit(key, self.name, reply, latency, request.settings.max_tokens)
+    async def _send(self, key: str, request: ModelRequest) -> Reply:
+        reply, latency = await self.caller.send(request)
+        self.commit(key, reply, latency, request.settings.max_tokens)
         return reply
+
+    def commit(self, key: str, reply: Reply, latency: float, cap: int) -> None:
+        """A reply sent for, into the store under `key` (`cap`: its `max_tokens`)."""
+        self.ledger.commit(key, self.name, reply, latency, cap)
 
     def prepare(
         self,
         messages: list[Message],
-        sample: int,
         attempt: int = 0,
         tools: list[dict[str, Any]] | None = None,
     ) -> tuple[str, ModelRequest]:
-        """The store key and the request of a call, as `call` sends it."""
+        """The store key and the request of a call, as `call` sends it (the unit of work's
+        sample)."""
+        sample = current().sample
         settings = self.settings_for(sample, attempt)
         if self.schema is not None and not self.model.supports_schema:
             messages = with_instruction(messages, self.schema.instruction)
