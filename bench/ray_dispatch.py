@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ray_executor import _processes  # noqa: E402
 from run_engine import StubProcess  # noqa: E402
 
+from chatjudge.chat.types import ModelRequest  # noqa: E402
 from chatjudge.cluster.actor import LINGER  # noqa: E402
 from chatjudge.cluster.remote import RemoteModel, start  # noqa: E402
 from chatjudge.cluster.spec import WorkerSpec  # noqa: E402
 from chatjudge.models import get_model  # noqa: E402
 from chatjudge.options import ClientOptions  # noqa: E402
-from chatjudge.types import ModelRequest  # noqa: E402
 
 WARM_UP = 200
 

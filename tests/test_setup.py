@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import chatjudge
+from chatjudge.chat.fields import FieldSpec
 from chatjudge.errors import AuthError, DataValidationError, UsageError
-from chatjudge.fields import FieldSpec
 from chatjudge.options import RunConfig
 from chatjudge.setup import Setup
 from tests.support.cli import run_cli

@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from chatjudge.chat.fields import EXPECTED_TOOL_CALLS, FieldSpec
 from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, Validation, validate
 from chatjudge.data.shard import of
-from chatjudge.fields import EXPECTED_TOOL_CALLS, FieldSpec
 from chatjudge.models import Model, ModelSpec, check_options, get_model
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.rundir import default_out_dir, default_output, prepare_output

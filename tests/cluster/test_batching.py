@@ -14,12 +14,12 @@ import pytest
 import ray
 
 from chatjudge import secrets
+from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.cluster.remote import RemoteModel, start
 from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import ClusterLostError, WorkerLostError
 from chatjudge.models import Model, get_model
 from chatjudge.options import ClientOptions
-from chatjudge.types import ModelRequest, Reply
 from tests.cluster.local import local_cluster
 from tests.support.stub_openai import StubServer
 

@@ -10,6 +10,7 @@ import pytest
 
 import chatjudge.cluster.remote
 from chatjudge.calls.prices import Price, price_of
+from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.cluster import _start_all
 from chatjudge.cluster.remote import RemoteModel, _kind_of
 from chatjudge.cluster.spec import WorkerSpec
@@ -18,7 +19,6 @@ from chatjudge.models import Model, get_model
 from chatjudge.models.base import GENERATION
 from chatjudge.models.registry import BUILTIN
 from chatjudge.options import ClientOptions, PricingOptions, RunConfig
-from chatjudge.types import ModelRequest, Reply
 
 
 class Burner(Model):

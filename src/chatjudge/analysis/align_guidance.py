@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from chatjudge.conversation import as_text, cut
+from chatjudge.chat.render import as_text, cut
+from chatjudge.chat.types import OutputSchema
 from chatjudge.protocols import Protocol
-from chatjudge.types import OutputSchema
 
 Candidate = Literal["rules", "examples", "both"]
 CANDIDATES: tuple[Candidate, ...] = ("rules", "examples", "both")

@@ -17,10 +17,10 @@ from pydantic import BaseModel, PrivateAttr
 from chatjudge.calls.caller import Caller
 from chatjudge.calls.policy import CallPolicy
 from chatjudge.calls.prices import Price
+from chatjudge.chat.types import Message, ModelRequest, Reply
 from chatjudge.errors import ModelError
 from chatjudge.models import Model
 from chatjudge.models.tokens import Tokenizer
-from chatjudge.types import Message, ModelRequest, Reply
 
 
 class NotSent(ModelError):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from chatjudge.chat.render import TOOL_RESULT_CHARS, JudgeSees
 from chatjudge.cli.common import (
     ColumnOpt,
     DryRunOpt,
@@ -31,7 +32,6 @@ from chatjudge.cli.common import (
     warn_skipped,
     with_options,
 )
-from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees
 from chatjudge.errors import ChatJudgeError, DataValidationError, ExitCode, UsageError
 from chatjudge.options.declare import PROVIDERS
 from chatjudge.options.texts import JUDGE_SEES_HELP, TOOL_RESULT_CHARS_HELP

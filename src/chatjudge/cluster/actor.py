@@ -16,10 +16,10 @@ import socket
 
 import ray
 
+from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import ChatJudgeError, ModelError
 from chatjudge.secrets import mask
-from chatjudge.types import ModelRequest, Reply
 
 # After the first outcome of a round trip, how long `pull` waits for others to join it:
 # 3 ms of latency per call against fewer round trips. At C=100, L=0.2 s, 2 workers

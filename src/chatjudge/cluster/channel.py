@@ -20,8 +20,8 @@ import asyncio
 import itertools
 from typing import Any
 
+from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.errors import WorkerLostError
-from chatjudge.types import ModelRequest, Reply
 
 
 class Channel:

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import ray
 
+from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.cluster.actor import ModelActor
 from chatjudge.cluster.channel import Channel
 from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import ChatJudgeError, ClusterLostError
 from chatjudge.models import Model
-from chatjudge.types import ModelRequest, Reply
 
 if TYPE_CHECKING:
     from chatjudge.models.tokens import Tokenizer

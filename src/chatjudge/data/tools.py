@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.fields import TRAJECTORY, TRAJECTORY_COLUMNS, column_of
-from chatjudge.row_messages import Conversation, read_conversation
-from chatjudge.tool_definitions import derived_tools, read_tools
+from chatjudge.chat.fields import TRAJECTORY, TRAJECTORY_COLUMNS, column_of
+from chatjudge.chat.row_messages import Conversation, read_conversation
+from chatjudge.chat.toolcalls.definitions import derived_tools, read_tools
 
 TOOLS = "tools"  # the optional column of tool definitions
 _TRAJECTORY_ROLES = ("assistant", "tool")
@@ -53,7 +53,7 @@ def trajectory_texts(data: dict[str, Any], slot: bool) -> TrajectoryTexts | None
     """The row's trajectory columns that hold JSON text (a JSONL string, a CSV cell that
     did not parse) read into the lists they hold, checked and judged as lists are; a text
     that starts as a list but does not parse is a problem, never a trajectory that made
-    no call. `slot`: the trajectory slot's column (`chatjudge.fields.TRAJECTORY`) is one.
+    no call. `slot`: the trajectory slot's column (`chatjudge.chat.fields.TRAJECTORY`) is one.
     None: the row has none (the usual row)."""
     texts = None
     for name in _TEXT_COLUMNS:

@@ -7,9 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatjudge.data.tools import read_row_tools, trajectory_texts
-from chatjudge.errors import Problem
-from chatjudge.fields import (
+from chatjudge.chat.fields import (
     CHECKED_TOOLS,
     EXPECTED_TOOL_CALLS,
     TOOLS,
@@ -18,6 +16,8 @@ from chatjudge.fields import (
     FieldSpec,
     column_of,
 )
+from chatjudge.data.tools import read_row_tools, trajectory_texts
+from chatjudge.errors import Problem
 
 
 @dataclass(slots=True)
@@ -105,7 +105,7 @@ def check_row(
 
 
 def has_slot(fields: Sequence[FieldSpec]) -> bool:
-    """Whether `fields` has the trajectory slot (`chatjudge.fields.TRAJECTORY`)."""
+    """Whether `fields` has the trajectory slot (`chatjudge.chat.fields.TRAJECTORY`)."""
     return any(f.name == TRAJECTORY for f in fields)
 
 
@@ -146,7 +146,11 @@ def _expected_readers() -> tuple[
     """tool-trajectory's readers, loaded with the first row that has expected calls (a
     judged run never loads them), once: an import statement in a function costs 1.5 µs
     a row."""
-    from chatjudge.expected_calls import read_checked_tools, read_expected_calls, read_match
+    from chatjudge.chat.toolcalls.expected import (
+        read_checked_tools,
+        read_expected_calls,
+        read_match,
+    )
 
     return read_expected_calls, read_match, read_checked_tools
 

@@ -27,7 +27,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from chatjudge import secrets
-from chatjudge.call_ids import paired
+from chatjudge.chat.toolcalls.call_ids import paired
+from chatjudge.chat.types import Message, ModelRequest, Reply, ToolUse
 from chatjudge.errors import (
     AuthError,
     ModelConnectionError,
@@ -40,7 +41,6 @@ from chatjudge.models.headers import retry_after
 from chatjudge.models.sdk import import_sdk
 from chatjudge.models.tools import arguments_object, functions
 from chatjudge.options import ClientOptions
-from chatjudge.types import Message, ModelRequest, Reply, ToolUse
 
 if TYPE_CHECKING:
     import anthropic

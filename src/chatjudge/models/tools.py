@@ -17,8 +17,8 @@ import orjson
 from chatjudge.errors import UsageError
 
 if TYPE_CHECKING:
+    from chatjudge.chat.types import Message, ModelRequest
     from chatjudge.models.base import Model
-    from chatjudge.types import Message, ModelRequest
 
 UNPARSED = "unparsed_arguments"
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}

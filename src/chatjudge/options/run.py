@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees, JudgeView
+from chatjudge.chat.render import TOOL_RESULT_CHARS, JudgeSees, JudgeView
+from chatjudge.chat.types import DEFAULT_MATCH, GenerationSettings, MatchMode
 from chatjudge.options.declare import BASE_URL_PROVIDERS, OptionGroup, option
 from chatjudge.options.texts import (
     JUDGE_SEES_HELP,
@@ -19,7 +20,6 @@ from chatjudge.options.texts import (
     TOOLS_HELP,
 )
 from chatjudge.shards import Shard
-from chatjudge.types import DEFAULT_MATCH, GenerationSettings, MatchMode
 
 
 class RunOptions(OptionGroup):
@@ -114,7 +114,7 @@ class RunOptions(OptionGroup):
         """`--checked-tools` as patterns (None: every tool checked)."""
         if self.checked_tools is None:
             return None
-        from chatjudge.expected_calls import read_checked_tools  # tool-trajectory's only
+        from chatjudge.chat.toolcalls.expected import read_checked_tools  # tool-trajectory's only
 
         return read_checked_tools(self.checked_tools)[0]
 
@@ -124,7 +124,7 @@ class RunOptions(OptionGroup):
         """Patterns given as a list (the Python API) are the flag's text; none is an error."""
         if value is None:
             return None
-        from chatjudge.expected_calls import read_checked_tools  # tool-trajectory's only
+        from chatjudge.chat.toolcalls.expected import read_checked_tools  # tool-trajectory's only
 
         patterns, problem = read_checked_tools(value)
         if problem is not None:

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatjudge.calls import Caller, KeyMaker, Ledger, Usage
-from chatjudge.models import Model
-from chatjudge.types import (
+from chatjudge.chat.types import (
     GenerationSettings,
     Message,
     ModelRequest,
@@ -22,6 +21,7 @@ from chatjudge.types import (
     Reply,
     with_instruction,
 )
+from chatjudge.models import Model
 
 
 @dataclass

@@ -29,11 +29,12 @@ from typing import IO, Any
 
 from chatjudge.calls import Usage
 from chatjudge.calls.session import CostEstimate, NotSent, Seat, Session, Starts
-from chatjudge.conversation import as_messages
+from chatjudge.chat.fields import FieldSpec
+from chatjudge.chat.render import as_messages
+from chatjudge.chat.types import GenerationSettings, Message
 from chatjudge.data import Item, Source, Validation, iter_items
 from chatjudge.data.shard import of, share
 from chatjudge.errors import BudgetReached, ModelError
-from chatjudge.fields import FieldSpec
 from chatjudge.formats.io import write_json
 from chatjudge.formats.produced import ASSISTANT, SIMULATED_USER, ProducedInfo
 from chatjudge.models import Model
@@ -46,7 +47,6 @@ from chatjudge.produce.tool_loop import ToolTurn, tool_turn
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
 from chatjudge.rundir import Produced
 from chatjudge.summarize.simulation import SIMULATION_TOOLS, simulation_summary
-from chatjudge.types import GenerationSettings, Message
 
 FIELDS = (
     FieldSpec(

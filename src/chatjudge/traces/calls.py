@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatjudge.messages import Msg
+from chatjudge.chat.messages import Msg
 
 
 @dataclass(frozen=True, slots=True)

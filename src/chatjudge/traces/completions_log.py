@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatjudge.messages import LayoutError
+from chatjudge.chat.messages import LayoutError
 from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from, replied
 from chatjudge.traces.choices import openai_call
 from chatjudge.traces.times import nanoseconds

@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from chatjudge.messages import Msg
+from chatjudge.chat.messages import Msg
 from chatjudge.traces.calls import Call, TraceProblem
 from chatjudge.traces.redact import Redactor
 

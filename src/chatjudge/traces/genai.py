@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.messages import (
+from chatjudge.chat.messages import (
     LayoutError,
     Msg,
     ToolCall,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chatjudge.messages import LayoutError, Msg, openai_message
+from chatjudge.chat.messages import LayoutError, Msg, openai_message
 from chatjudge.traces.choices import openai_call
 from chatjudge.traces.tools import json_value
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from chatjudge.messages import LayoutError
+from chatjudge.chat.messages import LayoutError
 from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from, replied
 from chatjudge.traces.genai import Event, genai_messages, genai_tools, is_chat_span
 from chatjudge.traces.openinference import is_llm_span, openinference_messages, openinference_tools

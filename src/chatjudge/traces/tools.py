@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.messages import LayoutError
-from chatjudge.tool_definitions import read_tools
+from chatjudge.chat.messages import LayoutError
+from chatjudge.chat.toolcalls.definitions import read_tools
 
 
 def json_value(value: Any, key: str) -> Any:

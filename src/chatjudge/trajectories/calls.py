@@ -40,8 +40,8 @@ class Calls:
 def read_calls(messages: list[dict[str, Any]]) -> Calls:
     """The calls of messages as `read_conversation` gives them, their steps, and those
     without a result. There every call's id is its own and each result names the call it
-    answers (`chatjudge.call_ids` paired them by DESIGN §12's rule), so a result closes the
-    call of its id."""
+    answers (`chatjudge.chat.toolcalls.call_ids` paired them by DESIGN §12's rule), so a
+    result closes the call of its id."""
     calls: list[Call] = []
     steps: list[int] = []
     several = False

@@ -24,15 +24,15 @@ from typing import Any
 import orjson
 
 from chatjudge import jsoncodec
-from chatjudge.expected_calls import (
+from chatjudge.chat.fields import EXPECTED_TOOL_CALLS, TRAJECTORY, column_of
+from chatjudge.chat.row_messages import read_conversation
+from chatjudge.chat.toolcalls.expected import (
     MatchMode,
     checks,
     read_checked_tools,
     read_expected_calls,
     read_match,
 )
-from chatjudge.fields import EXPECTED_TOOL_CALLS, TRAJECTORY, column_of
-from chatjudge.row_messages import read_conversation
 from chatjudge.trajectories.calls import read_calls
 from chatjudge.trajectories.pairing import Pairing, pair_calls
 from chatjudge.trajectories.steps import Call

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.call_ids import CallIds
-from chatjudge.messages import ROLE_ALIASES, ROLES, text_of
+from chatjudge.chat.messages import ROLE_ALIASES, ROLES, text_of
+from chatjudge.chat.toolcalls.call_ids import CallIds
 
 ROW_ROLES = ("system", "user", "assistant", "tool")  # the roles a row's messages may have
 _TOOL_KEYS = frozenset(("tool_calls", "tool_call_id", "parts", "function_call"))
@@ -44,9 +44,9 @@ def read_conversation(messages: list[Any], *, count_unparsed: bool = True) -> Co
 
     A plain message (`system`, `user` or `assistant` with text) is kept as it is, so plain
     conversations read the same as they always did. Calls and results pair by the one rule
-    (`chatjudge.call_ids`), which also writes their ids: a call without an id, or with one an
-    earlier call has, gets `call_<n>`, and a result the id of the call it answers. Every
-    tool result must answer a call; a call whose result was not recorded is data.
+    (`chatjudge.chat.toolcalls.call_ids`), which also writes their ids: a call without an
+    id, or with one an earlier call has, gets `call_<n>`, and a result the id of the call it
+    answers. Every tool result must answer a call; a call whose result was not recorded is data.
     `count_unparsed=False`: a caller that parses the arguments itself has the messages in
     OpenAI's shape read without parsing them (and `unparsed_arguments` is then 0 for them).
     """

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chatjudge.expected_calls import (
+from chatjudge.chat.toolcalls.expected import (
     ExpectedCall,
     json_equal,
     read_expected_calls,

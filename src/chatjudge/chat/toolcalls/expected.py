@@ -36,7 +36,7 @@ from fractions import Fraction
 from typing import Any, get_args
 
 from chatjudge import jsoncodec
-from chatjudge.types import DEFAULT_MATCH, MatchMode
+from chatjudge.chat.types import DEFAULT_MATCH, MatchMode
 
 MATCH_MODES: tuple[str, ...] = get_args(MatchMode)
 _KEYS = ("name", "arguments", "compare", "extra_arguments")

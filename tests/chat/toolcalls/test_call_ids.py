@@ -1,12 +1,12 @@
-"""chatjudge.call_ids: the one rule that pairs tool calls with their results, and the ids
-they are written and sent with."""
+"""chatjudge.chat.toolcalls.call_ids: the one rule that pairs tool calls with their results,
+and the ids they are written and sent with."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from chatjudge.call_ids import CallIds, paired
-from chatjudge.row_messages import read_conversation
+from chatjudge.chat.row_messages import read_conversation
+from chatjudge.chat.toolcalls.call_ids import CallIds, paired
 
 
 def _call(ident: Any, name: str = "f") -> dict[str, Any]:

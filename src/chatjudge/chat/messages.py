@@ -7,7 +7,7 @@ result answers. Two messages are equal when what they say is equal (tool-call id
 spacing left out), so a history repeated by the next call is recognised whichever way it
 was written.
 
-A row's conversation is read into OpenAI's chat format by `chatjudge.row_messages`.
+A row's conversation is read into OpenAI's chat format by `chatjudge.chat.row_messages`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from chatjudge import jsoncodec
-from chatjudge.types import Role
+from chatjudge.chat.types import Role
 
 ROLES = frozenset(get_args(Role))  # the roles of messages that hold only text
 

@@ -1,5 +1,5 @@
-"""chatjudge.tool_definitions: a row's `tools` in one shape, checked against the JSON Schema
-meta-schema, and definitions derived from calls."""
+"""chatjudge.chat.toolcalls.definitions: a row's `tools` in one shape, checked against the
+JSON Schema meta-schema, and definitions derived from calls."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from chatjudge.tool_definitions import derived_tools, read_tools
+from chatjudge.chat.toolcalls.definitions import derived_tools, read_tools
 
 PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 WEATHER = {
@@ -127,7 +127,7 @@ def test_plain_schemas_are_checked_without_importing_jsonschema() -> None:
     """Its import costs a tenth of a second of CPU, as much as a few hundred model calls."""
     code = textwrap.dedent(f"""
         import sys
-        from chatjudge.tool_definitions import read_tools
+        from chatjudge.chat.toolcalls.definitions import read_tools
         assert read_tools([{{"name": "f", "parameters": {PARAMETERS!r}}}])[1] == []
         assert "jsonschema" not in sys.modules
         assert read_tools([{{"name": "g", "parameters": {{"minimum": "x"}}}}])[1]

@@ -9,8 +9,8 @@ from typing import Any, Literal, NotRequired, TypedDict
 import orjson
 
 Role = Literal["system", "user", "assistant"]
-# How a trajectory must match its expected calls (`chatjudge.expected_calls`), declared here
-# so that `run --match` is an option without loading the scorer on every run.
+# How a trajectory must match its expected calls (`chatjudge.chat.toolcalls.expected`),
+# declared here so that `run --match` is an option without loading the scorer on every run.
 MatchMode = Literal["exact", "in-order", "any-order", "superset", "subset"]
 DEFAULT_MATCH: MatchMode = "exact"
 

@@ -1,10 +1,11 @@
-"""chatjudge.conversation: one rendering of conversations for judges and models."""
+"""chatjudge.chat.render: one rendering of conversations for judges and models."""
 
 from __future__ import annotations
 
 import json
 
-from chatjudge.conversation import (
+from chatjudge.chat.fields import FieldSpec
+from chatjudge.chat.render import (
     JudgeView,
     as_messages,
     as_text,
@@ -14,7 +15,6 @@ from chatjudge.conversation import (
     transcript,
     without_tools,
 )
-from chatjudge.fields import FieldSpec
 
 CHAT = [
     {"role": "system", "content": "Be brief."},

@@ -1,10 +1,10 @@
-"""chatjudge.messages: messages of any supported format read into one shape."""
+"""chatjudge.chat.messages: messages of any supported format read into one shape."""
 
 from __future__ import annotations
 
 import pytest
 
-from chatjudge.messages import LayoutError, Msg, ToolCall, openai_message
+from chatjudge.chat.messages import LayoutError, Msg, ToolCall, openai_message
 
 
 def test_roles_content_parts_and_tool_calls_are_read_from_each_form() -> None:

@@ -1,4 +1,4 @@
-"""chatjudge.row_messages: a row's conversation read into OpenAI's format with tools, and
+"""chatjudge.chat.row_messages: a row's conversation read into OpenAI's format with tools, and
 the problems that keep one from being read."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from chatjudge.row_messages import message_problems, read_conversation
+from chatjudge.chat.row_messages import message_problems, read_conversation
 from tests.support.cli import run_cli
 
 

@@ -15,9 +15,9 @@ same everywhere once it is added here:
   call; the arguments are canonical JSON (sorted keys) where they are JSON, else as
   recorded; a result longer than `tool_result_chars` keeps its first characters and ends
   with `… [cut 1,234 of 3,234 characters]`. Results pair with calls by the one rule
-  (`chatjudge.call_ids`); a call that no result answers and that later messages follow
-  gets `**tool** (get_weather): (no result recorded)` where its result would be, before
-  the next message (calls at the very end, a trajectory cut at a cap, show none).
+  (`chatjudge.chat.toolcalls.call_ids`); a call that no result answers and that later
+  messages follow gets `**tool** (get_weather): (no result recorded)` where its result
+  would be, before the next message (calls at the very end, a trajectory cut at a cap, show none).
 - a model under test reads chat messages (`as_messages`), with their tool calls and results
   in OpenAI's format.
 """
@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from chatjudge import jsoncodec
-from chatjudge.call_ids import CallIds
-from chatjudge.fields import EXPECTED_TOOL_CALLS, TOOLS, TRAJECTORY, FieldSpec, column_of
-from chatjudge.messages import text_of, tool_calls_of
-from chatjudge.types import Message
+from chatjudge.chat.fields import EXPECTED_TOOL_CALLS, TOOLS, TRAJECTORY, FieldSpec, column_of
+from chatjudge.chat.messages import text_of, tool_calls_of
+from chatjudge.chat.toolcalls.call_ids import CallIds
+from chatjudge.chat.types import Message
 
 TOOL_RESULT_CHARS = 2000  # a tool result's characters a judge reads, by default
 NO_RESULT = "(no result recorded)"  # a judge reads it for a call whose result was not
@@ -167,7 +167,7 @@ def judge_texts(
     `trajectory` column (a response and the messages that led to it) shows that trajectory
     rendered where it holds a tool call and `view.judge_sees` is "trajectory"; otherwise,
     the field's own text (a trajectory without tools adds nothing to its final text, and
-    the prompt stays the one a run without trajectories had). The slots (`chatjudge.fields`)
+    the prompt stays the one a run without trajectories had). The slots (`chatjudge.chat.fields`)
     show their own: `trajectory` its messages, `tools` the row's definitions `tools`
     (`render_tools`), `expected_tool_calls` one `name(arguments)` line per call."""
     texts: dict[str, str] = {}
@@ -176,7 +176,7 @@ def judge_texts(
             texts[spec.name] = render_tools(tools)
             continue
         if spec.name == EXPECTED_TOOL_CALLS:
-            from chatjudge.expected_calls import render_expected_calls  # that slot's only
+            from chatjudge.chat.toolcalls.expected import render_expected_calls  # that slot's only
 
             texts[spec.name] = render_expected_calls(row.get(spec.name))
             continue
@@ -194,7 +194,7 @@ def judge_texts(
 
 
 def render_tools(tools: Sequence[Mapping[str, Any]]) -> str:
-    """Tool definitions (normalised, `chatjudge.tool_definitions`) as a judge reads them:
+    """Tool definitions (normalised, `chatjudge.chat.toolcalls.definitions`) as a judge reads them:
     per tool a `name: description` line and its parameters' JSON Schema on the next."""
     lines = []
     for entry in tools:

@@ -40,7 +40,8 @@ class FieldSpec(BaseModel):
 # - `trajectory`: the assistant's messages (tool calls, results, final text) from the first
 #   of TRAJECTORY_COLUMNS the row has (`--map COLUMN=trajectory` names another);
 # - `tools`: the row's tool definitions (its `tools` column, else those its calls imply);
-# - `expected_tool_calls`: the calls the assistant should make (`chatjudge.expected_calls`).
+# - `expected_tool_calls`: the calls the assistant should make
+#   (`chatjudge.chat.toolcalls.expected`).
 TRAJECTORY, TOOLS, EXPECTED_TOOL_CALLS = "trajectory", "tools", "expected_tool_calls"
 CHECKED_TOOLS = "checked_tools"  # the tools `expected_tool_calls` is about (else every one)
 TRAJECTORY_COLUMNS = (TRAJECTORY, "response_trajectory", "chat")
