@@ -9,7 +9,7 @@ from typing import Any
 from chatjudge.chat.fields import FieldSpec, column_of
 from chatjudge.chat.render import DEFAULT_VIEW, JudgeView, judge_texts
 from chatjudge.data.sources import RawRow, Source
-from chatjudge.data.tools import read_row_tools, trajectory_texts
+from chatjudge.data.tool_rows import read_row_tools, trajectory_texts
 from chatjudge.data.validate import RowCheck, check_row, has_slot
 from chatjudge.errors import DataValidationError, Problem, UsageError
 from chatjudge.shards import Shard

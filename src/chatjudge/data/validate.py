@@ -16,7 +16,7 @@ from chatjudge.chat.fields import (
     FieldSpec,
     column_of,
 )
-from chatjudge.data.tools import read_row_tools, trajectory_texts
+from chatjudge.data.tool_rows import read_row_tools, trajectory_texts
 from chatjudge.errors import Problem
 
 
@@ -41,7 +41,7 @@ def check_row(
     slot: bool | None = None,
 ) -> RowCheck:
     """Check one decoded row against `fields`, and its tool calls, trajectories and `tools`
-    (`chatjudge.data.tools`) where it has them; `checked_tools`: the run's
+    (`chatjudge.data.tool_rows`) where it has them; `checked_tools`: the run's
     (`--checked-tools`), to which a row without its own expects calls; `slot`: whether
     `fields` has the trajectory slot (None: found here; `validate` finds it once)."""
     problems: list[Problem] = []

@@ -17,7 +17,7 @@ A model under test offered tools (a request without a schema) gets them as Anthr
 and its results (`tool` messages) as `tool_result` blocks, the results of one step in ONE
 user message, first in it, as the API requires (a user's text that follows joins that
 message). The reply's `tool_use` blocks come back as `Reply.tool_calls`, their input as
-JSON text. Arguments that are not a JSON object: `chatjudge.models.tools`.
+JSON text. Arguments that are not a JSON object: `chatjudge.models.tool_wire`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from chatjudge.errors import (
 from chatjudge.models.base import Model
 from chatjudge.models.headers import retry_after
 from chatjudge.models.sdk import import_sdk
-from chatjudge.models.tools import arguments_object, functions
+from chatjudge.models.tool_wire import arguments_object, functions
 from chatjudge.options import ClientOptions
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.errors import ModelError, UsageError
 from chatjudge.jsoncodec import finite
 from chatjudge.models.base import Model
-from chatjudge.models.tools import refuse_tools
+from chatjudge.models.tool_wire import refuse_tools
 from chatjudge.options import ClientOptions
 
 

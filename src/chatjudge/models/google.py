@@ -49,7 +49,7 @@ from chatjudge.jsoncodec import finite
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.headers import retry_after
 from chatjudge.models.sdk import import_sdk
-from chatjudge.models.tools import arguments_object, call_names, functions
+from chatjudge.models.tool_wire import arguments_object, call_names, functions
 from chatjudge.options import ClientOptions
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from chatjudge.errors import UsageError
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.sdk import require
 from chatjudge.models.tokens import LlamaVocab, Tokenizer
-from chatjudge.models.tools import refuse_tools
+from chatjudge.models.tool_wire import refuse_tools
 from chatjudge.options import ClientOptions
 
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -201,6 +201,6 @@ def _messages(value: Any) -> list[Any]:
     if isinstance(value, str) and value.lstrip().startswith("["):
         try:
             value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH, exact_ints=True)
-        except ValueError:  # refused by validation (`chatjudge.data.tools`)
+        except ValueError:  # refused by validation (`chatjudge.data.tool_rows`)
             return []
     return value if isinstance(value, list) else []

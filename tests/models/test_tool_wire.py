@@ -1,11 +1,11 @@
-"""What every provider does alike with tools (`chatjudge.models.tools`); each provider's own
+"""What every provider does alike with tools (`chatjudge.models.tool_wire`); each provider's own
 format is checked against its stand-in in test_contract.py and the provider's tests."""
 
 from __future__ import annotations
 
 import pytest
 
-from chatjudge.models.tools import EMPTY_PARAMETERS, arguments_object, functions
+from chatjudge.models.tool_wire import EMPTY_PARAMETERS, arguments_object, functions
 
 
 @pytest.mark.parametrize(
