@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from chatjudge import sync
+from chatjudge.calls import run_sync as sync
 from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig

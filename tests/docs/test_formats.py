@@ -22,9 +22,9 @@ from chatjudge.formats import (
     produced,
     results,
     run_info,
-    shard,
     summary,
 )
+from chatjudge.formats import shard_record as shard
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "formats.md"
 

@@ -28,7 +28,7 @@ from chatjudge.errors import DataValidationError, UsageError
 from chatjudge.formats.cost import BudgetRecord, Cost, RoleCostRecord
 from chatjudge.merge import merge
 from chatjudge.merge.parts import sum_costs
-from chatjudge.shards import Shard
+from chatjudge.options.shard import Shard
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.summarize.generation import token_metrics
 from chatjudge.summarize.simulation import simulation_summary

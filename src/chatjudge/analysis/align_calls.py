@@ -14,6 +14,7 @@ from typing import Any
 from chatjudge.analysis.align_guidance import RULES_SCHEMA
 from chatjudge.calls.budget import Budget
 from chatjudge.calls.estimate import CostEstimate, RoleEstimate
+from chatjudge.calls.run_sync import run_sync
 from chatjudge.calls.session import NotSent, Seat, Session
 from chatjudge.chat.types import GenerationSettings
 from chatjudge.errors import BudgetReached, BudgetReachedError
@@ -23,7 +24,6 @@ from chatjudge.produce.roles import Role
 from chatjudge.protocols import Protocol
 from chatjudge.rundir import iter_results
 from chatjudge.runner import build_engine
-from chatjudge.sync import run_sync
 
 OPTIMIZER_STORE = "optimizer.sqlite"
 # A dry run's stand-in for the rules the optimiser would write: every candidate is counted.

@@ -29,6 +29,7 @@ from chatjudge.analysis.gate_units import (
     source_id,
 )
 from chatjudge.calls.budget import Budget
+from chatjudge.calls.run_sync import run_sync
 from chatjudge.data import Source, validate
 from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.formats.analyses import Gate, GateSequential
@@ -41,7 +42,6 @@ from chatjudge.runner import build_engine
 from chatjudge.stats.decision import decide
 from chatjudge.stats.sequential import PLANNED_UNITS, confidence_sequence
 from chatjudge.summarize.tries import parse_passk
-from chatjudge.sync import run_sync
 
 Stopped = Literal["decided", "exhausted", "budget"]
 

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from chatjudge import sync
+from chatjudge.calls import run_sync as sync
 from chatjudge.errors import UsageError
 from chatjudge.models import Model
 from chatjudge.options import RunConfig

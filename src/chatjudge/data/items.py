@@ -12,7 +12,7 @@ from chatjudge.data.sources import RawRow, Source
 from chatjudge.data.tool_rows import read_row_tools, trajectory_texts
 from chatjudge.data.validate import RowCheck, check_row, has_slot
 from chatjudge.errors import DataValidationError, Problem, UsageError
-from chatjudge.shards import Shard
+from chatjudge.options.shard import Shard
 
 MAX_PROBLEMS_SHOWN = 200
 

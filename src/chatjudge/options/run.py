@@ -11,6 +11,7 @@ from pydantic import field_validator
 from chatjudge.chat.render import TOOL_RESULT_CHARS, JudgeSees, JudgeView
 from chatjudge.chat.types import DEFAULT_MATCH, GenerationSettings, MatchMode
 from chatjudge.options.declare import BASE_URL_PROVIDERS, OptionGroup, option
+from chatjudge.options.shard import Shard
 from chatjudge.options.texts import (
     JUDGE_SEES_HELP,
     NO_TOOLS_HELP,
@@ -19,7 +20,6 @@ from chatjudge.options.texts import (
     TOOL_RESULT_CHARS_HELP,
     TOOLS_HELP,
 )
-from chatjudge.shards import Shard
 
 
 class RunOptions(OptionGroup):

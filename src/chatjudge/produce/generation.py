@@ -31,7 +31,7 @@ from chatjudge.chat.fields import FieldSpec
 from chatjudge.chat.render import as_messages, without_tools
 from chatjudge.chat.types import Message
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import of, share
+from chatjudge.data.shard_rows import of, share
 from chatjudge.errors import BudgetReached, ModelError, UsageError
 from chatjudge.formats.io import write_json
 from chatjudge.formats.produced import ProducedInfo

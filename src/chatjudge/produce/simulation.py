@@ -33,7 +33,7 @@ from chatjudge.chat.fields import FieldSpec
 from chatjudge.chat.render import as_messages
 from chatjudge.chat.types import GenerationSettings, Message
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import of, share
+from chatjudge.data.shard_rows import of, share
 from chatjudge.errors import BudgetReached, ModelError
 from chatjudge.formats.io import write_json
 from chatjudge.formats.produced import ASSISTANT, SIMULATED_USER, ProducedInfo

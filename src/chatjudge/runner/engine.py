@@ -25,10 +25,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import RunProgress
+from chatjudge.calls.run_sync import run_sync
 from chatjudge.calls.session import Budget, Seat, Session, Stopped
 from chatjudge.calls.usage import Usage
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import fingerprint, of, share
+from chatjudge.data.shard_rows import fingerprint, of, share
 from chatjudge.errors import FatalModelError, ModelError
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.io import write_json
@@ -42,7 +43,6 @@ from chatjudge.runner.execute import Executed, execute
 from chatjudge.runner.fold import Folder, OnItem, scored_record
 from chatjudge.runner.plan import Call, JudgeLane, Planner, parse
 from chatjudge.summarize.run import SummaryBuilder
-from chatjudge.sync import run_sync
 from chatjudge.writing import open_write
 
 if TYPE_CHECKING:

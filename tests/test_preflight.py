@@ -1,4 +1,4 @@
-"""`chatjudge.setup.Setup`, the set-up every command that calls models goes through: data
+"""`chatjudge.preflight.Setup`, the set-up every command that calls models goes through: data
 first, a dry run in this process that creates nothing, and each command's default output."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import chatjudge
 from chatjudge.chat.fields import FieldSpec
 from chatjudge.errors import AuthError, DataValidationError, UsageError
 from chatjudge.options import RunConfig
-from chatjudge.setup import Setup
+from chatjudge.preflight import Setup
 from tests.support.cli import run_cli
 
 FIELDS = (FieldSpec(name="prompt", description="the user's message"),)

@@ -1,4 +1,4 @@
-"""A command's set-up, written once for the commands that call models (`run`, `generate`,
+"""A command's pre-flight, written once for the commands that call models (`run`, `generate`,
 `simulate`, and the judging of `gate --sequential`): everything is checked before anything
 is sent, in the order that makes bad input cost nothing. The data is read and validated
 first; then the models are built (their keys checked here, or by each Ray worker) and the
@@ -18,7 +18,7 @@ from typing import Any
 from chatjudge.chat.fields import EXPECTED_TOOL_CALLS, FieldSpec
 from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, Validation, validate
-from chatjudge.data.shard import of
+from chatjudge.data.shard_rows import of
 from chatjudge.models import Model, ModelSpec, check_options, get_model
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.rundir import default_out_dir, default_output, prepare_output

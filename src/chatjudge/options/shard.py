@@ -3,8 +3,9 @@
 A row belongs to shard I when the SHA-256 of its id's text, read as an integer, is I
 modulo N: the share depends on the id alone, never on the row's position, the machine or
 Python's per-process `hash`, so N drivers reading the same data take disjoint shares that
-cover every row once. Plain data at the bottom of the layers: options check the value, data
-loading keeps the shard's rows (`chatjudge.data.shard`), merge joins the shards.
+cover every row once. Plain data with the options, beneath every user: options check the
+value, data loading keeps the shard's rows (`chatjudge.data.shard_rows`), merge joins the
+shards.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A shard's rows (`--shard I/N`, the rule in `chatjudge.shards`): the items one of N
+"""A shard's rows (`--shard I/N`, the rule in `chatjudge.options.shard`): the items one of N
 drivers takes, and the data's fingerprint, by which `chatjudge merge` joins only shards
 of the same data.
 """
@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 
 from chatjudge.data.items import Item, id_of
 from chatjudge.data.sources import Source
-from chatjudge.shards import Shard
+from chatjudge.options.shard import Shard
 
 
 def of(text: str | None) -> Shard | None:
