@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge.chat.fields import EXPECTED_TOOL_CALLS, FieldSpec
-from chatjudge.cluster import distribute, key_checked_here
 from chatjudge.data import Source, Validation, validate
 from chatjudge.data.shard_rows import of
 from chatjudge.models import Model, ModelSpec, check_options, get_model
 from chatjudge.options import ClientOptions, RunConfig
+from chatjudge.ray_executor import distribute, key_checked_here
 from chatjudge.rundir import default_out_dir, default_output, prepare_output
 
 

@@ -3,7 +3,7 @@ the request key (`keys`), the store lookup and commit (`ledger`), retries and ra
 (`policy`) through a model's `Caller`, the worker pool (`pool`), usage and cost (`usage`),
 and the progress bar (`progress`). A command opens them once, as one `session.Session`,
 and only plans calls and folds replies through it: judging (`runner`) and producing
-(`produce`); the Ray code (`cluster`) sits beneath the callers.
+(`produce`); the Ray code (`ray_executor`) sits beneath the callers.
 """
 
 from chatjudge.calls.caller import Caller

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-import chatjudge.cluster.remote
+import chatjudge.ray_executor.remote
 from chatjudge.calls.prices import Price, price_of
 from chatjudge.chat.types import ModelRequest, Reply
-from chatjudge.cluster import _start_all
-from chatjudge.cluster.remote import RemoteModel, _kind_of
-from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import UsageError
 from chatjudge.models import Model, get_model
 from chatjudge.models.base import GENERATION
 from chatjudge.models.registry import BUILTIN
 from chatjudge.options import ClientOptions, PricingOptions, RunConfig
+from chatjudge.ray_executor import _start_all
+from chatjudge.ray_executor.remote import RemoteModel, _kind_of
+from chatjudge.ray_executor.worker_spec import WorkerSpec
 
 
 class Burner(Model):
@@ -50,7 +50,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         workers[inner.name] = n
         return inner
 
-    monkeypatch.setattr(chatjudge.cluster.remote, "start", start)
+    monkeypatch.setattr(chatjudge.ray_executor.remote, "start", start)
     return workers
 
 

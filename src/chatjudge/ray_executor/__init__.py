@@ -163,8 +163,8 @@ def distribute(
 def _start_all(
     models: Sequence[Model], config: RunConfig, call_with: str, cpus: int, started: dict[int, Model]
 ) -> None:
-    from chatjudge.cluster.remote import start
-    from chatjudge.cluster.spec import WorkerSpec
+    from chatjudge.ray_executor.remote import start
+    from chatjudge.ray_executor.worker_spec import WorkerSpec
 
     n_local = sum(1 for m in {id(m): m for m in models}.values() if m.runs_locally)
     for model in models:

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 import ray
 
 from chatjudge.chat.types import ModelRequest, Reply
-from chatjudge.cluster.actor import ModelActor
-from chatjudge.cluster.channel import Channel
-from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import ChatJudgeError, ClusterLostError
 from chatjudge.models import Model
+from chatjudge.ray_executor.actor import ModelActor
+from chatjudge.ray_executor.channel import Channel
+from chatjudge.ray_executor.worker_spec import WorkerSpec
 
 if TYPE_CHECKING:
     from chatjudge.models.tokens import Tokenizer

@@ -15,7 +15,7 @@ from tests.support.stub_openai import StubServer
 
 SCRIPT = """
 import ray
-from chatjudge.cluster import connect
+from chatjudge.ray_executor import connect
 connect()
 node = ray._private.worker._global_node
 pids = [i.process.pid for infos in node.all_processes.values() for i in infos]
@@ -152,7 +152,7 @@ IGNORED = """
 import ray
 from ray._private import ray_constants, services
 services.get_node_ip_address = lambda address=None: "127.0.0.2"  # a Ray deaf to the switch
-from chatjudge.cluster import connect
+from chatjudge.ray_executor import connect
 from chatjudge.errors import UsageError
 try:
     connect()

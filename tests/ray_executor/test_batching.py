@@ -1,4 +1,4 @@
-"""Batched dispatch to Ray workers (`chatjudge.cluster.channel`), on a local Ray cluster
+"""Batched dispatch to Ray workers (`chatjudge.ray_executor.channel`), on a local Ray cluster
 (2 CPUs, no dashboard) against the stand-in server on loopback: calls travel several to
 a round trip, a worker killed while it holds a batch fails only that batch's calls, and
 a model keeps working from one event loop to the next."""
@@ -15,12 +15,12 @@ import ray
 
 from chatjudge import secrets
 from chatjudge.chat.types import ModelRequest, Reply
-from chatjudge.cluster.remote import RemoteModel, start
-from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import ClusterLostError, WorkerLostError
 from chatjudge.models import Model, get_model
 from chatjudge.options import ClientOptions
-from tests.cluster.local import local_cluster
+from chatjudge.ray_executor.remote import RemoteModel, start
+from chatjudge.ray_executor.worker_spec import WorkerSpec
+from tests.ray_executor.local import local_cluster
 from tests.support.stub_openai import StubServer
 
 

@@ -21,12 +21,12 @@ from ray import cloudpickle
 
 import chatjudge
 from chatjudge import evaluate
-from chatjudge.cluster.remote import ACTOR_PREFIX
-from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import AuthError, UsageError
 from chatjudge.models import get_model
 from chatjudge.options import ClientOptions
-from tests.cluster.local import local_cluster
+from chatjudge.ray_executor.remote import ACTOR_PREFIX
+from chatjudge.ray_executor.worker_spec import WorkerSpec
+from tests.ray_executor.local import local_cluster
 from tests.runner.conftest import pointwise_rows, read_results, write_jsonl
 from tests.support.protocols import POLITE
 from tests.support.stub_openai import StubServer
@@ -376,7 +376,7 @@ def test_a_cluster_that_never_answers_is_given_up_within_the_bound(tmp_path: Pat
         silent.listen()
         port = silent.getsockname()[1]
         script = (
-            "import chatjudge.cluster as c\n"
+            "import chatjudge.ray_executor as c\n"
             "c.CONNECT_TIMEOUT = 3\n"
             "try:\n    c.connect()\nexcept c.UsageError as e:\n    print(e)\n"
         )

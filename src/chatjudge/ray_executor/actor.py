@@ -2,7 +2,7 @@
 
 The actor runs calls and nothing else: retries, rate limits, the store and the verdicts
 stay with the driver, so a reply is committed once, where the ledger is. Calls arrive in
-batches and their outcomes go back in groups (`chatjudge.cluster.channel` says how), so
+batches and their outcomes go back in groups (`chatjudge.ray_executor.channel` says how), so
 Ray's cost of a task is shared by the calls of a round trip. A provider's `ModelError`
 goes back as a value, not raised, so its type and retry policy cross the wire intact;
 any other fault goes back as a `RuntimeError` naming it, masked.
@@ -17,8 +17,8 @@ import socket
 import ray
 
 from chatjudge.chat.types import ModelRequest, Reply
-from chatjudge.cluster.spec import WorkerSpec
 from chatjudge.errors import ChatJudgeError, ModelError
+from chatjudge.ray_executor.worker_spec import WorkerSpec
 from chatjudge.secrets import mask
 
 # After the first outcome of a round trip, how long `pull` waits for others to join it:
