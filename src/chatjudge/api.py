@@ -138,8 +138,8 @@ def gate(
     `data`, `protocol`, `allow_mismatch`, `out`, `overwrite`, `seed`, `control`, `human`,
     `column`, `score`); an unknown one is an error.
     """
-    from chatjudge.analysis.gate import gate as decide
-    from chatjudge.analysis.gate import report_dir
+    from chatjudge.analysis.gate.decide import gate as decide
+    from chatjudge.analysis.gate.decide import report_dir
     from chatjudge.options import GateSettings, describe
 
     try:

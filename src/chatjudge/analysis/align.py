@@ -19,7 +19,7 @@ from chatjudge.analysis.align_calls import OPTIMIZER_STORE, AlignCalls
 from chatjudge.analysis.align_measure import human_ceiling
 from chatjudge.analysis.align_search import Labelled, Search, TooFewHeldOut, search, split
 from chatjudge.analysis.calibration import PREFERENCE, read_ratings
-from chatjudge.analysis.gate_units import resolve_protocol
+from chatjudge.analysis.gate.units import resolve_protocol
 from chatjudge.calls.estimate import CostEstimate
 from chatjudge.errors import UsageError
 from chatjudge.formats.alignment import Alignment

@@ -6,7 +6,7 @@ identical improved rows would pass on a bootstrap of [+1, +1]. Below 30 units (o
 distinct unit differences) such a metric is decided on its macro figure, the protocol's
 `<metric>_macro` (each row's own ratio, so the difference lies in [-1, 1]), under the
 bounded rule; without one, or for any other metric with no known range, a small sample
-is inconclusive (`gate_decision.assemble`). A ratio whose denominators sum to 0 in a run
+is inconclusive (`assemble.assemble`). A ratio whose denominators sum to 0 in a run
 (a candidate that made no tool call has no precision) names the ratios that have a value.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from chatjudge.analysis.gate_pairing import Paired, pair
-from chatjudge.analysis.gate_units import RunRows, metric_names, metric_scale, read_rows
+from chatjudge.analysis.gate.pair_rows import Paired, pair
+from chatjudge.analysis.gate.units import RunRows, metric_names, metric_scale, read_rows
 from chatjudge.errors import ChatJudgeWarning, UsageError
 from chatjudge.protocols import Protocol
 from chatjudge.protocols.spec import MetricSpec

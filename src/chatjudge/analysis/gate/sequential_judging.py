@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from chatjudge.analysis.gate_decision import Require, Settings, assemble
-from chatjudge.analysis.gate_pairing import Paired, pair
-from chatjudge.analysis.gate_units import (
+from chatjudge.analysis.gate.assemble import Require, Settings, assemble
+from chatjudge.analysis.gate.pair_rows import Paired, pair
+from chatjudge.analysis.gate.units import (
     PREFERENCE,
     check_metric,
     field_value,

@@ -15,8 +15,8 @@ from typing import Literal
 import numpy as np
 
 from chatjudge.__about__ import __version__
-from chatjudge.analysis.gate_pairing import Paired
-from chatjudge.analysis.gate_units import slice_values
+from chatjudge.analysis.gate.pair_rows import Paired
+from chatjudge.analysis.gate.units import slice_values
 from chatjudge.formats.analyses import (
     Gate,
     GateDifference,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from chatjudge.analysis.gate_units import Row, RunRows, field_value
+from chatjudge.analysis.gate.units import Row, RunRows, field_value
 from chatjudge.errors import UsageError
 from chatjudge.protocols import Protocol
 from chatjudge.stats.paired import Difference, paired_difference, paired_ratio_difference
@@ -136,7 +136,7 @@ def pair(
         candidate_parts=cand_parts,
         baseline_parts=base_parts,
     )
-    return paired, counts  # a ratio with no value in a run: `gate_small.check_defined`
+    return paired, counts  # a ratio with no value in a run: `small.check_defined`
 
 
 def _parts(rows: list[Row]) -> np.ndarray:

@@ -18,7 +18,7 @@ from chatjudge.report.gate_text import markdown
 from chatjudge.stats.intervals import SHARE
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text, style_control, style_counts
-from tests.analysis.test_gate import cli, fair_judge, judged, pairwise_rows, pointwise_rows
+from tests.analysis.gate.test_decide import cli, fair_judge, judged, pairwise_rows, pointwise_rows
 
 
 def length_loving_judge(prompt: str) -> str:

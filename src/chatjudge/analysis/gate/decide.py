@@ -7,10 +7,10 @@ their preference rates). The interval treats the row as the unit (samples, order
 a panel's judges nested inside it; `cluster` groups rows that move together), and the
 decision follows DESIGN.md §8: not-worse passes when lo > -margin and fails when
 hi < -margin; better passes when lo > 0 and fails when hi < 0; else inconclusive.
-The statistics are `chatjudge.stats.paired`'s; `gate_pairing` pairs the runs' rows and
+The statistics are `chatjudge.stats.paired`'s; `pair_rows` pairs the runs' rows and
 gives the statistics what the protocol knows (the range a row's difference can take,
-which guards a small sample's interval), `gate_small` decides a small sample of a ratio
-(micro) metric on its macro figure, `gate_decision` decides and builds the record, and
+which guards a small sample's interval), `small` decides a small sample of a ratio
+(micro) metric on its macro figure, `assemble` decides and builds the record, and
 this module checks the inputs, applies the corrections and writes `gate.json`.
 """
 
@@ -21,28 +21,28 @@ from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
-from chatjudge.analysis.gate_corrections import (
-    Control,
-    calibrated,
-    controlled_difference,
-    corrected,
-    style_of,
-)
-from chatjudge.analysis.gate_decision import (
+from chatjudge.analysis.gate.assemble import (
     Require,
     Settings,
     assemble,
     boundary,
     gate_difference,
 )
-from chatjudge.analysis.gate_pairing import pair, same_baseline
-from chatjudge.analysis.gate_small import (
+from chatjudge.analysis.gate.corrections import (
+    Control,
+    calibrated,
+    controlled_difference,
+    corrected,
+    style_of,
+)
+from chatjudge.analysis.gate.pair_rows import pair, same_baseline
+from chatjudge.analysis.gate.small import (
     check_defined,
     small_ratio_pairs,
     warn_left_out,
     why_macro,
 )
-from chatjudge.analysis.gate_units import (
+from chatjudge.analysis.gate.units import (
     RunRows,
     check_metric,
     read_joined,
@@ -71,7 +71,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
     `settings.overwrite`, and an input or a run's file always. Warnings (`ChatJudgeWarning`)
     tell of accepted mismatches and of peeking (gating a grown run again).
 
-    Corrections (`chatjudge.analysis.gate_corrections`): `settings.control` decides one
+    Corrections (`chatjudge.analysis.gate.corrections`): `settings.control` decides one
     pairwise run on its length- or style-controlled preference; `settings.human` (a labels
     file, the `agree` format) adds the candidate run's human-calibrated metrics.
     """
@@ -128,7 +128,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
         )
     check_defined(proto, name, paired)
     diff = raw = paired.difference(None, boundary(s.margin, require), 0.95, s.seed)
-    small_ratio = raw.small if paired.ratio else None  # nothing guards it: `gate_small`
+    small_ratio = raw.small if paired.ratio else None  # nothing guards it: `small`
     macro = None
     if small_ratio is not None and base_dir is not None:
         macro = small_ratio_pairs(proto, name, (base_dir, cand_dir), joined, s.cluster)

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from chatjudge.analysis.gate_sequential import gate_sequential
+from chatjudge.analysis.gate.sequential_judging import gate_sequential
 from chatjudge.cli import app
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import Gate
 from chatjudge.formats.io import read_model
 from chatjudge.rundir import GATE, iter_results
-from tests.analysis.test_gate import fair_judge, pairwise_rows, pointwise_rows
+from tests.analysis.gate.test_decide import fair_judge, pairwise_rows, pointwise_rows
 from tests.support.budget import largest_worst_case
 from tests.support.cli import run_cli
 from tests.support.stub_openai import StubServer

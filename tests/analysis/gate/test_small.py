@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from chatjudge.analysis.gate_decision import Settings, assemble
-from chatjudge.analysis.gate_pairing import Paired
+from chatjudge.analysis.gate.assemble import Settings, assemble
+from chatjudge.analysis.gate.pair_rows import Paired
 from chatjudge.stats.paired import paired_difference
-from tests.analysis.test_gate_trajectory import Call, runs
+from tests.analysis.gate.test_trajectory import Call, runs
 from tests.runner.test_tool_trajectory import BOOK, GET, SEARCH
 from tests.support.cli import run_cli
 

@@ -15,7 +15,7 @@ from pydantic import ConfigDict
 from typer.testing import CliRunner
 
 import chatjudge
-from chatjudge.analysis.gate_units import field_value, slice_values
+from chatjudge.analysis.gate.units import field_value, slice_values
 from chatjudge.cli import app
 from chatjudge.errors import ChatJudgeWarning, UsageError
 from chatjudge.formats.analyses import Gate, GateDifference, GateLook, GateSlice
@@ -575,7 +575,7 @@ def test_a_gate_json_of_another_format_is_refused(tmp_path: Path) -> None:
         read_model(path, Gate)
 
 
-CUSTOM = Path(__file__).resolve().parents[2] / "examples" / "chat_quality_1to5.toml"
+CUSTOM = Path(__file__).resolve().parents[3] / "examples" / "chat_quality_1to5.toml"
 
 
 def quality_judge(prompt: str) -> str:

@@ -15,7 +15,7 @@ import chatjudge
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import Gate
 from chatjudge.formats.io import read_model
-from tests.analysis.test_gate import judged
+from tests.analysis.gate.test_decide import judged
 from tests.support.cli import run_cli
 
 
