@@ -180,7 +180,7 @@ def align(
     `max_cost_usd`, prices, ...). Raises `TooFewHeldOut` when fewer than 30 rows would be
     held out, `BudgetReachedError` at `max_cost_usd` (the same call resumes).
     """
-    from chatjudge.analysis.align import align_run
+    from chatjudge.analysis.align.align_run import align_run
     from chatjudge.options import AlignOptions, describe
 
     own = {k: options.pop(k) for k in list(options) if k in AlignOptions.model_fields}

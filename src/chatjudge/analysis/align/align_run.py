@@ -2,9 +2,9 @@
 only when it agrees with people better on labels the optimiser never saw.
 
 Reads a judged run and a labels file (`agree`'s format, checked row by row before anything
-is sent), splits the labelled rows (`align_search`), has the optimiser write rules from the
+is sent), splits the labelled rows (`search`), has the optimiser write rules from the
 select part's disagreements and picks rules, examples or both by cross-validation, then
-re-judges the held-out rows with the chosen candidate and the original (`align_calls`).
+re-judges the held-out rows with the chosen candidate and the original (`model_calls`).
 Writes `DIR/protocol.toml` (a custom protocol, its provenance in it) and `DIR/alignment.json`;
 `recommended` only when the held-out interval lies above 0.
 """
@@ -15,9 +15,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from chatjudge.analysis.align_calls import OPTIMIZER_STORE, AlignCalls
-from chatjudge.analysis.align_measure import human_ceiling
-from chatjudge.analysis.align_search import Labelled, Search, TooFewHeldOut, search, split
+from chatjudge.analysis.align.measure import human_ceiling
+from chatjudge.analysis.align.model_calls import OPTIMIZER_STORE, AlignCalls
+from chatjudge.analysis.align.search import Labelled, Search, TooFewHeldOut, search, split
 from chatjudge.analysis.calibration import PREFERENCE, read_ratings
 from chatjudge.analysis.gate.units import resolve_protocol
 from chatjudge.calls.estimate import CostEstimate

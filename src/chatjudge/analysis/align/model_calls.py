@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chatjudge.analysis.align_guidance import RULES_SCHEMA
+from chatjudge.analysis.align.guidance import RULES_SCHEMA
 from chatjudge.calls.budget import Budget
 from chatjudge.calls.estimate import CostEstimate, RoleEstimate
 from chatjudge.calls.run_sync import run_sync

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import chatjudge
-from chatjudge.analysis.align_measure import held_out_difference
+from chatjudge.analysis.align.measure import held_out_difference
 from chatjudge.formats.alignment import Alignment
 from chatjudge.formats.io import read_model
 from tests.support import align_standin as standin
@@ -291,7 +291,7 @@ def test_the_held_out_interval_needs_the_exact_sign_test(improved: int, passes: 
 
 
 def test_a_run_scored_without_a_judge_has_nothing_to_align(tmp_path: Path) -> None:
-    examples = Path(__file__).resolve().parents[2] / "examples"
+    examples = Path(__file__).resolve().parents[3] / "examples"
     run_dir = tmp_path / "scored"
     done = run_cli("run", str(examples / "tool_calls.jsonl"), "-p", "tool-trajectory",
                    "--out", str(run_dir), "--quiet")  # fmt: skip

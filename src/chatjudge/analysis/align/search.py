@@ -10,7 +10,7 @@ then rebuilt from the whole select part, and the judge re-judges the held-out ro
 and with the original protocol.
 
 `Judging` and `RuleWriter` are what the library's command passes in (its engine and the
-optimiser's session: `align_calls`); `bench/align_calibration.py` passes an in-process
+optimiser's session: `model_calls`); `bench/align_calibration.py` passes an in-process
 stand-in, so the calibration runs exactly this code.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from chatjudge.analysis.align_guidance import (
+from chatjudge.analysis.align.guidance import (
     CANDIDATES,
     MAX_EXAMPLES,
     Candidate,
@@ -32,7 +32,7 @@ from chatjudge.analysis.align_guidance import (
     optimizer_prompt,
     read_rules,
 )
-from chatjudge.analysis.align_measure import figures, held_out_difference, row_agreement
+from chatjudge.analysis.align.measure import figures, held_out_difference, row_agreement
 from chatjudge.errors import ChatJudgeError, ExitCode
 from chatjudge.formats.alignment import HeldOut
 from chatjudge.protocols import Protocol

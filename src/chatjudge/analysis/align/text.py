@@ -3,7 +3,7 @@ agreement, the held-out table and the verdict."""
 
 from __future__ import annotations
 
-from chatjudge.analysis.align import ALIGNED_PROTOCOL
+from chatjudge.analysis.align.align_run import ALIGNED_PROTOCOL
 from chatjudge.formats.alignment import Alignment
 
 
