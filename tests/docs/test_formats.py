@@ -17,7 +17,6 @@ from pydantic import BaseModel
 
 from chatjudge.formats import (
     analyses,
-    base,
     cost,
     produced,
     results,
@@ -25,6 +24,7 @@ from chatjudge.formats import (
     summary,
 )
 from chatjudge.formats import shard_record as shard
+from chatjudge.formats import shared as base
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "formats.md"
 

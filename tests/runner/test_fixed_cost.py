@@ -39,7 +39,7 @@ MODULES_NOT_ON_A_RUN = (
     *("chatjudge.calls.estimate", "chatjudge.models.tokens"),  # the dry run's
     # The other providers' classes, which only the help that names them needs
     *("chatjudge.models.local", "chatjudge.models.anthropic", "chatjudge.models.google"),
-    *("chatjudge.models.sdk", "chatjudge.models.tool_wire"),
+    *("chatjudge.models.optional_sdk", "chatjudge.models.tool_wire"),
     "chatjudge.otel",
     "krippendorff",
     "tomllib",  # a --prices file's or a custom protocol's, which a plain run has none of

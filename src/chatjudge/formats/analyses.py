@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from chatjudge.formats.base import Metric, Record, Versioned
+from chatjudge.formats.shared import Metric, Record, Versioned
 
 
 class CalibratedMetric(Record):

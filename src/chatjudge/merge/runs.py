@@ -43,7 +43,7 @@ from chatjudge.rundir import (
     read_summary,
     run_differences,
 )
-from chatjudge.summarize.run import SummaryBuilder, count
+from chatjudge.summarize.run_summary import SummaryBuilder, count
 
 
 def merge_runs(

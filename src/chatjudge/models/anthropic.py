@@ -38,7 +38,7 @@ from chatjudge.errors import (
 )
 from chatjudge.models.base import Model
 from chatjudge.models.headers import retry_after
-from chatjudge.models.sdk import import_sdk
+from chatjudge.models.optional_sdk import import_sdk
 from chatjudge.models.tool_wire import arguments_object, functions
 from chatjudge.options import ClientOptions
 

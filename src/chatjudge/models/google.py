@@ -48,7 +48,7 @@ from chatjudge.errors import (
 from chatjudge.jsoncodec import finite
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.headers import retry_after
-from chatjudge.models.sdk import import_sdk
+from chatjudge.models.optional_sdk import import_sdk
 from chatjudge.models.tool_wire import arguments_object, call_names, functions
 from chatjudge.options import ClientOptions
 

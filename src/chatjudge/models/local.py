@@ -22,7 +22,7 @@ from typing import Any
 from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.errors import UsageError
 from chatjudge.models.base import GENERATION, Model
-from chatjudge.models.sdk import require
+from chatjudge.models.optional_sdk import require
 from chatjudge.models.tokens import LlamaVocab, Tokenizer
 from chatjudge.models.tool_wire import refuse_tools
 from chatjudge.options import ClientOptions

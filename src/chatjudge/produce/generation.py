@@ -43,7 +43,7 @@ from chatjudge.produce.roles import Role
 from chatjudge.produce.tool_answers import ToolAnswering
 from chatjudge.produce.tool_loop import tool_turn
 from chatjudge.rundir import Produced
-from chatjudge.summarize.generation import TOOL_TOTALS, generation_summary
+from chatjudge.summarize.generate_summary import TOOL_TOTALS, generation_summary
 
 FIELDS = (
     FieldSpec(

@@ -46,7 +46,7 @@ from chatjudge.produce.tool_answers import ToolAnswering
 from chatjudge.produce.tool_loop import ToolTurn, tool_turn
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
 from chatjudge.rundir import Produced
-from chatjudge.summarize.simulation import SIMULATION_TOOLS, simulation_summary
+from chatjudge.summarize.simulate_summary import SIMULATION_TOOLS, simulation_summary
 
 FIELDS = (
     FieldSpec(

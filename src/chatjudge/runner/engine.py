@@ -42,7 +42,7 @@ from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY
 from chatjudge.runner.execute import Executed, execute
 from chatjudge.runner.fold import Folder, OnItem, scored_record
 from chatjudge.runner.plan import Call, JudgeLane, Planner, parse
-from chatjudge.summarize.run import SummaryBuilder
+from chatjudge.summarize.run_summary import SummaryBuilder
 from chatjudge.writing import open_write
 
 if TYPE_CHECKING:

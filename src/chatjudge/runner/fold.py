@@ -19,7 +19,7 @@ from chatjudge.formats.results import result_row
 from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.aggregate import reduce_calls
 from chatjudge.runner.plan import ItemState
-from chatjudge.summarize.run import SummaryBuilder, count
+from chatjudge.summarize.run_summary import SummaryBuilder, count
 
 if TYPE_CHECKING:  # a deterministic protocol's scores: its module only with such a run
     from chatjudge.trajectories import Scored

@@ -33,7 +33,7 @@ from chatjudge.chat.toolcalls.expected import (
     read_expected_calls,
     read_match,
 )
-from chatjudge.trajectories.calls import read_calls
+from chatjudge.trajectories.compared_calls import read_calls
 from chatjudge.trajectories.pairing import Pairing, pair_calls
 from chatjudge.trajectories.steps import Call
 

@@ -51,8 +51,8 @@ from chatjudge.analysis.gate.units import (
 )
 from chatjudge.errors import ChatJudgeWarning, UsageError
 from chatjudge.formats.analyses import CalibratedMetric, Gate, GateLook, counts_text
-from chatjudge.formats.base import Metric
 from chatjudge.formats.io import read_model, write_json
+from chatjudge.formats.shared import Metric
 from chatjudge.options import GateSettings
 from chatjudge.outputs import check_file_output
 from chatjudge.protocols import Protocol

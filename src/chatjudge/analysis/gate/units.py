@@ -32,7 +32,7 @@ from chatjudge.protocols import Protocol, check_recorded, get_protocol
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
 from chatjudge.rundir import iter_results, read_run_info, read_summary
 from chatjudge.stats.passk import pass_at, pass_hat, succeeded
-from chatjudge.summarize.run import metric_parts, metric_value
+from chatjudge.summarize.run_summary import metric_parts, metric_value
 from chatjudge.summarize.tries import PASS_HAT, parse_passk, task_of, zero_one_metrics
 
 PREFERENCE = "preference"  # pairwise: the candidate's preference rate, ties counting half

@@ -34,8 +34,8 @@ from chatjudge.merge.parts import (
     sum_usage,
 )
 from chatjudge.rundir import Produced, option_differences
-from chatjudge.summarize.generation import TOOL_TOTALS, generated_tokens, generation_summary
-from chatjudge.summarize.simulation import (
+from chatjudge.summarize.generate_summary import TOOL_TOTALS, generated_tokens, generation_summary
+from chatjudge.summarize.simulate_summary import (
     SIMULATION_TOOLS,
     Conversation,
     conversation_of,

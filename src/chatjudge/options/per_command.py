@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-from chatjudge.options.declare import OptionGroup
-from chatjudge.options.own import (
-    AlignOptions,
-    ExportOptions,
-    GateOptions,
-    GateSettings,
-    ImportOptions,
-)
-from chatjudge.options.run import (
+from chatjudge.options.calling import (
     ClientOptions,
     GenerationOptions,
     PricingOptions,
@@ -19,6 +11,14 @@ from chatjudge.options.run import (
     RunOptions,
     SimulationOptions,
     ToolOptions,
+)
+from chatjudge.options.declare import OptionGroup
+from chatjudge.options.own import (
+    AlignOptions,
+    ExportOptions,
+    GateOptions,
+    GateSettings,
+    ImportOptions,
 )
 
 

@@ -12,7 +12,7 @@ from chatjudge.__about__ import __version__
 from chatjudge.formats.cost import Cost, RoleCostRecord
 from chatjudge.formats.summary import Summary
 from chatjudge.protocols import BASELINE, CANDIDATE, TIE, get_protocol
-from chatjudge.summarize.run import SummaryBuilder
+from chatjudge.summarize.run_summary import SummaryBuilder
 
 POINTWISE = get_protocol("interactivity-accuracy")
 PAIRWISE = get_protocol("pairwise-chat-quality")

@@ -21,7 +21,7 @@ from chatjudge.formats.cost import Cost
 from chatjudge.formats.produced import ASSISTANT, SimulationSummary
 from chatjudge.stats import bootstrap_metrics
 from chatjudge.stats.intervals import Range, guard_all
-from chatjudge.summarize.generation import now
+from chatjudge.summarize.generate_summary import now
 from chatjudge.summarize.ranges import SIMULATION_RANGES
 
 Conversation = dict[str, Any]
