@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from chatjudge.chat.messages import Msg
-from chatjudge.traces.calls import Call, TraceProblem
 from chatjudge.traces.redact import Redactor
+from chatjudge.traces.traced_calls import Call, TraceProblem
 
 
 @dataclass(slots=True)

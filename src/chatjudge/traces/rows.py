@@ -23,9 +23,9 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 
 from chatjudge import jsoncodec
 from chatjudge.data.tool_rows import read_row_tools
-from chatjudge.traces.calls import Call, TraceProblem
 from chatjudge.traces.chat_format import chat_messages
 from chatjudge.traces.redact import Redactor
+from chatjudge.traces.traced_calls import Call, TraceProblem
 from chatjudge.writing import replaced
 
 
