@@ -11,7 +11,7 @@ per case from the disagreements it is shown.
 (c) Calls and time per alignment through the real command (`chatjudge.align`: engines,
     stores, the optimiser's session) with the stand-in as Python functions.
 
-(a) and (b) run `align_search.search`, the command's own split, cross-validated selection
+(a) and (b) run `analysis.align.search.search`, the command's own split, cross-validated selection
 and held-out measurement, with the judge in-process (no engine, no store): the stand-in's
 verdict on a row is a pure function of its case and its prompt's guidance, so judging a
 protocol is parsing its guidance once.
