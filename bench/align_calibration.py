@@ -11,7 +11,7 @@ per case from the disagreements it is shown.
 (c) Calls and time per alignment through the real command (`chatjudge.align`: engines,
     stores, the optimiser's session) with the stand-in as Python functions.
 
-(a) and (b) run `align_search.search`, the command's own split, cross-validated selection
+(a) and (b) run `analysis.align.search.search`, the command's own split, cross-validated selection
 and held-out measurement, with the judge in-process (no engine, no store): the stand-in's
 verdict on a row is a pure function of its case and its prompt's guidance, so judging a
 protocol is parsing its guidance once.
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import chatjudge
-from chatjudge.analysis.align_search import Labelled, search, split
+from chatjudge.analysis.align.search import Labelled, search, split
 from chatjudge.formats.alignment import Alignment
 from chatjudge.protocols import Protocol, get_protocol
 from tests.support import align_standin as standin
@@ -55,9 +55,7 @@ def one_alignment(run: int, n_labels: int, noise: bool) -> bool:
     """Whether one alignment on fresh rows claims a gain (lower end above 0)."""
     rows = standin.rows(n_labels, prefix=f"{'n' if noise else 'p'}{run}-")
     ids = tuple(r["id"] for r in rows)
-    labels = {
-        i: [SIDE[standin.noise(i, run) if noise else standin.policy(i)]] for i in ids
-    }
+    labels = {i: [SIDE[standin.noise(i, run) if noise else standin.policy(i)]] for i in ids}
     data = Labelled(
         protocol=PROTOCOL,
         deciding="pairwise_choice",
@@ -115,11 +113,13 @@ def main() -> None:
           f"(allowed: <= 2.5% + 2 SE = {bound:.2%}, and <= 3.5%): "
           f"{verdict}; {per * 1000:.1f} ms a run")  # fmt: skip
     a, seconds = command_costs(args.labels)
-    print(f"(c) one alignment through chatjudge.align at {args.labels} labels: "
-          f"{a.optimizer_calls} optimiser calls, {a.judge_calls} judge calls "
-          f"(3 candidates x {len(a.select_ids)} select rows + 2 x {a.held_out.n} held-out "
-          f"rows; x2 with both orders), {seconds:.1f} s with in-process judges (a Python "
-          "function has no price: the cost of a priced model is these calls at its price)")
+    print(
+        f"(c) one alignment through chatjudge.align at {args.labels} labels: "
+        f"{a.optimizer_calls} optimiser calls, {a.judge_calls} judge calls "
+        f"(3 candidates x {len(a.select_ids)} select rows + 2 x {a.held_out.n} held-out "
+        f"rows; x2 with both orders), {seconds:.1f} s with in-process judges (a Python "
+        "function has no price: the cost of a priced model is these calls at its price)"
+    )
 
 
 if __name__ == "__main__":

@@ -87,9 +87,7 @@ def length_bonus(rng: np.random.Generator) -> tuple[float, float]:
     return float(gamma), truth
 
 
-def style_runs(
-    rng: np.random.Generator, runs: int, gamma: float
-) -> tuple[np.ndarray, np.ndarray]:
+def style_runs(rng: np.random.Generator, runs: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     """Outcomes (runs, rows) and length differences (runs, rows) of simulated runs."""
     q = rng.normal(MU, QUALITY_SD, (runs, ROWS))
     d = draw_lengths(rng, (runs, ROWS))

@@ -258,16 +258,16 @@ _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(80)
 def _ratio_truth(shift: float) -> float:
     """ΣN/ΣD in the limit: E[e^{0.3u} p(u + shift)] / E[e^{0.3u}], by quadrature."""
     weight = _WEIGHTS * np.exp(0.3 * _NODES)
+
     def share(move: float) -> float:
         return float(np.sum(weight / (1 + np.exp(-(0.8 + _NODES + move)))) / weight.sum())
+
     return share(shift) - share(0.0)
 
 
 def ratio_errors(report: Report, runs: int, seed: int) -> None:
     print(f"(e) a ratio metric's error rates at the boundary: {runs} runs, M = {MARGIN}")
-    at_margin = float(
-        optimize.brentq(lambda s: _ratio_truth(s) + MARGIN, -3.0, 0.0, xtol=1e-14)
-    )
+    at_margin = float(optimize.brentq(lambda s: _ratio_truth(s) + MARGIN, -3.0, 0.0, xtol=1e-14))
     for n_rows in (N_ROWS, 50):
         rng = np.random.default_rng([seed, 500 + n_rows])
         start = time.perf_counter()
@@ -286,8 +286,11 @@ def ratio_errors(report: Report, runs: int, seed: int) -> None:
 
 def power_match(report: Report, runs: int, seed: int) -> None:
     print(f"(b) power: {N_ROWS} rows, {runs} runs per point")
-    cases = [(SCENARIOS[0], "better", 0.0), (SCENARIOS[1], "not-worse", MARGIN),
-             (SCENARIOS[3], "better", 0.0)]
+    cases = [
+        (SCENARIOS[0], "better", 0.0),
+        (SCENARIOS[1], "not-worse", MARGIN),
+        (SCENARIOS[3], "better", 0.0),
+    ]
     for k, (scenario, require, margin) in enumerate(cases):
         rng = np.random.default_rng([seed, 100 + k])
         boundary = -margin if require == "not-worse" else 0.0
@@ -324,8 +327,9 @@ def sequential(report: Report, runs: int, seed: int) -> None:
     print(f"(c) sequential: a 0/1 metric, {total} rows, a look every {batch} rows, {runs} runs")
     rng = np.random.default_rng([seed, 200])
 
-    def gate(p_win: float, p_loss: float, margin: float, require: str, n: int = runs,
-             **options: object) -> tuple[int, int, float]:
+    def gate(
+        p_win: float, p_loss: float, margin: float, require: str, n: int = runs, **options: object
+    ) -> tuple[int, int, float]:
         """(runs passed, runs failed, mean share of rows judged) under looks every batch."""
         passed = failed = 0
         judged = 0.0
@@ -335,10 +339,12 @@ def sequential(report: Report, runs: int, seed: int) -> None:
             d = np.where(u < p_win, 1.0, np.where(u < p_win + p_loss, -1.0, 0.0))
             lo, hi = confidence_sequence_path(d, **options)  # type: ignore[arg-type]
             looks = np.arange(batch - 1, total, batch)
-            outcome = np.array([
-                [decide((a, b), margin, require) for a, b in zip(lo_r, hi_r, strict=True)]  # type: ignore[arg-type]
-                for lo_r, hi_r in zip(lo[:, looks], hi[:, looks], strict=True)
-            ])
+            outcome = np.array(
+                [
+                    [decide((a, b), margin, require) for a, b in zip(lo_r, hi_r, strict=True)]  # type: ignore[arg-type]
+                    for lo_r, hi_r in zip(lo[:, looks], hi[:, looks], strict=True)
+                ]
+            )
             decided = outcome != "inconclusive"
             first = np.where(decided.any(axis=1), decided.argmax(axis=1), len(looks) - 1)
             final = outcome[np.arange(size), first]
@@ -357,13 +363,19 @@ def sequential(report: Report, runs: int, seed: int) -> None:
     p, _, _ = gate(0.0, 0.05, MARGIN, "not-worse", **bounded)
     report.share("Δ = -M, 5% discordant rows: pass under not-worse", p, runs)
     for planned in (PLANNED_UNITS, total):
-        p, _, judged = gate(0.2, 0.1, MARGIN, "not-worse", n=max(runs // 2, 100),
-                            bound=1.0, planned=planned)
-        report.check(f"clear-cut Δ = +0.10, M = {MARGIN}, planned {planned}: rows judged",
-                     f"{judged:.3f} of {total} (passed {p / max(runs // 2, 100):.3f})",
-                     "<= 0.5", judged <= 0.5)
-    print(" asymptotic sequence (no bound: the empirical variance), planned "
-          f"{PLANNED_UNITS}; the warm-up before any decision")
+        p, _, judged = gate(
+            0.2, 0.1, MARGIN, "not-worse", n=max(runs // 2, 100), bound=1.0, planned=planned
+        )
+        report.check(
+            f"clear-cut Δ = +0.10, M = {MARGIN}, planned {planned}: rows judged",
+            f"{judged:.3f} of {total} (passed {p / max(runs // 2, 100):.3f})",
+            "<= 0.5",
+            judged <= 0.5,
+        )
+    print(
+        " asymptotic sequence (no bound: the empirical variance), planned "
+        f"{PLANNED_UNITS}; the warm-up before any decision"
+    )
     for warmup in (2, 20, 50, 100):
         p, _, _ = gate(0.15, 0.15, 0.0, "better", min_units=warmup)
         report.share(f"min_units {warmup}: Δ = 0, pass under better", p, runs)
@@ -451,9 +463,7 @@ def _pass_rate(null: Null, n: int, runs: int, rng: np.random.Generator, guarded:
     (rows in a seeded random order), since the decision depends on little else."""
     draws = rng.multinomial(n, null.probs, size=runs)
     tables, frequency = np.unique(draws, axis=0, return_counts=True)
-    return int(
-        sum(f for t, f in zip(tables, frequency, strict=True) if null.passes(t, n, guarded))
-    )
+    return int(sum(f for t, f in zip(tables, frequency, strict=True) if null.passes(t, n, guarded)))
 
 
 def small_samples(report: Report, runs: int, seed: int) -> None:
@@ -495,8 +505,7 @@ def small_power(runs: int, seed: int) -> None:
     for k, (case, sizes) in enumerate(POWER_CASES):
         for n in sizes:
             rates = [
-                _pass_rate(case, n, runs, np.random.default_rng([seed, 400 + k, n]), guarded)
-                / runs
+                _pass_rate(case, n, runs, np.random.default_rng([seed, 400 + k, n]), guarded) / runs
                 for guarded in (True, False)
             ]
             print(f"  {n:>4}  {case.name:<44} {rates[0]:>10.4f}   (without: {rates[1]:.4f})")

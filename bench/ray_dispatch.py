@@ -1,10 +1,10 @@
 """Ray dispatch benchmark: `RemoteModel` driven directly, without the run engine.
 
-What the batching in `chatjudge.cluster.channel` costs and saves, apart from the rest of
+What the batching in `chatjudge.ray_executor.channel` costs and saves, apart from the rest of
 a run: N calls at concurrency C through 2 Ray workers to the stand-in server (its own
 process, latency L), on a local cluster started here. Prints calls/s (and its ratio to
 C/L), the driver's and the workers' CPU per call, and the calls per Ray round trip
-(submits and pulls). To compare choices (`LINGER` in `chatjudge/cluster/actor.py`), edit
+(submits and pulls). To compare choices (`LINGER` in `chatjudge/ray_executor/actor.py`), edit
 the constant and run again: the workers import it afresh.
 
     python bench/ray_dispatch.py                  # N=5,000 C=100 L=0.2
@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ray_executor import _processes  # noqa: E402
 from run_engine import StubProcess  # noqa: E402
 
-from chatjudge.cluster.actor import LINGER  # noqa: E402
-from chatjudge.cluster.remote import RemoteModel, start  # noqa: E402
-from chatjudge.cluster.spec import WorkerSpec  # noqa: E402
+from chatjudge.chat.types import ModelRequest  # noqa: E402
 from chatjudge.models import get_model  # noqa: E402
 from chatjudge.options import ClientOptions  # noqa: E402
-from chatjudge.types import ModelRequest  # noqa: E402
+from chatjudge.ray_executor.actor import LINGER  # noqa: E402
+from chatjudge.ray_executor.remote import RemoteModel, start  # noqa: E402
+from chatjudge.ray_executor.worker_spec import WorkerSpec  # noqa: E402
 
 WARM_UP = 200
 

@@ -4,7 +4,7 @@ target is 10,000 goals (K = 3) in at most 10 s of CPU.
 The goals are the scripted users of `bench/realism_scripts.py` (the real ones `mixed`, the
 simulator `polite`), with every measure present: disclosure and pushback marks, the
 discriminator's verdicts in both orders and one protocol metric. What is timed is
-`chatjudge.realism.compare.compare` (the behaviours, uniformity's pairwise similarities over
+`chatjudge.user_realism.statistics.compare` (the behaviours, uniformity's pairwise similarities over
 2 x 10,000 users, 2,000 relabellings a test, Holm), as process CPU (every thread), the least
 of `--repeat` runs, with one OpenBLAS thread as the CLI has.
 
@@ -27,8 +27,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI sets it (chatju
 
 from realism_scripts import goal_sample  # noqa: E402
 
-from chatjudge.realism.compare import compare  # noqa: E402
-from chatjudge.realism.sample import GoalSample  # noqa: E402
+from chatjudge.user_realism.sample import GoalSample  # noqa: E402
+from chatjudge.user_realism.statistics import compare  # noqa: E402
 
 TARGET_S = 10.0
 

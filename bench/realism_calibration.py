@@ -27,7 +27,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI sets it (chatju
 from realism_scripts import goal_sample  # noqa: E402
 
 from chatjudge.formats.realism import Realism  # noqa: E402
-from chatjudge.realism.compare import compare  # noqa: E402
+from chatjudge.user_realism.statistics import compare  # noqa: E402
 
 DETECTED = ("disclosure", "words_per_message", "uniformity")
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatjudge.realism.sample import GoalSample, UserSide
+from chatjudge.user_realism.sample import GoalSample, UserSide
 
 END_MARKER = "[[TERMINATE CHAT]]"  # chatjudge.produce.user.END_MARKER
 STYLES = ("terse", "polite", "mixed")

@@ -43,9 +43,9 @@ from realism_scripts import (  # noqa: E402
     user_messages,
 )
 
-from chatjudge.realism.sample import GoalSample, UserSide  # noqa: E402
-from chatjudge.realism.tune_measure import gain_shown, held_out  # noqa: E402
-from chatjudge.realism.tune_search import search, tuning_split  # noqa: E402
+from chatjudge.user_realism.sample import GoalSample, UserSide  # noqa: E402
+from chatjudge.user_realism.tune_measure import gain_shown, held_out  # noqa: E402
+from chatjudge.user_realism.tune_search import search, tuning_split  # noqa: E402
 
 INSTRUCTIONS = "You play a user. Your goal: {question}. You know: {user_context}."
 ONE_FACT, NO_THANKS, LOWERCASE = (

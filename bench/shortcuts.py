@@ -41,7 +41,9 @@ from tool_trajectory import TOOLS, _row  # noqa: E402 - its rows
 
 CLI = "from chatjudge.cli import main; sys.argv[0] = 'chatjudge'; main()"
 WITHOUT = {  # the patch that takes each shortcut out
-    "schema-check": "import chatjudge.tool_definitions as t; t._plainly_valid = lambda s: False",
+    "schema-check": (
+        "import chatjudge.chat.toolcalls.definitions as t; t._plainly_valid = lambda s: False"
+    ),
     "call-record": (
         "import chatjudge.runner.fold as f; from chatjudge.formats.results import "
         "ResultRecord as R; plain = f.result_row; f.result_row = lambda **k: "

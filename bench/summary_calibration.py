@@ -41,7 +41,7 @@ SMALLEST = 1e-9  # counts less likely than this are left out (counted as misses)
 
 
 def interval(values: np.ndarray, known: Range) -> tuple[float, float] | None:
-    """The summary's interval of one metric's column, as `summarize.run` computes it."""
+    """The summary's interval of one metric's column, as `summarize.run_summary` computes it."""
     found = bootstrap_metrics({"m": values})["m"]
     return guard(found, values, known).ci95
 

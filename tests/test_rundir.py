@@ -17,11 +17,11 @@ import chatjudge
 from chatjudge.cli import app
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import Comparison, Rating
-from chatjudge.formats.base import Metric
 from chatjudge.formats.io import write_json
 from chatjudge.formats.produced import GenerationSummary, SimulationSummary
 from chatjudge.formats.results import CallRecord, ResultRecord
 from chatjudge.formats.run_info import RunInfo
+from chatjudge.formats.shared import Metric
 from chatjudge.formats.summary import Summary
 from chatjudge.options import RunConfig
 from chatjudge.protocols import get_protocol, protocol_sha256

@@ -9,6 +9,7 @@ from chatjudge.__about__ import __version__
 if TYPE_CHECKING:
     from chatjudge.api import EvalResult, align, estimate, evaluate, export, gate
     from chatjudge.produce import generate, simulate
+    from chatjudge.user_realism.measuring import realism
 
 
 def __getattr__(name: str) -> Any:
@@ -17,10 +18,10 @@ def __getattr__(name: str) -> Any:
         from chatjudge import api
 
         return getattr(api, name)
-    if name == "realism":  # the package, which is callable: `chatjudge.realism(...)`
-        import chatjudge.realism
+    if name == "realism":
+        from chatjudge.user_realism.measuring import realism
 
-        return chatjudge.realism
+        return realism
     if name in ("generate", "simulate"):
         from chatjudge import produce
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from chatjudge import sync
+from chatjudge.calls import run_sync as sync
 from chatjudge.errors import BudgetReachedError, UsageError
 from chatjudge.formats.summary import Summary
 from chatjudge.models import ModelSpec
@@ -145,8 +145,8 @@ def gate(
     `data`, `protocol`, `allow_mismatch`, `out`, `overwrite`, `seed`, `control`, `human`,
     `column`, `score`); an unknown one is an error.
     """
-    from chatjudge.analysis.gate import gate as decide
-    from chatjudge.analysis.gate import report_dir
+    from chatjudge.analysis.gate.decide import gate as decide
+    from chatjudge.analysis.gate.decide import report_dir
     from chatjudge.options import GateSettings, describe
 
     try:
@@ -187,7 +187,7 @@ def align(
     `max_cost_usd`, prices, ...). Raises `TooFewHeldOut` when fewer than 30 rows would be
     held out, `BudgetReachedError` at `max_cost_usd` (the same call resumes).
     """
-    from chatjudge.analysis.align import align_run
+    from chatjudge.analysis.align.align_run import align_run
     from chatjudge.options import AlignOptions, describe
 
     own = {k: options.pop(k) for k in list(options) if k in AlignOptions.model_fields}

@@ -18,8 +18,8 @@ from chatjudge.formats.analyses import Gate
 from chatjudge.formats.io import read_model
 from chatjudge.formats.summary import Summary
 from chatjudge.rundir import RunDir
-from tests.analysis.test_gate import pointwise_rows
-from tests.analysis.test_gate_judge_check import SHIFT, _check_file, _run
+from tests.analysis.gate.test_decide import pointwise_rows
+from tests.analysis.gate.test_judge_check import SHIFT, _check_file, _run
 from tests.summarize.test_tries import RESOLVED
 from tests.support.cli import run_cli
 

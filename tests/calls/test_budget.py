@@ -12,12 +12,12 @@ import pytest
 from chatjudge.calls import Caller, CallPolicy, RetryConfig
 from chatjudge.calls.budget import Budget, Meter, Starts, budget_for, input_bound, meter_for
 from chatjudge.calls.prices import Price
+from chatjudge.chat.types import GenerationSettings, ModelRequest, Reply
 from chatjudge.errors import BudgetReached, ServerError, UsageError
 from chatjudge.models.function import FunctionModel
 from chatjudge.models.openai import OpenAIModel
 from chatjudge.models.tokens import Tiktoken
 from chatjudge.options import ClientOptions
-from chatjudge.types import GenerationSettings, ModelRequest, Reply
 
 PRICE = Price(1.0, 2.0, "test")  # USD per million tokens
 

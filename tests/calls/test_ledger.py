@@ -8,9 +8,9 @@ import sqlite3
 from pathlib import Path
 
 from chatjudge.calls import KeyMaker, Ledger, LegacyKeyMaker
+from chatjudge.chat.types import Reply
 from chatjudge.errors import ServerError
 from chatjudge.store import Store
-from chatjudge.types import Reply
 
 IDENTITY = {"provider": "openai", "model": "m", "base_urls": ["http://a/v1"]}
 SETTINGS = {"temperature": 0.0, "max_tokens": 100, "seed": None}

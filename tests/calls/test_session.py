@@ -14,13 +14,13 @@ import pytest
 
 import chatjudge
 from chatjudge.api import build_engine
+from chatjudge.calls.run_sync import run_sync
 from chatjudge.calls.session import Budget, NotSent, Seat, Session
+from chatjudge.chat.types import GenerationSettings, ModelRequest
 from chatjudge.errors import BudgetReachedError, ChatJudgeError
 from chatjudge.models import Model, get_model
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.produce import build_generation
-from chatjudge.sync import run_sync
-from chatjudge.types import GenerationSettings, ModelRequest
 from tests.runner.conftest import pointwise_rows, write_jsonl
 from tests.support.stub_openai import StubServer
 

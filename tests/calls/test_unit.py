@@ -16,9 +16,9 @@ from chatjudge.calls.budget import Budget, Meter
 from chatjudge.calls.ledger import Ledger
 from chatjudge.calls.prices import Price
 from chatjudge.calls.unit import Unit, current, done_within, within
+from chatjudge.chat.types import GenerationSettings, ModelRequest
 from chatjudge.models.function import FunctionModel
 from chatjudge.store import Store
-from chatjudge.types import GenerationSettings, ModelRequest
 
 # The folders whose functions must not carry a unit's state by hand (issue 42, item 2).
 UNIT_FREE = ("produce", "runner", "analysis")

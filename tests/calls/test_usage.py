@@ -10,9 +10,9 @@ import pytest
 import chatjudge
 from chatjudge.calls import Usage
 from chatjudge.calls.prices import price_of
+from chatjudge.chat.types import Reply
 from chatjudge.models import get_model
 from chatjudge.options import ClientOptions, PricingOptions
-from chatjudge.types import Reply
 
 
 def test_add_counts_calls_and_tokens_missing_tokens_as_zero() -> None:

@@ -1,6 +1,6 @@
 """The `chatjudge` process as a shell sees it: each outcome's exit status from a process of
 its own, where the other CLI tests call the command in theirs (tests/support/cli.py).
-Ctrl-C's 130 is `tests/analysis/test_gate_sequential.py`'s, also a process."""
+Ctrl-C's 130 is `tests/analysis/gate/test_sequential_judging.py`'s, also a process."""
 
 from __future__ import annotations
 

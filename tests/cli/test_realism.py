@@ -13,10 +13,10 @@ import typer
 
 from chatjudge.cli.realism import _measured
 from chatjudge.options import RunConfig
-from chatjudge.realism.command import build_realism
-from tests.realism.standins import Recorder
-from tests.realism.test_command import REAL
+from chatjudge.user_realism.command import build_realism
 from tests.support.cli import run_cli
+from tests.user_realism.standins import Recorder
+from tests.user_realism.test_command import REAL
 
 
 def test_bad_rows_exit_2_naming_row_and_field(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_the_exit_status_is_1_when_a_conversation_failed_and_4_at_the_budget(
 def test_tune_with_fewer_than_50_held_out_goals_exits_3_with_the_number_needed(
     tmp_path: Path,
 ) -> None:
-    from tests.realism.tune_standins import real_rows
+    from tests.user_realism.tune_standins import real_rows
 
     data = tmp_path / "real.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in real_rows(123)))

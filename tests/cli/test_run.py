@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from chatjudge.__about__ import __version__
+from chatjudge.chat.types import Reply
 from chatjudge.options import OVERWRITE_HELP
 from chatjudge.protocols import get_protocol
-from chatjudge.types import Reply
 from tests.runner.conftest import pointwise_rows, read_results, write_jsonl
 from tests.support.cli import run_cli
 from tests.support.protocols import POLITE

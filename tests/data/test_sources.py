@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from chatjudge.conversation import JudgeView
+from chatjudge.chat.render import JudgeView
 from chatjudge.data import Source, iter_items, validate
 from chatjudge.errors import UsageError
 from chatjudge.protocols import get_protocol

@@ -17,15 +17,15 @@ from pydantic import BaseModel
 
 from chatjudge.formats import (
     analyses,
-    base,
     cost,
     produced,
     realism,
     results,
     run_info,
-    shard,
     summary,
 )
+from chatjudge.formats import shard_record as shard
+from chatjudge.formats import shared as base
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "formats.md"
 

@@ -10,8 +10,8 @@ import pytest
 
 from chatjudge.errors import UsageError
 from chatjudge.formats import analyses, produced, results, run_info, summary
-from chatjudge.formats.base import Versioned
 from chatjudge.formats.io import read_model, write_json
+from chatjudge.formats.shared import Versioned
 
 FILES: list[type[Versioned]] = [
     results.ResultRecord,

@@ -10,8 +10,8 @@ import pytest
 from chatjudge.errors import UsageError
 from chatjudge.formats.io import read_model, write_json
 from chatjudge.formats.realism import Realism
-from chatjudge.realism.compare import compare
-from chatjudge.realism.sample import GoalSample, UserSide
+from chatjudge.user_realism.sample import GoalSample, UserSide
+from chatjudge.user_realism.statistics import compare
 
 
 def realism() -> Realism:

@@ -28,10 +28,10 @@ from chatjudge.errors import DataValidationError, UsageError
 from chatjudge.formats.cost import BudgetRecord, Cost, RoleCostRecord
 from chatjudge.merge import merge
 from chatjudge.merge.parts import sum_costs
-from chatjudge.shards import Shard
+from chatjudge.options.shard import Shard
 from chatjudge.stats import bootstrap_metrics
-from chatjudge.summarize.generation import token_metrics
-from chatjudge.summarize.simulation import simulation_summary
+from chatjudge.summarize.generate_summary import token_metrics
+from chatjudge.summarize.simulate_summary import simulation_summary
 from tests.support.cli import run_cli
 from tests.support.report_page import embedded_index, embedded_items
 from tests.support.stub_openai import StubServer

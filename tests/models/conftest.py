@@ -10,8 +10,8 @@ from typing import TypeVar
 
 import pytest
 
+from chatjudge.chat.types import Message, ToolUse
 from chatjudge.models import Model
-from chatjudge.types import Message, ToolUse
 from tests.support.stub_anthropic import AnthropicStub
 from tests.support.stub_google import GoogleStub
 from tests.support.stub_openai import StubServer
@@ -43,7 +43,7 @@ TWO_CALLS: list[Message] = [
     {"role": "user", "content": "And tomorrow?"},
 ]
 # Ids as recordings and servers write them: `c1` reused in a later step, then none (""):
-# sent with ids of their own, each result with its call's (`chatjudge.call_ids`).
+# sent with ids of their own, each result with its call's (`chatjudge.chat.toolcalls.call_ids`).
 REUSED_IDS: list[Message] = [
     {"role": "user", "content": "Weather in Oslo, Rome and Paris?"},
     *(

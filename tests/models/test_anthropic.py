@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from chatjudge.chat.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.errors import (
     BadRequestError,
     ModelError,
@@ -22,7 +23,6 @@ from chatjudge.models import check_options, get_model
 from chatjudge.models.anthropic import AnthropicModel, tool_name
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.protocols import get_protocol
-from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from tests.models.conftest import REUSED_IDS, SENT_IDS, TWO_CALLS, WEATHER, Closing
 from tests.support.stub_anthropic import AnthropicStub
 

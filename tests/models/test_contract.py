@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import pytest
 
 from chatjudge.calls.policy import CallPolicy, RetryConfig
+from chatjudge.chat.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
@@ -36,7 +37,6 @@ from chatjudge.errors import (
 from chatjudge.models import Model, get_model
 from chatjudge.options import ClientOptions
 from chatjudge.protocols import get_protocol
-from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
 from tests.models.conftest import (
     ANTHROPIC_KEY,

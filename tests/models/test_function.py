@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 import chatjudge
+from chatjudge.chat.types import Message, ModelRequest, OutputSchema, Reply, ToolUse
 from chatjudge.errors import ModelError, RateLimitError, UsageError
 from chatjudge.models import get_model
 from chatjudge.models.function import FunctionModel, ToolFunctionModel
 from chatjudge.protocols import get_protocol
-from chatjudge.types import Message, ModelRequest, OutputSchema, Reply, ToolUse
 from chatjudge.verdicts.parse import parse_verdict
 
 PROTOCOL = get_protocol("pairwise-chat-quality")

@@ -19,6 +19,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from chatjudge.chat.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
@@ -32,7 +33,6 @@ from chatjudge.models import check_options, get_model
 from chatjudge.models.google import NO_SIGNATURE, GoogleModel
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.protocols import get_protocol
-from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
 from tests.models.conftest import REUSED_IDS, SENT_IDS, TWO_CALLS, WEATHER, Closing
 from tests.support.stub_google import ACCESS_TOKEN, GoogleStub

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from chatjudge.chat.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.errors import BadRequestError, ModelLoadError, UsageError
 from chatjudge.models import check_options, get_model
 from chatjudge.models.llama_worker import MAX_STRING_CHARS, bounded_schema
@@ -23,7 +24,6 @@ from chatjudge.models.local import (
 )
 from chatjudge.options import ClientOptions, RunConfig
 from chatjudge.protocols import Protocol, get_protocol
-from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts import parse_verdict
 from tests.support.llama_server import LlamaServer
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from chatjudge.chat.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
@@ -28,7 +29,6 @@ from chatjudge.models import get_model
 from chatjudge.models.openai import OpenAIModel
 from chatjudge.options import ClientOptions
 from chatjudge.protocols import get_protocol
-from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema
 from chatjudge.verdicts.parse import parse_verdict
 from tests.models.conftest import OPENAI_KEY, REUSED_IDS, SENT_IDS, WEATHER, Closing
 from tests.support.stub_openai import StubServer

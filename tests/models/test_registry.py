@@ -21,13 +21,13 @@ import pytest
 from typer.testing import CliRunner
 
 import chatjudge.models
+from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.cli import app
 from chatjudge.errors import UsageError
 from chatjudge.models import Model, get_model, registry
 from chatjudge.models.function import FunctionModel, ToolFunctionModel
 from chatjudge.models.openai import OpenAIModel
 from chatjudge.models.registry import BUILTIN, base_url_providers, provider_list
-from chatjudge.types import ModelRequest, Reply
 from tests.models.test_contract import ADAPTERS
 from tests.support.cli import run_process
 
@@ -195,7 +195,7 @@ FIXED = '''
 import json
 
 from chatjudge.models import Model
-from chatjudge.types import ModelRequest, Reply
+from chatjudge.chat.types import ModelRequest, Reply
 
 
 class FixedModel(Model):

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import chatjudge
+from chatjudge.chat.types import Reply
 from chatjudge.errors import (
     AuthError,
     DataValidationError,
@@ -20,7 +21,6 @@ from chatjudge.errors import (
     ServerError,
     UsageError,
 )
-from chatjudge.types import Reply
 from tests.support.cli import run_cli
 from tests.support.golden_judge import verdict
 from tests.support.stub_openai import StubServer

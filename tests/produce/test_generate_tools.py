@@ -22,12 +22,12 @@ import pytest
 from rich.console import Console
 
 import chatjudge
+from chatjudge.calls.run_sync import run_sync
 from chatjudge.errors import UsageError
 from chatjudge.options import RunConfig
 from chatjudge.produce import build_generation
 from chatjudge.protocols import get_protocol
 from chatjudge.report.terminal import produced_table
-from chatjudge.sync import run_sync
 from tests.support.cli import run_cli, run_process
 from tests.support.stub_openai import StubServer
 

@@ -549,9 +549,9 @@ def test_simulate_tools_are_checked_before_anything_is_sent(
 def test_a_dry_run_with_tools_counts_1_to_max_tool_steps_calls_per_assistant_turn(
     servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from chatjudge.calls.run_sync import run_sync
     from chatjudge.options import RunConfig
     from chatjudge.produce import build_simulation
-    from chatjudge.sync import run_sync
 
     spec = tools_module(tmp_path, monkeypatch)
     options = {"assistant_base_url": servers[0].base_url, "max_turns": 4, "tools": spec,

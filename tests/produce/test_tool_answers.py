@@ -14,8 +14,8 @@ import time
 
 import pytest
 
+from chatjudge.chat.types import ToolUse
 from chatjudge.produce.tool_answers import Functions, Recording, ToolAnswer
-from chatjudge.types import ToolUse
 
 
 def recorded(*calls: tuple[str, str]) -> Recording:
@@ -144,7 +144,7 @@ def test_a_result_json_cannot_hold_is_the_function_s_error() -> None:
 
 def test_the_recording_pairs_results_with_calls_by_the_one_rule() -> None:
     """Two parallel calls under one id, then results without ids: each result is the
-    recorded result of its own call (`chatjudge.call_ids`)."""
+    recorded result of its own call (`chatjudge.chat.toolcalls.call_ids`)."""
 
     def step(ident: str | None, *cities: str) -> dict:
         calls = [{"id": ident, "type": "function",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chatjudge.conversation import JudgeView
+from chatjudge.chat.render import JudgeView
 from chatjudge.data import Source, iter_items
 from chatjudge.errors import UsageError
 from chatjudge.protocols import (

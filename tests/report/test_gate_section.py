@@ -14,7 +14,7 @@ from chatjudge.formats.analyses import Gate
 from chatjudge.formats.io import read_model
 from chatjudge.report.gate_section import gate_sections
 from chatjudge.rundir import GATE
-from tests.analysis.test_gate import judged, pointwise_rows
+from tests.analysis.gate.test_decide import judged, pointwise_rows
 from tests.analysis.test_text import gate
 from tests.report.conftest import check_report
 from tests.support.browser import PageWatch

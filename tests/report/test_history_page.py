@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from chatjudge.formats.analyses import GateDifference
-from chatjudge.formats.base import Metric
 from chatjudge.formats.history import History, HistoryRun, HistoryStep
+from chatjudge.formats.shared import Metric
 from chatjudge.report.history_page import write_history_page
 from tests.report.conftest import INJECTION_IMG, INJECTION_SCRIPT
 from tests.support.browser import PageWatch

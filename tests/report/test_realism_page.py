@@ -10,9 +10,9 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 import chatjudge
-from tests.realism.standins import Recorder
-from tests.realism.test_gap import ROWS
 from tests.support.browser import PageWatch
+from tests.user_realism.standins import Recorder
+from tests.user_realism.test_gap import ROWS
 
 MARKUP = '<img src=x onerror="alert(1)"><script>alert(2)</script><b>bold</b>'
 

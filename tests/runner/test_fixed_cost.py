@@ -34,12 +34,12 @@ MODULES_NOT_ON_A_RUN = (
     *("chatjudge.report.compare_page", "chatjudge.report.heatmap", "chatjudge.report.curve_chart"),
     *("chatjudge.stats.ratings", "chatjudge.stats.reliability", "chatjudge.stats.sequential"),
     *("chatjudge.stats.label_agreement", "chatjudge.stats.rank_correlation"),
-    *("chatjudge.trajectories", "chatjudge.expected_calls", "chatjudge.stats.passk"),
+    *("chatjudge.trajectories", "chatjudge.chat.toolcalls.expected", "chatjudge.stats.passk"),
     "chatjudge.formats.produced",  # generate's, simulate's and import's records
     *("chatjudge.calls.estimate", "chatjudge.models.tokens"),  # the dry run's
     # The other providers' classes, which only the help that names them needs
     *("chatjudge.models.local", "chatjudge.models.anthropic", "chatjudge.models.google"),
-    *("chatjudge.models.sdk", "chatjudge.models.tools"),
+    *("chatjudge.models.optional_sdk", "chatjudge.models.tool_wire"),
     "chatjudge.otel",
     "krippendorff",
     "tomllib",  # a --prices file's or a custom protocol's, which a plain run has none of

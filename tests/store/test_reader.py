@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from chatjudge.chat.types import Reply
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
-from chatjudge.types import Reply
 from tests.store.legacy import schema_1_store
 
 
@@ -45,7 +45,7 @@ def killed_store(path: Path) -> None:
     code = (
         "import os, signal\n"
         "from chatjudge.store import Store\n"
-        "from chatjudge.types import Reply\n"
+        "from chatjudge.chat.types import Reply\n"
         f"s = Store({str(path)!r})\n"
         "s.put('k', 'm', Reply('kept', 1, 5), 0.1)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"

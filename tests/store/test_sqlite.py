@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from chatjudge.chat.types import Reply, ToolUse
 from chatjudge.errors import StoreError
 from chatjudge.store import SCHEMA_VERSION, Store
 from chatjudge.store.reader import StoreReader
-from chatjudge.types import Reply, ToolUse
 from tests.store.legacy import schema_1_store
 
 
@@ -59,7 +59,7 @@ def test_a_put_survives_sigkill(tmp_path: Path) -> None:
     code = (
         "import os, signal\n"
         "from chatjudge.store import Store\n"
-        "from chatjudge.types import Reply\n"
+        "from chatjudge.chat.types import Reply\n"
         f"s = Store({str(path)!r})\n"
         "s.put('k', 'j', Reply('kept'), 0.1)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"

@@ -16,7 +16,7 @@ import chatjudge
 from chatjudge.formats.io import read_model
 from chatjudge.formats.summary import Summary
 from chatjudge.protocols import get_protocol
-from chatjudge.summarize.run import SummaryBuilder
+from chatjudge.summarize.run_summary import SummaryBuilder
 from chatjudge.summarize.tries import parse_passk, task_of, zero_one_metrics
 
 RESOLVED = """\

@@ -3,8 +3,8 @@ with an id and every result with the id of the call it answers."""
 
 from __future__ import annotations
 
-from chatjudge.messages import Msg, ToolCall
-from chatjudge.row_messages import read_conversation
+from chatjudge.chat.messages import Msg, ToolCall
+from chatjudge.chat.row_messages import read_conversation
 from chatjudge.traces.chat_format import chat_messages
 
 
@@ -85,7 +85,7 @@ def test_a_result_that_answers_no_call_keeps_its_id_for_the_rows_check_to_name()
 def test_a_call_whose_result_was_not_recorded_is_kept_with_the_ids_a_row_reads_alike() -> None:
     """One id for two parallel calls, and one of them left without a result (a tool that
     failed): imported, and written with the very ids the row's reading gives the same
-    messages as a row holds them (one rule, `chatjudge.call_ids`)."""
+    messages as a row holds them (one rule, `chatjudge.chat.toolcalls.call_ids`)."""
     oslo, rome = (
         ToolCall("weather", '{"city": "Oslo"}', "call_0"),
         ToolCall("weather", '{"city": "Rome"}', "call_0"),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import chatjudge.trajectories.pairing as pairing_module
-from chatjudge.expected_calls import read_expected_calls
+from chatjudge.chat.toolcalls.expected import read_expected_calls
 from chatjudge.trajectories import pair_calls
 
 EXPECTED, _ = read_expected_calls(
@@ -146,7 +146,7 @@ def test_the_solver_is_scipys_own_loaded_without_scipy_optimize() -> None:
     `scipy.optimize` (0.4 s of a run), by the very function that module exports."""
     script = """
 import sys
-from chatjudge.expected_calls import read_expected_calls
+from chatjudge.chat.toolcalls.expected import read_expected_calls
 from chatjudge.trajectories import pair_calls
 expected, _ = read_expected_calls([
     {"name": "search", "arguments": {"q": None}, "compare": {"q": "ignore"}},

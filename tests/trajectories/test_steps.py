@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chatjudge.expected_calls import read_expected_calls
+from chatjudge.chat.toolcalls.expected import read_expected_calls
 from chatjudge.trajectories import pair_calls
 
 EXPECTED, _ = read_expected_calls(

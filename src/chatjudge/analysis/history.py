@@ -18,15 +18,15 @@ from pathlib import Path
 
 from scipy.stats import norm
 
-from chatjudge.analysis.gate_decision import boundary, slice_differences
-from chatjudge.analysis.gate_pairing import pair
-from chatjudge.analysis.gate_provenance import changed_text, compared_checks, mismatches
-from chatjudge.analysis.gate_units import RunRows, check_metric, read_rows
+from chatjudge.analysis.gate.assemble import boundary, slice_differences
+from chatjudge.analysis.gate.pair_rows import pair
+from chatjudge.analysis.gate.provenance import changed_text, compared_checks, mismatches
+from chatjudge.analysis.gate.units import RunRows, check_metric, read_rows
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import GateDifference
-from chatjudge.formats.base import Metric
 from chatjudge.formats.history import History, HistoryRun, HistoryStep
 from chatjudge.formats.run_info import RunInfo
+from chatjudge.formats.shared import Metric
 from chatjudge.protocols import Protocol
 from chatjudge.rundir import RunDir
 

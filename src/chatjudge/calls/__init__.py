@@ -6,7 +6,7 @@ and the progress bar (`progress`). A model in a part of a command makes its call
 line, its sample, the dry run's accounting) is that unit's (`unit.Unit`), set once where
 the unit starts. A command opens them once, as one `session.Session`,
 and only plans calls and folds replies through it: judging (`runner`) and producing
-(`produce`); the Ray code (`cluster`) sits beneath the callers.
+(`produce`); the Ray code (`ray_executor`) sits beneath the callers.
 """
 
 from chatjudge.calls.caller import Caller

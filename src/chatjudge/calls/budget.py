@@ -38,10 +38,10 @@ from typing import Any
 from chatjudge import jsoncodec
 from chatjudge.calls.prices import Price, at_official_endpoint
 from chatjudge.calls.unit import current
+from chatjudge.chat.types import Message, ModelRequest, Reply
 from chatjudge.errors import BudgetReached, BudgetReachedError, UsageError
 from chatjudge.formats.cost import BudgetRecord
 from chatjudge.models import Model
-from chatjudge.types import Message, ModelRequest, Reply
 
 FRAME_TOKENS = 8  # a message's role and delimiters, a generous bound for every chat format
 

@@ -14,10 +14,10 @@ import time
 
 from chatjudge.calls.budget import Meter
 from chatjudge.calls.policy import CallPolicy
+from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.errors import ModelError
 from chatjudge.models import Model
 from chatjudge.secrets import mask
-from chatjudge.types import ModelRequest, Reply
 
 
 class Caller:

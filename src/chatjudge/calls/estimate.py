@@ -18,10 +18,10 @@ from chatjudge.calls.caller import Caller
 from chatjudge.calls.policy import CallPolicy
 from chatjudge.calls.prices import Price
 from chatjudge.calls.unit import current
+from chatjudge.chat.types import Message, ModelRequest, Reply
 from chatjudge.errors import ModelError
 from chatjudge.models import Model
 from chatjudge.models.tokens import Tokenizer
-from chatjudge.types import Message, ModelRequest, Reply
 
 
 class NotSent(ModelError):

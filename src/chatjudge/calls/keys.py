@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from chatjudge.types import Message
+from chatjudge.chat.types import Message
 
 KEY_VERSION = 2
 

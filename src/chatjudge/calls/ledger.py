@@ -21,9 +21,9 @@ from typing import Any, TypeVar
 
 from chatjudge.calls.keys import LegacyKeyMaker
 from chatjudge.calls.usage import Usage
+from chatjudge.chat.types import Reply
 from chatjudge.store import Store, StoredReply
 from chatjudge.store.reader import StoreReader
-from chatjudge.types import Reply
 
 T = TypeVar("T")
 

@@ -20,8 +20,7 @@ from chatjudge.calls.keys import KeyMaker
 from chatjudge.calls.ledger import Ledger
 from chatjudge.calls.unit import current
 from chatjudge.calls.usage import Usage
-from chatjudge.models import Model
-from chatjudge.types import (
+from chatjudge.chat.types import (
     GenerationSettings,
     Message,
     ModelRequest,
@@ -29,6 +28,7 @@ from chatjudge.types import (
     Reply,
     with_instruction,
 )
+from chatjudge.models import Model
 
 
 @dataclass

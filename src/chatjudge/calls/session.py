@@ -32,6 +32,7 @@ from chatjudge.calls.pool import Pool
 from chatjudge.calls.prices import command_cost, prices_of, role_cost
 from chatjudge.calls.progress import RunProgress
 from chatjudge.calls.usage import Usage
+from chatjudge.chat.types import Message
 from chatjudge.errors import BudgetReached, ModelError
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.provenance import Served
@@ -39,7 +40,6 @@ from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.store import Store
 from chatjudge.store.reader import StoreReader
-from chatjudge.types import Message
 
 if TYPE_CHECKING:
     from chatjudge.calls.estimate import CostEstimate, NotSent, RoleEstimate

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chatjudge.types import Reply
+from chatjudge.chat.types import Reply
 
 
 @dataclass(slots=True)

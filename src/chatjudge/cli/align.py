@@ -24,8 +24,8 @@ def align(run_dir: RunArg, **options: Any) -> None:
     gain's 95% interval lies above 0 (recommended); 3 no gain shown on held-out labels (the
     TOML is still written), or fewer than 30 held-out rows; 2 bad usage or input (nothing
     sent); 4 --max-cost-usd reached (the same command resumes)."""
-    from chatjudge.analysis.align import ALIGNMENT, align_run
-    from chatjudge.analysis.align_search import TooFewHeldOut
+    from chatjudge.analysis.align.align_run import ALIGNMENT, align_run
+    from chatjudge.analysis.align.search import TooFewHeldOut
     from chatjudge.options import AlignOptions, RunConfig, describe
 
     values = option_values(options, "align")
@@ -54,7 +54,7 @@ def align(run_dir: RunArg, **options: Any) -> None:
         raise fail(str(exc), exit_for(exc)) from None
     except (ChatJudgeError, ValueError) as exc:
         raise fail(str(exc)) from None
-    from chatjudge.analysis.align_text import alignment_lines
+    from chatjudge.analysis.align.text import alignment_lines
     from chatjudge.formats.alignment import Alignment
 
     if not isinstance(result, Alignment):

@@ -126,7 +126,7 @@ def _decision(chosen: GateOptions) -> dict[str, Any]:
 
 def _sequential(data: Path | None, chosen: GateOptions, values: dict[str, Any]) -> Gate:
     """Judge DATA batch by batch until decided, with the run options given."""
-    from chatjudge.analysis.gate_sequential import gate_sequential
+    from chatjudge.analysis.gate.sequential_judging import gate_sequential
 
     if data is None or chosen.protocol is None:
         raise UsageError("--sequential needs DATA and --protocol")
@@ -154,8 +154,8 @@ def _sequential(data: Path | None, chosen: GateOptions, values: dict[str, Any]) 
 
 def _finished(run: Path | None, chosen: GateOptions) -> Gate:
     """Gate one pairwise run, or a baseline run against a candidate run."""
-    from chatjudge.analysis.gate import gate as run_gate
-    from chatjudge.analysis.gate import report_dir
+    from chatjudge.analysis.gate.decide import gate as run_gate
+    from chatjudge.analysis.gate.decide import report_dir
 
     baseline, candidate = chosen.baseline, chosen.candidate
     if (baseline is None) != (candidate is None):

@@ -171,9 +171,9 @@ def _produce(
     """Set the job up (exit 2 before any call on a problem), run it, print its summary; exit 1
     if a row failed or was skipped, as `run` does; 4 at `--max-cost-usd`. `--dry-run`
     prints what it would send instead, and exits 0."""
+    from chatjudge.calls.run_sync import run_sync
     from chatjudge.options import RunConfig
     from chatjudge.report import produced_table
-    from chatjudge.sync import run_sync
 
     show_warnings()
     with refused_before_sending(data, "a model"):

@@ -27,7 +27,7 @@ from chatjudge.errors import BudgetReachedError, ChatJudgeError, ExitCode, Fatal
 from chatjudge.options.declare import PROVIDERS
 
 if TYPE_CHECKING:
-    from chatjudge.realism.command import Realism
+    from chatjudge.user_realism.command import Realism
 
 
 @with_options("realism")
@@ -67,7 +67,7 @@ def realism(
     conversations failed (left out, counted); 2 bad usage or input (nothing sent); 3 --tune:
     no gain shown on held-out conversations, or fewer than 50 held-out goals (nothing sent);
     4 --max-cost-usd reached (the same command resumes)."""
-    from chatjudge.realism.run import estimate
+    from chatjudge.user_realism.measuring import estimate
 
     show_warnings()
     job = _set_up(data, assistant, option_values(options, "realism"), map_, quiet, dry_run)
@@ -93,8 +93,8 @@ def _set_up(
     """The command set up, or exit 2 before anything is sent (3: --tune with too few
     conversations)."""
     from chatjudge.options import RealismOptions, RunConfig
-    from chatjudge.realism.run import set_up
-    from chatjudge.realism.tune_search import TooFewGoals
+    from chatjudge.user_realism.measuring import set_up
+    from chatjudge.user_realism.tune_search import TooFewGoals
 
     own = {k: v for k, v in values.items() if k in RealismOptions.model_fields}
     with refused_before_sending(data, "a model"):
@@ -111,7 +111,7 @@ def _set_up(
 def _measured(job: Realism) -> typer.Exit:
     """Run it, print the table; the exit: 0, 1 when something failed, 3 when --tune showed
     no gain, 4 at the budget."""
-    from chatjudge.realism.run import measure
+    from chatjudge.user_realism.measuring import measure
 
     try:
         result = measure(job)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from chatjudge.chat.render import TOOL_RESULT_CHARS, JudgeSees
 from chatjudge.cli.common import (
     ColumnOpt,
     DryRunOpt,
@@ -30,7 +31,6 @@ from chatjudge.cli.common import (
     warn_skipped,
     with_options,
 )
-from chatjudge.conversation import TOOL_RESULT_CHARS, JudgeSees
 from chatjudge.errors import ChatJudgeError, DataValidationError, ExitCode, UsageError
 from chatjudge.options.declare import PROVIDERS
 from chatjudge.options.texts import JUDGE_SEES_HELP, TOOL_RESULT_CHARS_HELP
@@ -264,7 +264,7 @@ def _prompt_item(
 
 
 def _realism_prompt(name: str, data: Path | None, protocol: str | None) -> None:
-    from chatjudge.realism.fixed_prompts import fixed_prompt
+    from chatjudge.user_realism.fixed_prompts import fixed_prompt
 
     if data is not None or protocol is not None:
         raise fail("--realism prints a fixed prompt: it takes no DATA and no --protocol")

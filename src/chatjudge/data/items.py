@@ -6,13 +6,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatjudge.conversation import DEFAULT_VIEW, JudgeView, judge_texts
+from chatjudge.chat.fields import FieldSpec, column_of
+from chatjudge.chat.render import DEFAULT_VIEW, JudgeView, judge_texts
 from chatjudge.data.sources import RawRow, Source
-from chatjudge.data.tools import read_row_tools, trajectory_texts
+from chatjudge.data.tool_rows import read_row_tools, trajectory_texts
 from chatjudge.data.validate import RowCheck, check_row, has_slot
 from chatjudge.errors import DataValidationError, Problem, UsageError
-from chatjudge.fields import FieldSpec, column_of
-from chatjudge.shards import Shard
+from chatjudge.options.shard import Shard
 
 MAX_PROBLEMS_SHOWN = 200
 
@@ -20,7 +20,7 @@ MAX_PROBLEMS_SHOWN = 200
 @dataclass(slots=True)
 class Item:
     """One row to judge: `fields` as given, a conversation in OpenAI's chat format with
-    tools (`chatjudge.row_messages.read_conversation`), `text` as the prompt shows them, and
+    tools (`chatjudge.chat.row_messages.read_conversation`), `text` as the prompt shows them, and
     `tools` the definitions its conversations may call: its `tools` column normalised, or,
     where it has none, derived from its calls."""
 

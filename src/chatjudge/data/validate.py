@@ -7,9 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatjudge.data.tools import read_row_tools, trajectory_texts
-from chatjudge.errors import Problem
-from chatjudge.fields import (
+from chatjudge.chat.fields import (
     CHECKED_TOOLS,
     EXPECTED_TOOL_CALLS,
     TOOLS,
@@ -18,6 +16,8 @@ from chatjudge.fields import (
     FieldSpec,
     column_of,
 )
+from chatjudge.data.tool_rows import read_row_tools, trajectory_texts
+from chatjudge.errors import Problem
 
 
 @dataclass(slots=True)
@@ -41,7 +41,7 @@ def check_row(
     slot: bool | None = None,
 ) -> RowCheck:
     """Check one decoded row against `fields`, and its tool calls, trajectories and `tools`
-    (`chatjudge.data.tools`) where it has them; `checked_tools`: the run's
+    (`chatjudge.data.tool_rows`) where it has them; `checked_tools`: the run's
     (`--checked-tools`), to which a row without its own expects calls; `slot`: whether
     `fields` has the trajectory slot (None: found here; `validate` finds it once)."""
     problems: list[Problem] = []
@@ -105,7 +105,7 @@ def check_row(
 
 
 def has_slot(fields: Sequence[FieldSpec]) -> bool:
-    """Whether `fields` has the trajectory slot (`chatjudge.fields.TRAJECTORY`)."""
+    """Whether `fields` has the trajectory slot (`chatjudge.chat.fields.TRAJECTORY`)."""
     return any(f.name == TRAJECTORY for f in fields)
 
 
@@ -145,7 +145,11 @@ def _expected_readers() -> tuple[
 ]:
     """tool-trajectory's readers, loaded with the first row that has expected calls (a
     judged run never loads them), once: not an import statement run on every row."""
-    from chatjudge.expected_calls import read_checked_tools, read_expected_calls, read_match
+    from chatjudge.chat.toolcalls.expected import (
+        read_checked_tools,
+        read_expected_calls,
+        read_match,
+    )
 
     return read_expected_calls, read_match, read_checked_tools
 

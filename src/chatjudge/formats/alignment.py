@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from chatjudge.formats.base import Record, Versioned
+from chatjudge.formats.shared import Record, Versioned
 
 Candidate = Literal["rules", "examples", "both"]
 

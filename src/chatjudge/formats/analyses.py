@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from chatjudge.formats.base import Metric, Record, Versioned
 from chatjudge.formats.provenance import Evaluator, GateJudgeCheck, Served
+from chatjudge.formats.shared import Metric, Record, Versioned
 
 
 class CalibratedMetric(Record):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatjudge.formats.base import Record
+from chatjudge.formats.shared import Record
 
 
 class RoleCostRecord(Record):

@@ -4,7 +4,7 @@ page, the terminal table and the Markdown summary show them."""
 from __future__ import annotations
 
 from chatjudge.formats.analyses import GateDifference, GateSlice
-from chatjudge.formats.base import Metric, Record
+from chatjudge.formats.shared import Metric, Record
 
 
 class HistoryRun(Record):

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from chatjudge import jsoncodec
 from chatjudge.__about__ import __version__
 from chatjudge.errors import UsageError
-from chatjudge.formats.base import Versioned
+from chatjudge.formats.shared import Versioned
 from chatjudge.writing import open_write
 
 V = TypeVar("V", bound=Versioned)

@@ -9,9 +9,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from chatjudge.__about__ import __version__
-from chatjudge.formats.base import Metric, Versioned
 from chatjudge.formats.cost import Cost
-from chatjudge.formats.shard import ShardRecord
+from chatjudge.formats.shard_record import ShardRecord
+from chatjudge.formats.shared import Metric, Versioned
 
 # The roles of `simulate`, by the names its usage and its cost both use.
 ASSISTANT, SIMULATED_USER = "assistant", "simulated_user"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from chatjudge.formats.base import Record
+from chatjudge.formats.shared import Record
 
 SHORT = 12  # characters of the fingerprint on the report's header and the terminal table
 UNKNOWN = "—"  # a run written before the fingerprint: unknown, never a change

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from chatjudge.formats.base import Record, Versioned
+from chatjudge.formats.shared import Record, Versioned
 
 
 class Figure(Record):

@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from chatjudge import jsoncodec
 from chatjudge.errors import UsageError
-from chatjudge.formats.base import Record, Versioned
 from chatjudge.formats.io import no_nan, upgraded, validate
+from chatjudge.formats.shared import Record, Versioned
 
 
 class CallRecord(Record):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from chatjudge.__about__ import __version__
-from chatjudge.formats.base import Versioned
 from chatjudge.formats.provenance import Evaluator
+from chatjudge.formats.shared import Versioned
 
 
 def _from_0(data: dict[str, Any]) -> dict[str, Any]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from chatjudge.formats.base import Metric, Record, Versioned
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.provenance import Evaluator, JudgeCheck, Served
+from chatjudge.formats.shared import Metric, Record, Versioned
 
 
 class PassKRecord(Record):

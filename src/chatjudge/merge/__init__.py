@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chatjudge.errors import UsageError
-from chatjudge.merge.produced import merge_produced
+from chatjudge.merge.produced_files import merge_produced
 from chatjudge.merge.runs import merge_runs
 from chatjudge.protocols import Protocol
 

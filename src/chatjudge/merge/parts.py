@@ -21,9 +21,9 @@ from urllib.parse import quote
 from chatjudge.calls.prices import command_cost
 from chatjudge.errors import UsageError
 from chatjudge.formats.cost import BudgetRecord, Cost, RoleCostRecord
+from chatjudge.options.shard import Shard
 from chatjudge.outputs import check_not_linked, check_written
 from chatjudge.rundir import prepare_output
-from chatjudge.shards import Shard
 from chatjudge.store import Store
 from chatjudge.store.migrations import SCHEMA_VERSION
 from chatjudge.store.reader import ReadOnly

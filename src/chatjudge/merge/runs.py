@@ -43,7 +43,7 @@ from chatjudge.rundir import (
     RunDir,
     run_differences,
 )
-from chatjudge.summarize.run import SummaryBuilder, count
+from chatjudge.summarize.run_summary import SummaryBuilder, count
 from chatjudge.verdicts.evaluator import differences as evaluator_differences
 
 

@@ -17,7 +17,7 @@ A model under test offered tools (a request without a schema) gets them as Anthr
 and its results (`tool` messages) as `tool_result` blocks, the results of one step in ONE
 user message, first in it, as the API requires (a user's text that follows joins that
 message). The reply's `tool_use` blocks come back as `Reply.tool_calls`, their input as
-JSON text. Arguments that are not a JSON object: `chatjudge.models.tools`.
+JSON text. Arguments that are not a JSON object: `chatjudge.models.tool_wire`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from chatjudge import secrets
-from chatjudge.call_ids import paired
+from chatjudge.chat.toolcalls.call_ids import paired
+from chatjudge.chat.types import Message, ModelRequest, Reply, ToolUse
 from chatjudge.errors import (
     AuthError,
     ModelConnectionError,
@@ -37,10 +38,9 @@ from chatjudge.errors import (
 )
 from chatjudge.models.base import Model
 from chatjudge.models.headers import retry_after
-from chatjudge.models.sdk import import_sdk
-from chatjudge.models.tools import arguments_object, functions
+from chatjudge.models.optional_sdk import import_sdk
+from chatjudge.models.tool_wire import arguments_object, functions
 from chatjudge.options import ClientOptions
-from chatjudge.types import Message, ModelRequest, Reply, ToolUse
 
 if TYPE_CHECKING:
     import anthropic

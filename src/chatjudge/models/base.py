@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from chatjudge import secrets
-from chatjudge.types import ModelRequest, Reply
+from chatjudge.chat.types import ModelRequest, Reply
 
 if TYPE_CHECKING:
     from chatjudge.models.tokens import Tokenizer

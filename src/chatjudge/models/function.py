@@ -32,12 +32,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.errors import ModelError, UsageError
 from chatjudge.jsoncodec import finite
 from chatjudge.models.base import Model
-from chatjudge.models.tools import refuse_tools
+from chatjudge.models.tool_wire import refuse_tools
 from chatjudge.options import ClientOptions
-from chatjudge.types import ModelRequest, Reply
 
 
 class FunctionModel(Model):

@@ -34,7 +34,8 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from chatjudge.call_ids import paired
+from chatjudge.chat.toolcalls.call_ids import paired
+from chatjudge.chat.types import Message, ModelRequest, Reply, ToolUse
 from chatjudge.errors import (
     AuthError,
     BadRequestError,
@@ -47,10 +48,9 @@ from chatjudge.errors import (
 from chatjudge.jsoncodec import finite
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.headers import retry_after
-from chatjudge.models.sdk import import_sdk
-from chatjudge.models.tools import arguments_object, call_names, functions
+from chatjudge.models.optional_sdk import import_sdk
+from chatjudge.models.tool_wire import arguments_object, call_names, functions
 from chatjudge.options import ClientOptions
-from chatjudge.types import Message, ModelRequest, Reply, ToolUse
 
 if TYPE_CHECKING:
     from google.genai import types

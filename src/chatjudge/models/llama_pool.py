@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from chatjudge.chat.types import Message
 from chatjudge.errors import (
     BadRequestError,
     ChatJudgeWarning,
@@ -41,7 +42,6 @@ from chatjudge.errors import (
 )
 from chatjudge.models.llama_build import SAFE_INSTALL, SAFE_INSTALL_DOC
 from chatjudge.models.llama_worker import has_amx
-from chatjudge.types import Message
 
 STREAM_LIMIT = 1 << 24  # bytes in one protocol line (a long prompt's reply stays far below)
 STOP_WAIT = 5.0  # seconds a worker gets to exit after its stdin closes

@@ -19,13 +19,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from chatjudge.chat.types import ModelRequest, Reply
 from chatjudge.errors import UsageError
 from chatjudge.models.base import GENERATION, Model
-from chatjudge.models.sdk import require
+from chatjudge.models.optional_sdk import require
 from chatjudge.models.tokens import LlamaVocab, Tokenizer
-from chatjudge.models.tools import refuse_tools
+from chatjudge.models.tool_wire import refuse_tools
 from chatjudge.options import ClientOptions
-from chatjudge.types import ModelRequest, Reply
 
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install 'chatjudge[local]' (docs/providers.md says how to build it safely)"

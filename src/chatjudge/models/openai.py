@@ -20,7 +20,15 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from chatjudge import jsoncodec
-from chatjudge.call_ids import paired
+from chatjudge.chat.toolcalls.call_ids import paired
+from chatjudge.chat.types import (
+    GenerationSettings,
+    ModelRequest,
+    OutputSchema,
+    Reply,
+    ToolUse,
+    with_instruction,
+)
 from chatjudge.errors import (
     BadRequestError,
     ModelConnectionError,
@@ -32,14 +40,6 @@ from chatjudge.errors import (
 from chatjudge.models.base import GENERATION, Model
 from chatjudge.models.headers import retry_after
 from chatjudge.options import ClientOptions
-from chatjudge.types import (
-    GenerationSettings,
-    ModelRequest,
-    OutputSchema,
-    Reply,
-    ToolUse,
-    with_instruction,
-)
 
 if TYPE_CHECKING:  # imported with the first session: help texts read this class's attributes
     import aiohttp

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 
-from chatjudge.types import Message
+from chatjudge.chat.types import Message
 
 TIKTOKEN_CACHE = Path(__file__).resolve().parent / "tiktoken_cache"
 

@@ -6,7 +6,13 @@ names as keywords, and the default run directory is named after the options mark
 in its group, plus the code that uses it.
 """
 
-from chatjudge.options.commands import COMMAND_OPTIONS
+from chatjudge.options.calling import (
+    ClientOptions,
+    GenerationOptions,
+    PricingOptions,
+    SimulationOptions,
+    ToolOptions,
+)
 from chatjudge.options.config import OPTION_GROUPS, RunConfig, describe, option_fields
 from chatjudge.options.declare import flags_of, help_of, metavar_of
 from chatjudge.options.own import (
@@ -17,13 +23,7 @@ from chatjudge.options.own import (
     ImportOptions,
     RealismOptions,
 )
-from chatjudge.options.run import (
-    ClientOptions,
-    GenerationOptions,
-    PricingOptions,
-    SimulationOptions,
-    ToolOptions,
-)
+from chatjudge.options.per_command import COMMAND_OPTIONS
 from chatjudge.options.texts import COLUMN_HELP, HUMAN_HELP, OVERWRITE_HELP
 
 __all__ = [

@@ -11,9 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
 from chatjudge.errors import UsageError
-from chatjudge.options.commands import COMMAND_OPTIONS, OWN_OPTIONS
-from chatjudge.options.declare import OptionGroup, extra_of, flags_of
-from chatjudge.options.run import (
+from chatjudge.options.calling import (
     ClientOptions,
     GenerationOptions,
     PricingOptions,
@@ -23,6 +21,8 @@ from chatjudge.options.run import (
     SimulationOptions,
     ToolOptions,
 )
+from chatjudge.options.declare import OptionGroup, extra_of, flags_of
+from chatjudge.options.per_command import COMMAND_OPTIONS, OWN_OPTIONS
 
 
 class RunConfig(BaseModel):

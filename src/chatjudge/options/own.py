@@ -13,7 +13,7 @@ from chatjudge.options.texts import COLUMN_HELP, HUMAN_HELP, OVERWRITE_HELP
 
 
 class GateSettings(OptionGroup):
-    """What a gate on finished runs decides with (`chatjudge.analysis.gate.gate`), and where
+    """What a gate on finished runs decides with (`chatjudge.analysis.gate.decide.gate`), and where
     it writes; `chatjudge.gate(**settings)` takes the same names as keywords."""
 
     @field_validator("protocol", mode="before")

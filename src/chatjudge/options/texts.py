@@ -1,6 +1,6 @@
 """Help texts that several commands' options share, so that they say the same thing."""
 
-from chatjudge.conversation import TOOL_RESULT_CHARS
+from chatjudge.chat.render import TOOL_RESULT_CHARS
 
 # Every command that writes takes --overwrite with this help (`run`, `generate`, `simulate`
 # through their option groups; `import`, `merge`, `gate` through

@@ -10,18 +10,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from chatjudge.calls.run_sync import run_sync
 from chatjudge.errors import UsageError
 from chatjudge.formats.produced import ProducedInfo
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig, SimulationOptions
 from chatjudge.outputs import check_produced_output
+from chatjudge.preflight import Setup
 from chatjudge.produce import generation as gen
 from chatjudge.produce import simulation as sim
 from chatjudge.produce.tool_answers import assistant_tools, tool_answering
 from chatjudge.produce.user import load_instructions
 from chatjudge.rundir import Produced
-from chatjudge.setup import Setup
-from chatjudge.sync import run_sync
 
 _USER_TEMPERATURE = SimulationOptions.model_fields["user_temperature"].default
 

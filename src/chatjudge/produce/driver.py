@@ -16,11 +16,11 @@ from typing import IO, Any, TypeVar
 from chatjudge import jsoncodec
 from chatjudge.calls.session import CostEstimate, Session
 from chatjudge.data import Source, Validation
-from chatjudge.data.shard import fingerprint
+from chatjudge.data.shard_rows import fingerprint
 from chatjudge.errors import BudgetReached, FatalModelError
 from chatjudge.formats.io import write_json
 from chatjudge.formats.produced import ProducedInfo
-from chatjudge.formats.shard import ShardRecord
+from chatjudge.formats.shard_record import ShardRecord
 from chatjudge.rundir import Produced
 from chatjudge.writing import open_write
 

@@ -29,11 +29,12 @@ from chatjudge.calls import Usage
 from chatjudge.calls.role import Role
 from chatjudge.calls.session import CostEstimate, Seat, Session
 from chatjudge.calls.unit import Unit, within
-from chatjudge.conversation import as_messages, without_tools
+from chatjudge.chat.fields import FieldSpec
+from chatjudge.chat.render import as_messages, without_tools
+from chatjudge.chat.types import Message
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import of, share
+from chatjudge.data.shard_rows import of, share
 from chatjudge.errors import BudgetReached, ModelError, UsageError
-from chatjudge.fields import FieldSpec
 from chatjudge.formats.io import write_json
 from chatjudge.formats.produced import ProducedInfo
 from chatjudge.models import Model
@@ -43,8 +44,7 @@ from chatjudge.produce.replies import failure_cause, visible
 from chatjudge.produce.tool_answers import ToolAnswering
 from chatjudge.produce.tool_loop import tool_turn
 from chatjudge.rundir import Produced
-from chatjudge.summarize.generation import TOOL_TOTALS, generation_summary
-from chatjudge.types import Message
+from chatjudge.summarize.generate_summary import TOOL_TOTALS, generation_summary
 
 FIELDS = (
     FieldSpec(

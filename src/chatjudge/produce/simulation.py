@@ -32,11 +32,12 @@ from chatjudge.calls import Usage
 from chatjudge.calls.role import Role
 from chatjudge.calls.session import Budget, CostEstimate, Seat, Session, Starts
 from chatjudge.calls.unit import Unit, current, within
-from chatjudge.conversation import as_messages
+from chatjudge.chat.fields import FieldSpec
+from chatjudge.chat.render import as_messages
+from chatjudge.chat.types import GenerationSettings, Message
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import of, share
+from chatjudge.data.shard_rows import of, share
 from chatjudge.errors import BudgetReached, ModelError
-from chatjudge.fields import FieldSpec
 from chatjudge.formats.io import write_json
 from chatjudge.formats.produced import ASSISTANT, SIMULATED_USER, ProducedInfo
 from chatjudge.models import Model
@@ -47,8 +48,7 @@ from chatjudge.produce.tool_answers import ToolAnswering
 from chatjudge.produce.tool_loop import ToolTurn, tool_turn
 from chatjudge.produce.user import SCHEMA, SimulatedUser, UserReplyError, load_instructions
 from chatjudge.rundir import Produced
-from chatjudge.summarize.simulation import SIMULATION_TOOLS, simulation_summary
-from chatjudge.types import GenerationSettings, Message
+from chatjudge.summarize.simulate_summary import SIMULATION_TOOLS, simulation_summary
 
 FIELDS = (
     FieldSpec(

@@ -43,13 +43,13 @@ from typing import Any, Literal, Protocol
 import orjson
 
 from chatjudge import jsoncodec, secrets
-from chatjudge.call_ids import CallIds
+from chatjudge.chat.messages import canonical_arguments
+from chatjudge.chat.toolcalls.call_ids import CallIds
+from chatjudge.chat.toolcalls.definitions import tool
+from chatjudge.chat.types import ToolUse
 from chatjudge.errors import UsageError
-from chatjudge.messages import canonical_arguments
 from chatjudge.models import Model, registry
 from chatjudge.options import ToolOptions
-from chatjudge.tool_definitions import tool
-from chatjudge.types import ToolUse
 
 Miss = Literal["unmatched", "error"]  # how an answer that is not a result is counted
 
@@ -103,7 +103,7 @@ class Recording:
     def of(cls, conversations: Iterable[Any]) -> Recording:
         """The results recorded in `conversations` (message lists in OpenAI's format, as
         rows are read; anything else holds none), each paired with its call by the one
-        rule (`chatjudge.call_ids`)."""
+        rule (`chatjudge.chat.toolcalls.call_ids`)."""
         recording = cls()
         for messages in conversations:
             if not isinstance(messages, list):

@@ -10,8 +10,9 @@ reasoning some models write first) goes back to it with the calls, as OpenAI's a
 message with `tool_calls`, then one `tool` message per call, in the order of the calls.
 Servers write ids as they please (the same one every step, none, one for two parallel
 calls): a call whose id is missing, empty or an earlier call's of the conversation gets
-`call_<n>` (`chatjudge.call_ids`) before it is stored in the row or sent back, the same on
-every run, so that the ids pair and a resumed run asks what it asked before.
+`call_<n>` (`chatjudge.chat.toolcalls.call_ids`) before it is stored in the row or sent
+back, the same on every run, so that the ids pair and a resumed run asks what it asked
+before.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from chatjudge.call_ids import CallIds
 from chatjudge.calls import Usage
 from chatjudge.calls.role import Role
 from chatjudge.calls.unit import current
+from chatjudge.chat.toolcalls.call_ids import CallIds
+from chatjudge.chat.types import Message, ToolUse
 from chatjudge.produce.replies import visible
 from chatjudge.produce.tool_answers import Answers
-from chatjudge.types import Message, ToolUse
 
 Ended = Literal["final", "max_tool_steps"]
 

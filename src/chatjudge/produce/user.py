@@ -21,11 +21,11 @@ from typing import Any
 from chatjudge import jsoncodec
 from chatjudge.calls import Usage
 from chatjudge.calls.role import Role
-from chatjudge.conversation import transcript
+from chatjudge.chat.render import transcript
+from chatjudge.chat.types import Message, OutputSchema
 from chatjudge.errors import UsageError
 from chatjudge.produce.replies import visible
 from chatjudge.protocols.template import Template
-from chatjudge.types import Message, OutputSchema
 
 END_MARKER = "[[TERMINATE CHAT]]"
 PLACEHOLDERS = ("question", "user_context", "end_marker")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from chatjudge.fields import CHECKED_TOOLS, EXPECTED_TOOL_CALLS, TRAJECTORY, TRAJECTORY_COLUMNS
+from chatjudge.chat.fields import CHECKED_TOOLS, EXPECTED_TOOL_CALLS, TRAJECTORY, TRAJECTORY_COLUMNS
 from chatjudge.protocols.spec import (
     BASELINE,
     CANDIDATE,

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
-from chatjudge.fields import FieldSpec
+from chatjudge.chat.fields import FieldSpec
 from chatjudge.protocols.template import Template
 
 Kind = Literal["pointwise", "pairwise"]

@@ -18,7 +18,7 @@ from typing import IO, Any
 from markupsafe import Markup
 
 from chatjudge import jsoncodec
-from chatjudge.formats.base import Metric
+from chatjudge.formats.shared import Metric
 from chatjudge.formats.summary import Summary
 from chatjudge.outputs import check_written
 from chatjudge.protocols import BUILTIN, ScoreSpec, get_protocol

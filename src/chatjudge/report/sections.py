@@ -8,8 +8,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from chatjudge.formats.base import Metric
 from chatjudge.formats.io import read_model
+from chatjudge.formats.shared import Metric
 from chatjudge.formats.summary import PassKRecord, Summary
 from chatjudge.report.charts import Bar, Interval, Section, count_bars, interval_chart
 from chatjudge.report.format import (

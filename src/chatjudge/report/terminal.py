@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from chatjudge.formats.base import Metric
 from chatjudge.formats.cost import Cost
+from chatjudge.formats.shared import Metric
 from chatjudge.formats.summary import Summary
 from chatjudge.report.format import (
     format_ci,

@@ -12,8 +12,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatjudge.chat.types import Reply
 from chatjudge.protocols.spec import TIE, Protocol
-from chatjudge.types import Reply
 from chatjudge.verdicts import Verdict
 
 

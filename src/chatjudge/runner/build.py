@@ -1,4 +1,4 @@
-"""`run`'s set-up (`chatjudge.setup`): the protocol, the panel of judges and the run
+"""`run`'s set-up (`chatjudge.preflight`): the protocol, the panel of judges and the run
 directory, checked before anything is sent; the engine assembled from them."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from chatjudge.errors import UsageError
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
 from chatjudge.outputs import check_written
+from chatjudge.preflight import Setup
 from chatjudge.protocols import Protocol, get_protocol
 from chatjudge.rundir import (
     REPORT,
@@ -22,7 +23,6 @@ from chatjudge.rundir import (
     run_differences,
 )
 from chatjudge.runner.engine import Engine
-from chatjudge.setup import Setup
 
 
 def build_engine(

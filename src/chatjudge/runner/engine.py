@@ -25,11 +25,12 @@ from typing import IO, TYPE_CHECKING, Any
 
 from chatjudge.__about__ import __version__
 from chatjudge.calls import RunProgress
+from chatjudge.calls.run_sync import run_sync
 from chatjudge.calls.session import Budget, Seat, Session, Stopped
 from chatjudge.calls.unit import Unit, done_within
 from chatjudge.calls.usage import Usage
 from chatjudge.data import Item, Source, Validation, iter_items
-from chatjudge.data.shard import fingerprint, of, share
+from chatjudge.data.shard_rows import fingerprint, of, share
 from chatjudge.errors import FatalModelError, ModelError
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.io import write_json
@@ -43,8 +44,7 @@ from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY
 from chatjudge.runner.execute import Executed, execute
 from chatjudge.runner.fold import Folder, OnItem, scored_record
 from chatjudge.runner.plan import Call, JudgeLane, Planner, parse
-from chatjudge.summarize.run import SummaryBuilder
-from chatjudge.sync import run_sync
+from chatjudge.summarize.run_summary import SummaryBuilder
 from chatjudge.verdicts.evaluator import evaluator
 from chatjudge.writing import open_write
 

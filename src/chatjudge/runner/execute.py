@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chatjudge.chat.types import Reply
 from chatjudge.errors import ModelError
 from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.plan import Call, parse
-from chatjudge.types import Reply
 from chatjudge.verdicts import Verdict
 
 

@@ -19,7 +19,7 @@ from chatjudge.formats.results import result_row
 from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.aggregate import CallOutcome, reduce_calls
 from chatjudge.runner.plan import ItemState
-from chatjudge.summarize.run import SummaryBuilder, count
+from chatjudge.summarize.run_summary import SummaryBuilder, count
 from chatjudge.verdicts import Verdict
 
 if TYPE_CHECKING:  # a deterministic protocol's scores: its module only with such a run

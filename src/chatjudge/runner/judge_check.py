@@ -21,16 +21,16 @@ import numpy as np
 
 from chatjudge.calls.session import Budget
 from chatjudge.data import iter_items
-from chatjudge.data.shard import fingerprint
+from chatjudge.data.shard_rows import fingerprint
 from chatjudge.errors import UsageError
 from chatjudge.formats.provenance import JudgeCheck
 from chatjudge.formats.results import ResultRecord, read_results
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
+from chatjudge.preflight import Setup
 from chatjudge.protocols.spec import Protocol
 from chatjudge.rundir import RESULTS, RUN_INFO, SUMMARY
 from chatjudge.runner.engine import Engine
-from chatjudge.setup import Setup
 from chatjudge.stats.betting import betting_interval
 from chatjudge.stats.judge_change import disagreement
 from chatjudge.stats.label_agreement import normalize_label

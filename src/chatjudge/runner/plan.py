@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from chatjudge.calls import Caller, KeyMaker, Ledger, LegacyKeyMaker
 from chatjudge.calls.ledger import Flight
 from chatjudge.calls.role import Role
+from chatjudge.chat.types import GenerationSettings, Message, ModelRequest, OutputSchema, Reply
 from chatjudge.data import Item
 from chatjudge.errors import VerdictError
 from chatjudge.models import Model
 from chatjudge.options import GenerationOptions
 from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.aggregate import CallOutcome
-from chatjudge.types import GenerationSettings, Message, ModelRequest, OutputSchema, Reply
 from chatjudge.verdicts import Verdict, parse_verdict
 
 

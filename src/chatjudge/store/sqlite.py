@@ -15,9 +15,9 @@ from pathlib import Path
 
 import orjson
 
+from chatjudge.chat.types import Reply, ToolUse
 from chatjudge.errors import StoreError
 from chatjudge.store.migrations import NewerSchemaError, migrate
-from chatjudge.types import Reply, ToolUse
 from chatjudge.writing import refuse_link
 
 # What a lookup reads; a store of schema 2 (read by a dry run before the run migrates it)

@@ -1,7 +1,8 @@
 """A row's messages in OpenAI's chat format (what `row_messages` reads), written from the
 calls' messages: every tool call with an id, every result with the id of the call it answers.
 
-Calls and results pair by the one rule (`chatjudge.call_ids`), which writes their ids too.
+Calls and results pair by the one rule (`chatjudge.chat.toolcalls.call_ids`), which writes
+their ids too.
 Recorded ids are kept. Some writers record none (OpenLLMetry's attributes and the older
 GenAI events may leave them out), and some providers number their calls anew each turn
 (`call_0` again): a call without an id, or with one an earlier call of the row has, gets
@@ -17,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from chatjudge.call_ids import CallIds
-from chatjudge.messages import Msg
+from chatjudge.chat.messages import Msg
+from chatjudge.chat.toolcalls.call_ids import CallIds
 
 
 def chat_messages(messages: Sequence[Msg]) -> list[dict[str, Any]]:

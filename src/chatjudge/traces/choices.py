@@ -1,13 +1,13 @@
 """A chat-completions call as the API writes it: the request's messages and the reply of the
 choice a user is shown (OpenAI requests and responses, OpenInference, GenAI `gen_ai.choice`).
-The messages themselves are read by `chatjudge.messages`."""
+The messages themselves are read by `chatjudge.chat.messages`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from chatjudge.messages import LayoutError, Msg, openai_message
+from chatjudge.chat.messages import LayoutError, Msg, openai_message
 
 
 def choice_index(value: Any, default: int) -> int:

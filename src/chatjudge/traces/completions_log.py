@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatjudge.messages import LayoutError
-from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from, replied
+from chatjudge.chat.messages import LayoutError
 from chatjudge.traces.choices import openai_call
+from chatjudge.traces.offered_tools import definitions_text
 from chatjudge.traces.times import nanoseconds
-from chatjudge.traces.tools import definitions_text
+from chatjudge.traces.traced_calls import Call, Interner, TraceProblem, Where, keep_from, replied
 
 _TIME_KEYS = ("timestamp", "time", "start_time", "created_at")
 _CONVERSATION_KEYS = ("conversation_id", "session_id", "thread_id")

@@ -22,9 +22,9 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from chatjudge.messages import Msg
-from chatjudge.traces.calls import Call, TraceProblem
+from chatjudge.chat.messages import Msg
 from chatjudge.traces.redact import Redactor
+from chatjudge.traces.traced_calls import Call, TraceProblem
 
 
 @dataclass(slots=True)

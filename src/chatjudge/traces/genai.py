@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.messages import (
+from chatjudge.chat.messages import (
     LayoutError,
     Msg,
     ToolCall,
@@ -30,8 +30,8 @@ from chatjudge.messages import (
     text_of,
 )
 from chatjudge.traces.choices import choice_index, first_choice
+from chatjudge.traces.offered_tools import json_value
 from chatjudge.traces.openinference import indexed
-from chatjudge.traces.tools import json_value
 
 CHAT_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"

@@ -21,7 +21,13 @@ from chatjudge.formats.produced import ProducedInfo
 from chatjudge.options import ImportOptions
 from chatjudge.outputs import check_produced_output
 from chatjudge.rundir import Produced, prepare_output
-from chatjudge.traces.calls import (
+from chatjudge.traces.completions_log import call_of_record, is_completions_log
+from chatjudge.traces.conversations import contradiction, group, order, turns
+from chatjudge.traces.otlp import OtlpReader, is_otlp, records
+from chatjudge.traces.redact import Redactor
+from chatjudge.traces.rows import FIELDS, ImportedRow, row_of_turn, write_rows
+from chatjudge.traces.tables import read_table
+from chatjudge.traces.traced_calls import (
     Call,
     DuplicateSpan,
     FailedCall,
@@ -29,12 +35,6 @@ from chatjudge.traces.calls import (
     TraceProblem,
     Where,
 )
-from chatjudge.traces.completions_log import call_of_record, is_completions_log
-from chatjudge.traces.conversations import contradiction, group, order, turns
-from chatjudge.traces.otlp import OtlpReader, is_otlp, records
-from chatjudge.traces.redact import Redactor
-from chatjudge.traces.rows import FIELDS, ImportedRow, row_of_turn, write_rows
-from chatjudge.traces.tables import read_table
 
 MAX_PROBLEMS_SHOWN = 200
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chatjudge.messages import LayoutError, Msg, openai_message
+from chatjudge.chat.messages import LayoutError, Msg, openai_message
 from chatjudge.traces.choices import openai_call
-from chatjudge.traces.tools import json_value
+from chatjudge.traces.offered_tools import json_value
 
 
 def is_llm_span(attrs: dict[str, Any]) -> bool:

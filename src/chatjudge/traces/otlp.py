@@ -16,9 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.traces.calls import Call, DuplicateSpan, FailedCall, Interner, TraceProblem, Where
 from chatjudge.traces.genai import EVENT_NAMES, Event
 from chatjudge.traces.spans import NO_MESSAGES, SpanInfo, call_of_span, is_call
+from chatjudge.traces.traced_calls import (
+    Call,
+    DuplicateSpan,
+    FailedCall,
+    Interner,
+    TraceProblem,
+    Where,
+)
 
 
 def is_otlp(record: Any) -> bool:

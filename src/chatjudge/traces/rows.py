@@ -22,10 +22,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from chatjudge import jsoncodec
-from chatjudge.data.tools import read_row_tools
-from chatjudge.traces.calls import Call, TraceProblem
+from chatjudge.data.tool_rows import read_row_tools
 from chatjudge.traces.chat_format import chat_messages
 from chatjudge.traces.redact import Redactor
+from chatjudge.traces.traced_calls import Call, TraceProblem
 from chatjudge.writing import replaced
 
 
@@ -182,7 +182,7 @@ def _redacted(message: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
 
 
 def _check(data: dict[str, Any], final: Call) -> None:
-    """The row as `run` and `generate` will check it (`chatjudge.data.tools`): a row they
+    """The row as `run` and `generate` will check it (`chatjudge.data.tool_rows`): a row they
     would refuse is a problem of the trace, named here, not a surprise later."""
     problems = read_row_tools(data, ("history",)).problems
     if problems:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from chatjudge.messages import LayoutError
-from chatjudge.traces.calls import Call, Interner, TraceProblem, Where, keep_from, replied
+from chatjudge.chat.messages import LayoutError
 from chatjudge.traces.genai import Event, genai_messages, genai_tools, is_chat_span
+from chatjudge.traces.offered_tools import definitions_text
 from chatjudge.traces.openinference import is_llm_span, openinference_messages, openinference_tools
-from chatjudge.traces.tools import definitions_text
+from chatjudge.traces.traced_calls import Call, Interner, TraceProblem, Where, keep_from, replied
 
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")

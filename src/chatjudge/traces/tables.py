@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from chatjudge import jsoncodec
-from chatjudge.traces.calls import Call, FailedCall, Interner, TraceProblem, Where
 from chatjudge.traces.spans import SpanInfo, call_of_span, is_call
 from chatjudge.traces.times import nanoseconds
+from chatjudge.traces.traced_calls import Call, FailedCall, Interner, TraceProblem, Where
 
 # GenAI attributes that are JSON documents in their own right: kept whole, never flattened.
 WHOLE = frozenset(

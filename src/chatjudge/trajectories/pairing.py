@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatjudge.expected_calls import ExpectedCall, MatchMode
+from chatjudge.chat.toolcalls.expected import ExpectedCall, MatchMode
 from chatjudge.trajectories.steps import Call, exact_by_steps, in_order_by_steps
 
 

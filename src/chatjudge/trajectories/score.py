@@ -24,16 +24,16 @@ from typing import Any
 import orjson
 
 from chatjudge import jsoncodec
-from chatjudge.expected_calls import (
+from chatjudge.chat.fields import EXPECTED_TOOL_CALLS, TRAJECTORY, column_of
+from chatjudge.chat.row_messages import read_conversation
+from chatjudge.chat.toolcalls.expected import (
     MatchMode,
     checks,
     read_checked_tools,
     read_expected_calls,
     read_match,
 )
-from chatjudge.fields import EXPECTED_TOOL_CALLS, TRAJECTORY, column_of
-from chatjudge.row_messages import read_conversation
-from chatjudge.trajectories.calls import read_calls
+from chatjudge.trajectories.compared_calls import read_calls
 from chatjudge.trajectories.pairing import Pairing, pair_calls
 from chatjudge.trajectories.steps import Call
 
@@ -201,6 +201,6 @@ def _messages(value: Any) -> list[Any]:
     if isinstance(value, str) and value.lstrip().startswith("["):
         try:
             value = jsoncodec.loads(value, max_depth=jsoncodec.INPUT_DEPTH, exact_ints=True)
-        except ValueError:  # refused by validation (`chatjudge.data.tools`)
+        except ValueError:  # refused by validation (`chatjudge.data.tool_rows`)
             return []
     return value if isinstance(value, list) else []

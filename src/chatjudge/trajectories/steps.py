@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from chatjudge.expected_calls import ExpectedCall
+from chatjudge.chat.toolcalls.expected import ExpectedCall
 
 Call = tuple[str, Any]  # an actual call: its name and its arguments (parsed where JSON)
 Accepts = Callable[[int, int], bool]  # whether call j is expected call i
