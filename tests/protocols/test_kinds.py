@@ -1,4 +1,6 @@
-"""`reduce_calls`: an item's judge calls (samples x orders x judges) into one verdict."""
+"""The protocol kinds: how each reduces an item's judge calls (samples x orders x judges)
+into one verdict, what it decides for the commands, and that no command outside
+`protocols/` and `formats/` tells kinds apart by their names."""
 
 from __future__ import annotations
 
@@ -16,11 +18,16 @@ from chatjudge.protocols import (
     ScoreSpec,
     get_protocol,
 )
-from chatjudge.runner.aggregate import CallOutcome, reduce_calls
+from chatjudge.protocols.kinds import ItemVerdict, kind_of
+from chatjudge.runner.aggregate import CallOutcome
 from chatjudge.verdicts import Verdict
 
 POINTWISE = get_protocol("interactivity-accuracy")
 PAIRWISE = get_protocol("pairwise-chat-quality")
+
+
+def reduce_calls(protocol: Protocol, calls: list[CallOutcome]) -> ItemVerdict:
+    return kind_of(protocol).reduce(protocol, calls)
 
 
 def scored(interactivity: int, accuracy: int, *, sample: int = 0, judge: str = "j") -> CallOutcome:
