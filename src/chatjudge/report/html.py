@@ -20,6 +20,7 @@ from markupsafe import Markup
 from chatjudge import jsoncodec
 from chatjudge.outputs import check_written
 from chatjudge.protocols import BUILTIN, ScoreSpec, get_protocol
+from chatjudge.protocols.kinds import kind_named, kind_of
 from chatjudge.report.embed import ChunkWriter, ItemIndex
 from chatjudge.report.format import (
     format_ci,
@@ -160,10 +161,10 @@ def _write_page(
     path: Path,
 ) -> Path:
     numeric = stats.numeric_scores()
-    scorer = scorer_of(summary)
+    kind = kind_named(summary["kind"], scorer_of(summary))
     config = {
         "kind": summary.get("kind"),
-        "judgeFree": scorer is not None,
+        "judgeFree": not kind.judged,
         "numericScores": numeric,
         "choiceScores": stats.choice_scores(),
         "scoreValues": {
@@ -176,17 +177,18 @@ def _write_page(
             # Progress in the browser is kept per run: this names the run.
             "run": "|".join(str(summary.get(k, "")) for k in ("protocol", "judge", "created")),
             "protocol": summary.get("protocol"),
-            "scales": label_scales(summary, stats) if summary.get("kind") != "pairwise" else [],
+            # a preference is labelled by picking a side, on no scale
+            "scales": [] if kind.prefers else label_scales(summary, stats),
         },
     }
     context = {
         "summary": summary,
-        "scorer": scorer,
+        "kind": kind,
         "metrics": _metric_cards(summary.get("metrics") or {}),
         "simulation": _metric_cards(summary.get("simulation") or {}),
-        "counts": _counts(summary, "Scored" if scorer else "Judged"),
-        "usage": [] if scorer else _usage(summary),  # a judge-free run sends nothing
-        "sections": build_sections(summary, stats, path.parent, judged=scorer is None),
+        "counts": _counts(summary, "Judged" if kind.judged else "Scored"),
+        "usage": _usage(summary) if kind.judged else [],  # a judge-free run sends nothing
+        "sections": build_sections(summary, stats, path.parent, judged=kind.judged),
         "config": json_for_script(config),
         "index": index,
         "items": items,
@@ -200,7 +202,7 @@ def scorer_of(summary: dict[str, Any]) -> str | None:
     asked."""
     scorer = summary.get("scorer")
     if scorer is None and summary.get("protocol") in BUILTIN:
-        scorer = get_protocol(summary["protocol"]).scorer
+        scorer = kind_of(get_protocol(summary["protocol"])).scorer
     return scorer or None
 
 
