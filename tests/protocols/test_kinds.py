@@ -415,3 +415,11 @@ def test_the_scan_finds_what_it_looks_for() -> None:
     assert SCORER_TEST.search("if proto.scorer:")
     assert not SCORER_TEST.search("kind.scorer")
     assert not SCORER_TEST.search("kind_named(summary.kind, summary.scorer)")
+
+
+def test_the_kinds_page_names_what_the_kinds_have() -> None:
+    """docs/protocols.md's table and list name each kind's decisions by their code names."""
+    page = (SRC.parents[1] / "docs" / "protocols.md").read_text("utf-8")
+    named = set(re.findall(r"\(`(\w+)`", page))
+    assert {"judged", "reduce", "swappable", "gate_metrics", "candidate_shown_as"} <= named
+    assert [n for n in named if not hasattr(Deterministic, n) and not hasattr(Pairwise, n)] == []

@@ -19,7 +19,7 @@ A fourth kind (say, listwise ranking: one call ranks k responses) is one subclas
 `Kind` and its tests: its persisted `name` (added to `Protocol.kind`'s and the summary's
 `Literal`), its `reduce` (k ranks per call into per-response scores), its answers to the
 flags above (a listwise prompt is swappable as a permutation, and one run compares), the
-metrics it gates on, and its entry in `_BY_NAME`.
+metrics it gates on, and its entry in `_BY_NAME` (docs/protocols.md).
 """
 
 from __future__ import annotations
