@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from chatjudge import evaluate
+from chatjudge.options import RunConfig
 from chatjudge.protocols import get_protocol
+from chatjudge.runner import build_engine
 from tests.runner.conftest import pointwise_rows, read_results
+from tests.runner.test_tool_trajectory import ROWS, write_rows
 from tests.support.stub_openai import StubServer
 
 FAST = {"retry_wait": 0.01, "concurrency": 8}
@@ -280,3 +286,22 @@ def test_a_failed_call_is_the_failure_of_its_twins_and_no_score(
     stub.configure(permanent={})
     again = _run(stub, rows, tmp_path / "run", max_retries=1)
     assert again.summary["n_ok"] == 10 and stub.stats.requests == 4
+
+
+async def test_a_judge_free_run_scores_in_the_callers_loop_and_thread(tmp_path: Path) -> None:
+    """A deterministic protocol is one more lane of the run's one loop: its items are
+    scored where the run is awaited, not on a second thread and event loop."""
+    loop, thread = asyncio.get_running_loop(), threading.get_ident()
+    seen: list[tuple[asyncio.AbstractEventLoop, int]] = []
+
+    def on_item(record: dict[str, Any], line: bytes) -> None:
+        seen.append((asyncio.get_running_loop(), threading.get_ident()))
+
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    config = RunConfig.from_options({}, progress=False)
+    engine = build_engine(data, "tool-trajectory", None, tmp_path / "run", column_map=None,
+                          config=config)  # fmt: skip
+    outcome = await engine.run(on_item)
+    assert outcome.summary["n_ok"] == len(ROWS) and outcome.summary["judge"] == "deterministic"
+    assert seen == [(loop, thread)] * len(ROWS)
+    assert [r["id"] for r in read_results(tmp_path / "run").values()] == [r["id"] for r in ROWS]

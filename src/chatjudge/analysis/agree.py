@@ -22,6 +22,7 @@ from typing import Any
 from chatjudge.analysis.calibration import calibrate_run, read_label_frame
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import Agreement
+from chatjudge.protocols.kinds import kind_named
 from chatjudge.rundir import RunDir
 from chatjudge.stats import agreement, correlation
 from chatjudge.stats.reliability import krippendorff_alpha_estimate
@@ -58,7 +59,8 @@ def agree_with_humans(
     judged = run.ok_scores()
     # First: a bad human file is refused with its row and field before anything else.
     calibration = calibrate_run(run_dir, human_path, column=column, score=score)
-    if column is None and summary.kind == "pointwise":
+    prefers = kind_named(summary.kind, summary.scorer).prefers
+    if column is None and not prefers:
         # A file whose columns are named after scores: agree on the first of them.
         named = [c for c, s in calibration["columns"].items() if c == s]
         if named and not {"label", "score", "human"} & set(_header(human_path)):
@@ -78,7 +80,7 @@ def agree_with_humans(
     }
     out["calibrated"] = calibration.pop("calibrated")
     out["calibration"] = calibration
-    if summary.kind == "pairwise":
+    if prefers:
         judge, human = zip(
             *((judged[i]["pairwise_choice"], h) for i in shared for h in humans[i]), strict=True
         )

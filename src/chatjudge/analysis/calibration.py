@@ -32,6 +32,7 @@ from chatjudge.data.sources import Source
 from chatjudge.errors import UsageError
 from chatjudge.formats.results import ResultRecord
 from chatjudge.protocols import BUILTIN, get_protocol
+from chatjudge.protocols.kinds import PREFERENCE, Kind, kind_named
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
 from chatjudge.rundir import RunDir
 from chatjudge.stats.intervals import SHARE, UNBOUNDED, Range
@@ -39,7 +40,6 @@ from chatjudge.stats.label_agreement import normalize_label
 from chatjudge.stats.ppi import ppi_mean
 from chatjudge.stats.style import response_text
 
-PREFERENCE = "preference"  # pairwise: the candidate's preference rate, ties count half
 RATING_COLUMNS = ("label", "human", "pairwise_choice", "choice", "score")
 LENGTH_GAP = 0.25  # relative difference of mean length that makes the sample suspect
 _PREFERENCE = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}
@@ -69,19 +69,20 @@ def calibrate_run(
         "warnings": [],
         "calibrated": {},
     }
-    for name, (source, metric) in _metrics(summary.kind, summary.protocol, columns).items():
+    kind = kind_named(summary.kind, summary.scorer)
+    for name, (source, metric) in _metrics(kind, summary.protocol, columns).items():
         by_id = ratings[source]
         ids = [i for i in order if i in by_id]
         if len(ids) < 2:
             out["warnings"].append(f"{name}: fewer than two judged rows are labelled")
             continue
-        judge_of = _judge_value(summary.kind, source)
+        judge_of = _judge_value(kind, source)
         judge_all = np.array([metric(judge_of(judged[i])) for i in order])
         judge_labelled = np.array([metric(judge_of(judged[i])) for i in ids])
         human = np.array([np.mean([metric(v) for v in by_id[i]]) for i in ids])
-        bounds = _range(summary.kind, summary.protocol, name)
+        bounds = _range(kind, summary.protocol, name)
         known = UNBOUNDED if bounds is None else Range(*bounds)
-        if summary.kind == "pairwise":
+        if kind.prefers:
             known = SHARE  # a vote's share: 0/1, or halves with ties, as the values say
         found = ppi_mean(judge_all, judge_labelled, human, known=known).to_dict()
         out["calibrated"][name] = clipped(found, bounds)
@@ -104,14 +105,15 @@ def read_ratings(
     CANDIDATE/BASELINE/TIE, scores as floats); a bad file is a usage error naming the row
     and field. `records`: the run's results."""
     summary = run.summary
+    kind = kind_named(summary.kind, summary.scorer)
     frame = read_label_frame(human_path)
-    if summary.kind == "pairwise":
+    if kind.prefers:
         rating = _rating_column(frame, column, human_path)
         columns = {rating: PREFERENCE}
     else:
         columns = _score_columns(frame, column, score, summary.protocol, records, human_path)
     known = {r.id for r in records}
-    return columns, _ratings(frame, columns, known, human_path, run.path, summary.kind)
+    return columns, _ratings(frame, columns, known, human_path, run.path, kind)
 
 
 def read_label_frame(path: Path) -> Any:
@@ -177,7 +179,7 @@ def _score_names(protocol: str, records: list[ResultRecord]) -> list[str]:
 
 
 def _ratings(
-    frame: Any, columns: dict[str, str], known: set[str], path: Path, run_dir: Path, kind: str
+    frame: Any, columns: dict[str, str], known: set[str], path: Path, run_dir: Path, kind: Kind
 ) -> dict[str, dict[str, list[Any]]]:
     """Per rated score (or the preference), each labelled id's ratings, checked row by row."""
     out: dict[str, dict[str, list[Any]]] = {t: defaultdict(list) for t in columns.values()}
@@ -200,18 +202,18 @@ def _ratings(
     return {target: dict(by_id) for target, by_id in out.items()}
 
 
-def _checked(value: Any, kind: str, path: Path, number: int, column: str) -> Any:
+def _checked(value: Any, kind: Kind, path: Path, number: int, column: str) -> Any:
     """A pairwise label as CANDIDATE/BASELINE/TIE, a score as a float; else a usage error."""
     try:
         label = normalize_label(value)
     except ValueError:
         label = None
-    if kind == "pairwise" and label not in _PREFERENCE:
+    if kind.prefers and label not in _PREFERENCE:
         raise UsageError(
             f"{path}: row {number}, field '{column}': bad value {value!r}: use A, B, SAME, "
             "CANDIDATE, BASELINE or TIE"
         )
-    if kind != "pairwise" and not isinstance(label, float):
+    if not kind.prefers and not isinstance(label, float):
         raise UsageError(
             f"{path}: row {number}, field '{column}': bad value {value!r}: not a number"
         )
@@ -226,9 +228,9 @@ def _missing(value: Any) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
-def _metrics(kind: str, protocol: str, columns: dict[str, str]) -> dict[str, tuple[str, Metric]]:
+def _metrics(kind: Kind, protocol: str, columns: dict[str, str]) -> dict[str, tuple[str, Metric]]:
     """Metric name -> (the rated score it is built on, how a rating becomes its value)."""
-    if kind == "pairwise":
+    if kind.prefers:
         out: dict[str, tuple[str, Metric]] = {PREFERENCE: (PREFERENCE, _PREFERENCE.__getitem__)}
         for side, name in ((CANDIDATE, "candidate_win_rate"), (BASELINE, "baseline_win_rate")):
             out[name] = (PREFERENCE, _equals(side))
@@ -241,10 +243,10 @@ def _metrics(kind: str, protocol: str, columns: dict[str, str]) -> dict[str, tup
     return {name: (name, float) for name in columns.values()}
 
 
-def _range(kind: str, protocol: str, metric: str) -> tuple[float, float] | None:
+def _range(kind: Kind, protocol: str, metric: str) -> tuple[float, float] | None:
     """What `metric` can be: a rate's [0, 1], a built-in score's range transformed as the
     metric transforms it; None where the run does not say (a custom protocol's score)."""
-    if kind == "pairwise":
+    if kind.prefers:
         return (0.0, 1.0)
     if protocol not in BUILTIN:
         return None
@@ -284,8 +286,8 @@ def _transform(spec: MetricSpec) -> Metric:
     return lambda value: (float(value) + spec.offset) * spec.scale
 
 
-def _judge_value(kind: str, source: str) -> Callable[[ResultRecord], Any]:
-    if kind == "pairwise":
+def _judge_value(kind: Kind, source: str) -> Callable[[ResultRecord], Any]:
+    if kind.prefers:
         return lambda record: record.scores["pairwise_choice"]
     return lambda record: float(record.scores[source])
 

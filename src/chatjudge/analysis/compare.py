@@ -19,6 +19,7 @@ import numpy as np
 
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import Comparison
+from chatjudge.protocols.kinds import Kind, kind_named
 from chatjudge.rundir import RunDir
 from chatjudge.stats import bradley_terry
 from chatjudge.stats.style import FEATURES, response_text, style_counts, style_features
@@ -45,8 +46,8 @@ def compare_runs(
         raise UsageError("compare needs two or more runs (or one pairwise run)")
     opened = {name: RunDir(path) for name, path in runs.items()}
     summaries = {name: run.summary for name, run in opened.items()}
-    kinds = {s.kind for s in summaries.values()}
-    if len(runs) < 2 and kinds != {"pairwise"}:
+    kinds = {kind_named(s.kind) for s in summaries.values()}
+    if len(runs) < 2 and not next(iter(kinds)).one_run_compares:
         raise UsageError("compare needs two or more runs (or one pairwise run)")
     protocols = {s.protocol for s in summaries.values()}
     if len(kinds) > 1 or len(protocols) > 1:
@@ -58,7 +59,7 @@ def compare_runs(
     kind = kinds.pop()
     texts = {name: _texts(run, kind) for name, run in opened.items()} if control else {}
     sides: list[tuple[str, str]] = []  # per battle, model A's and model B's response
-    if kind == "pairwise":
+    if kind.one_run_compares:
         if baseline in runs:
             raise UsageError(f"a run is named like the baseline '{baseline}': use --baseline-name")
         battles = [
@@ -91,9 +92,9 @@ def compare_runs(
         )
     comparison = Comparison(
         protocol=protocols.pop(),
-        kind=kind,
+        kind=kind.name,
         score=score,
-        baseline=baseline if kind == "pairwise" else None,
+        baseline=baseline if kind.one_run_compares else None,
         runs={name: str(path) for name, path in runs.items()},
         n_items=len(common),
         n_battles=len(battles),
@@ -111,7 +112,7 @@ def compare_runs(
     return comparison.model_dump(mode="json")
 
 
-def _texts(run: RunDir, kind: str) -> dict[str, tuple[str, str]]:
+def _texts(run: RunDir, kind: Kind) -> dict[str, tuple[str, str]]:
     """Per item id, the (baseline, model) responses that style control measures.
 
     Pairwise: `baseline_model_response` and `response`. Pointwise: `response` when the
@@ -121,7 +122,7 @@ def _texts(run: RunDir, kind: str) -> dict[str, tuple[str, str]]:
         if record.status != "ok":
             continue
         fields = record.fields
-        if kind == "pairwise":
+        if kind.one_run_compares:
             pair = (fields.get("baseline_model_response"), fields.get("response"))
         else:
             pair = (None, fields["response"] if "response" in fields else _assistant(fields))

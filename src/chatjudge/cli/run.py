@@ -96,7 +96,7 @@ def run(
         out.print(estimate_table(estimate))
         raise typer.Exit(ExitCode.OK)
     judges = ", ".join(m.name for m in engine.models) or "no judge: deterministic"
-    verb = "scoring" if engine.protocol.scorer else "judging"
+    verb = engine.kind.verb
     err.print(
         f"{verb} {engine.n_rows} item(s) of {data} with {protocol} ({judges}) -> {engine.out_dir}",
         highlight=False,
@@ -154,6 +154,7 @@ def report(
 def protocols() -> None:
     """List the built-in protocols with their data fields, verdict and metrics."""
     from chatjudge.protocols import list_protocols
+    from chatjudge.protocols.kinds import kind_of
 
     for p in list_protocols():
         fields = ", ".join(
@@ -168,10 +169,11 @@ def protocols() -> None:
         ]
         if p.choice is not None:
             scores.append(f"{p.choice.name} {'/'.join(p.choice.options)}")
-        judged = "no judge" if p.scorer else p.kind
+        kind = kind_of(p)
+        judged = p.kind if kind.judged else "no judge"
         out.print(f"[bold]{escape(p.name)}[/] ({judged}): {escape(p.description)}", highlight=False)
         out.print(f"  fields:  {fields}", highlight=False, markup=False)
-        label = "scores: " if p.scorer else "verdict:"
+        label = "verdict:" if kind.judged else "scores: "
         out.print(f"  {label} {', '.join(scores)}", highlight=False, markup=False)
         out.print(
             f"  metrics: {', '.join(m.name for m in p.metrics)}\n", highlight=False, markup=False
@@ -244,12 +246,13 @@ def _prompt_item(
     from chatjudge.data import Source, iter_items, validate
     from chatjudge.options import RunConfig
     from chatjudge.protocols import get_protocol
+    from chatjudge.protocols.kinds import kind_of
 
     if row < 1:
         raise UsageError(f"--row {row}: rows are numbered from 1 (the first row is --row 1)")
     judge_view = RunConfig.from_options(view).run.judge_view()
     proto = get_protocol(protocol)
-    if proto.scorer:
+    if not kind_of(proto).judged:
         raise UsageError(f"{proto.name} sends no prompt: it scores without a judge")
     source = Source(data, column_map(map_))
     n = validate(source, proto.fields, limit=row).n_rows

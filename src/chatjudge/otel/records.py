@@ -24,6 +24,7 @@ from chatjudge.__about__ import __version__
 from chatjudge.formats.results import ResultRecord
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.protocols import BASELINE, CANDIDATE, TIE, Protocol, protocol_sha256
+from chatjudge.protocols.kinds import Kind, kind_of
 from chatjudge.rundir import RunDir
 from chatjudge.traces.redact import Redactor
 from chatjudge.traces.rows import otel_id
@@ -102,12 +103,17 @@ def evaluations(
 ) -> Iterator[Evaluation]:
     """Every record of the run, item by item (an item's metrics in the protocol's order)."""
     identity = {k: _clean(v, redactor) for k, v in source.identity.items()}
+    kind = kind_of(protocol)
     for result in run.results():
-        yield from _of_item(result, protocol, identity, redactor)
+        yield from _of_item(result, protocol, kind, identity, redactor)
 
 
 def _of_item(
-    result: ResultRecord, protocol: Protocol, identity: dict[str, str], redactor: Redactor
+    result: ResultRecord,
+    protocol: Protocol,
+    kind: Kind,
+    identity: dict[str, str],
+    redactor: Redactor,
 ) -> Iterator[Evaluation]:
     fields = result.fields
     trace_id, span_id = otel_id(fields.get("trace_id"), 32), otel_id(fields.get("span_id"), 16)
@@ -117,7 +123,7 @@ def _of_item(
     response_id = fields.get("response_id")
     if isinstance(response_id, str) and response_id:
         shared["gen_ai.response.id"] = _clean(response_id, redactor)
-    shown = _candidate_shown_as(result)
+    shown = kind.candidate_shown_as(result)  # which side of "Response A/B" was the candidate
     whole = _item_explanation(result, protocol)
     for name in protocol.score_names:
         attributes: dict[str, Any] = {"gen_ai.evaluation.name": name}
@@ -137,7 +143,7 @@ def _of_item(
             explanation = result.rationale.get(name, whole)
             if explanation:
                 attributes["gen_ai.evaluation.explanation"] = _clean(explanation, redactor)
-                if protocol.kind == "pairwise" and shown:
+                if shown:
                     attributes["chatjudge.explanation.candidate_shown_as"] = shown
             if result.consistent is not None:
                 attributes["chatjudge.consistent"] = result.consistent
@@ -154,15 +160,6 @@ def _item_explanation(result: ResultRecord, protocol: Protocol) -> str | None:
     if not rationale or any(name in rationale for name in protocol.score_names):
         return None
     return "\n".join(text for text in rationale.values() if text) or None
-
-
-def _candidate_shown_as(result: ResultRecord) -> str | None:
-    """Which response the rationale's "Response A/B" is the candidate: the rationale is
-    the first successful call's, and a flipped call showed the candidate as A."""
-    first = next((c for c in result.calls if c.status == "ok"), None)
-    if first is None:
-        return None
-    return "A" if first.flipped else "B"
 
 
 def _error_type(message: str) -> str:

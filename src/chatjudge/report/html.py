@@ -22,6 +22,7 @@ from chatjudge.formats.shared import Metric
 from chatjudge.formats.summary import Summary
 from chatjudge.outputs import check_written
 from chatjudge.protocols import BUILTIN, ScoreSpec, get_protocol
+from chatjudge.protocols.kinds import kind_named, kind_of
 from chatjudge.report.embed import ChunkWriter, ItemIndex
 from chatjudge.report.format import (
     format_ci,
@@ -165,10 +166,10 @@ def _write_page(
     path: Path,
 ) -> Path:
     numeric = stats.numeric_scores()
-    scorer = scorer_of(summary)
+    kind = kind_named(summary.kind, scorer_of(summary))
     config = {
         "kind": summary.kind,
-        "judgeFree": scorer is not None,
+        "judgeFree": not kind.judged,
         "numericScores": numeric,
         "choiceScores": stats.choice_scores(),
         "scoreValues": {
@@ -181,21 +182,22 @@ def _write_page(
             # Progress in the browser is kept per run: this names the run.
             "run": "|".join((summary.protocol, summary.judge, summary.created)),
             "protocol": summary.protocol,
-            "scales": label_scales(summary.protocol, stats) if summary.kind != "pairwise" else [],
+            # a preference is labelled by picking a side, on no scale
+            "scales": [] if kind.prefers else label_scales(summary.protocol, stats),
         },
     }
     context = {
         "summary": summary,
-        "scorer": scorer,
+        "kind": kind,
         "metrics": _metric_cards(summary.metrics),
         "simulation": _metric_cards(summary.simulation or {}),
-        "counts": _counts(summary, "Scored" if scorer else "Judged"),
+        "counts": _counts(summary, "Judged" if kind.judged else "Scored"),
         "evaluator": fingerprint(summary),
         "served": served_lines(summary),
         "judge_check": check_line(summary),
-        "usage": [] if scorer else _usage(summary),  # a judge-free run sends nothing
+        "usage": _usage(summary) if kind.judged else [],  # a judge-free run sends nothing
         "sections": build_sections(
-            summary, stats, path.parent, calibrated=calibrated, judged=scorer is None
+            summary, stats, path.parent, calibrated=calibrated, judged=kind.judged
         ),
         "config": json_for_script(config),
         "index": index,
@@ -210,7 +212,7 @@ def scorer_of(summary: Summary) -> str | None:
     asked."""
     scorer = summary.scorer
     if scorer is None and summary.protocol in BUILTIN:
-        scorer = get_protocol(summary.protocol).scorer
+        scorer = kind_of(get_protocol(summary.protocol)).scorer
     return scorer or None
 
 

@@ -13,6 +13,7 @@ from chatjudge.options import RunConfig
 from chatjudge.outputs import check_written
 from chatjudge.preflight import Setup
 from chatjudge.protocols import Protocol, get_protocol
+from chatjudge.protocols.kinds import kind_of
 from chatjudge.rundir import (
     REPORT,
     RESULTS,
@@ -39,13 +40,14 @@ def build_engine(
     `judge`: None is `local`, except for a deterministic protocol, which takes none.
     `dry_run`: for `Engine.estimate` only: nothing is created and no Ray worker starts."""
     proto = get_protocol(protocol)
-    if proto.scorer:
+    judged = kind_of(proto).judged
+    if not judged:
         _check_scorer(proto, judge, config)
         judge = []
     elif judge is None:
         judge = "local"
     specs: list[ModelSpec] = list(judge) if isinstance(judge, list | tuple) else [judge]  # type: ignore[list-item]
-    if not specs and not proto.scorer:
+    if not specs and judged:
         raise UsageError("at least one judge is needed")
     setup = Setup("run", data, column_map, proto.fields, config, dry_run=dry_run)
     models = [setup.model(s) for s in specs]

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from chatjudge.__about__ import __version__
-from chatjudge.calls import RunProgress
 from chatjudge.calls.run_sync import run_sync
 from chatjudge.calls.session import Budget, Seat, Session, Stopped
 from chatjudge.calls.unit import Unit, done_within
@@ -39,19 +38,18 @@ from chatjudge.formats.run_info import RunInfo
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.protocols.digest import protocol_sha256
+from chatjudge.protocols.kinds import Deterministic, kind_of
 from chatjudge.protocols.spec import Protocol
 from chatjudge.rundir import RESULTS, RUN_INFO, STORE, SUMMARY
 from chatjudge.runner.execute import Executed, execute
-from chatjudge.runner.fold import Folder, OnItem, scored_record
-from chatjudge.runner.plan import Call, JudgeLane, Planner, parse
+from chatjudge.runner.fold import Folder, OnItem
+from chatjudge.runner.plan import Call, JudgeLane, Planner, Scorer, parse
 from chatjudge.summarize.run_summary import SummaryBuilder
 from chatjudge.verdicts.evaluator import evaluator
 from chatjudge.writing import open_write
 
 if TYPE_CHECKING:
     from chatjudge.calls.session import CostEstimate  # the dry run's, which a run never loads
-
-SCORER_JUDGE = "deterministic"  # what a deterministic protocol's summary names as its judge
 
 
 @dataclass
@@ -85,29 +83,30 @@ class Engine:
         self.reference_store: Path | None = None
         # `--judge-check`: the check, run before the data (`chatjudge.runner.judge_check`).
         self.judge_check: Callable[[Budget | None], Awaitable[JudgeCheck]] | None = None
-        flip = config.run.flip and protocol.kind == "pairwise"
-        self.orders = (False, True) if flip else (False,)
+        self.kind = kind_of(protocol)
+        self.orders = (False, True) if self.kind.swaps_sides(config.run.flip) else (False,)
 
     async def run(
         self, on_item: OnItem | None = None, *, budget: Budget | None = None
     ) -> RunOutcome:
-        """Judge every item; `on_item` sees each results record as it is written.
-        `budget`: one shared with other runs (the sequential gate's batches) instead of
-        `--max-cost-usd`'s own."""
-        if self.protocol.scorer:
-            return self._score(on_item)
+        """Judge every item (a judge-free protocol's: score it); `on_item` sees each
+        results record as it is written. `budget`: one shared with other runs (the
+        sequential gate's batches) instead of `--max-cost-usd`'s own."""
         check = await self.judge_check(budget) if self.judge_check is not None else None
         session = self._session(dry_run=False, budget=budget)
+        # A scored run's records are all written again by a re-run: a large buffer, no
+        # line is worth a write of its own (a judged run's replies are in the store).
+        buffering = -1 if self.kind.judged else 1 << 20
         async with session:
             write_json(self.out_dir / RUN_INFO, self.run_info())
-            with open_write(self.out_dir / RESULTS) as out, session.progress:
+            with open_write(self.out_dir / RESULTS, buffering=buffering) as out, session.progress:
                 folder, stopped = await self._judge(session, out, on_item)
         if isinstance(stopped, ModelError):
             raise FatalModelError(f"run stopped: {stopped}", finished=folder.finished) from stopped
         cost = session.cost(folder.finished, self.n_rows)
-        written = self._write_summary(
-            folder.summary, session.usage(), cost, served=session.served(), check=check
-        )
+        served = session.served() if self.kind.judged else None  # no provider scored
+        written = self._write_summary(folder.summary, session.usage(), cost, served=served,
+                                      check=check)  # fmt: skip
         session.check_budget(stopped, folder.finished, self.n_rows, "item(s)", written)
         return RunOutcome(self.out_dir, written, cost)
 
@@ -115,45 +114,6 @@ class Engine:
         """`--dry-run`: the calls this run would send (after what the store holds) and what
         they could cost; nothing is sent and nothing is written."""
         return run_sync(self._estimate())
-
-    def _score(self, on_item: OnItem | None) -> RunOutcome:
-        """A deterministic protocol's run: each item scored here, in input order, through
-        the same records, summary and report as a judged run; no model, no call, cost 0."""
-        return run_sync(self._scored(on_item))
-
-    async def _scored(self, on_item: OnItem | None) -> RunOutcome:
-        from chatjudge.trajectories import score_row
-
-        config = self.config
-        judge = SCORER_JUDGE
-        summary = SummaryBuilder(self.protocol, [judge], flip=False, samples=1)
-        progress = RunProgress(self.n_rows, enabled=config.progress, label="scoring")
-        write_json(self.out_dir / RUN_INFO, self.run_info())
-        # A session of no seat: it opens the run directory's store, empty (`merge` reads
-        # one), and prices nothing.
-        async with self._session(dry_run=False) as session:
-            pass
-        rows = iter_items(
-            self.source,
-            (),
-            limit=config.run.limit,
-            skip=self.validation.skipped_rows,
-            read_tools=False,  # validation checked them; scoring reads only the trajectory
-        )
-        items = share(rows, of(config.run.shard))
-        match, as_written = config.run.match, self.validation.read_as_written
-        checked = config.run.checked()
-        # a large buffer: a re-run scores everything again, no line is worth a write of its own
-        with open_write(self.out_dir / RESULTS, buffering=1 << 20) as out, progress:
-            folder = Folder(self.protocol, [judge], summary, progress, out, on_item)
-            for item in items:
-                scored = score_row(item.data, match, as_written=as_written, checked_tools=checked)
-                if scored.columns:
-                    item.data = {**item.data, **scored.columns}
-                folder.write(scored_record(item, judge, scored))
-        cost = session.cost(folder.finished, self.n_rows)
-        written = self._write_summary(summary, Usage(), cost)
-        return RunOutcome(self.out_dir, written, cost)
 
     def _write_summary(
         self,
@@ -186,7 +146,7 @@ class Engine:
     async def _estimate(self) -> CostEstimate:
         session = self._session(dry_run=True)
         async with session:
-            if not self.protocol.scorer:  # a deterministic protocol sends nothing
+            if self.kind.judged:  # a judge-free protocol sends nothing
                 with open(os.devnull, "wb") as nowhere:
                     await self._judge(session, nowhere, None)
         return session.estimate("run", self.n_rows)
@@ -194,47 +154,55 @@ class Engine:
     def _session(self, *, dry_run: bool, budget: Budget | None = None) -> Session:
         seats = [Seat("judge", m) for m in self.models]
         return Session(seats, self.config, self.out_dir / STORE, total=self.n_rows,
-                       dry_run=dry_run, budget=budget, reference=self.reference_store)  # fmt: skip
+                       label=self.kind.verb, dry_run=dry_run, budget=budget,
+                       reference=self.reference_store)  # fmt: skip
 
     async def _judge(
         self, session: Session, out: IO[bytes], on_item: OnItem | None
     ) -> tuple[Folder, Stopped]:
         """Plan every item's calls, send those the store does not answer through the
-        session, and fold finished items into `out`: the run's one loop, dry or not."""
+        session, and fold finished items into `out`: the run's one loop, dry or not. A
+        judge-free protocol's one lane scores each item as it is planned."""
         config = self.config
-        lanes = [
-            JudgeLane(
-                session.caller(seat),
-                session.ledger(seat),
-                self.protocol,
-                config.generation,
-                config.run.samples,
-            )
-            for seat in session.seats
-        ]
-        names = [lane.name for lane in lanes]
+        planner: Planner | Scorer
+        if isinstance(self.kind, Deterministic):
+            planner = Scorer(self.kind, config.run, self.validation.read_as_written)
+            names = [self.kind.judge_name]
+        else:
+            lanes = [
+                JudgeLane(
+                    session.caller(seat),
+                    session.ledger(seat),
+                    self.protocol,
+                    config.generation,
+                    config.run.samples,
+                )
+                for seat in session.seats
+            ]
+            planner = Planner(self.protocol, lanes, self.orders)
+            names = [lane.name for lane in lanes]
         summary = SummaryBuilder(
             self.protocol, names, flip=config.run.flip, samples=config.run.samples
         )
-        planner = Planner(self.protocol, lanes, self.orders)
         folder = Folder(self.protocol, names, summary, session.progress, out, on_item)
         run = _Run(self.protocol, config.retries.parse_retries, folder)
         stopped = await session.run(self._calls(planner, folder, session), run.one)
         return folder, stopped
 
     def _items(self) -> Iterator[Item]:
-        """The items to judge (with `--shard`, this shard's, keeping their indexes)."""
-        items = iter_items(
-            self.source,
-            self.protocol.fields,
-            limit=self.config.run.limit,
-            view=self.config.run.judge_view(),
-            skip=self.validation.skipped_rows,
-            as_written=self.validation.read_as_written,
-        )
-        return share(items, of(self.config.run.shard))
+        """The items to judge (with `--shard`, this shard's, keeping their indexes); a
+        judge-free protocol's rows as written, which its scorer reads."""
+        run = self.config.run
+        skip = self.validation.skipped_rows
+        if self.kind.judged:
+            items = iter_items(self.source, self.protocol.fields, limit=run.limit,
+                               view=run.judge_view(), skip=skip,
+                               as_written=self.validation.read_as_written)  # fmt: skip
+        else:  # validation checked the tools: scoring reads only the trajectory
+            items = iter_items(self.source, (), limit=run.limit, skip=skip, read_tools=False)
+        return share(items, of(run.shard))
 
-    def _calls(self, planner: Planner, folder: Folder, session: Session) -> Iterator[Call]:
+    def _calls(self, planner: Planner | Scorer, folder: Folder, session: Session) -> Iterator[Call]:
         """The calls to send, item by item. An item the store answers whole is finished
         here at once; every worker pulls from this one generator."""
         for item in self._items():

@@ -1,7 +1,8 @@
 """Folding, the last part of the engine: finished items into records and the summary.
 
-An item is finished when all its calls are: its verdict is reduced from them
-(`aggregate`), its record is appended to `results.jsonl` (the format is
+An item is finished when all its calls are: its verdict is reduced from them by its
+protocol's kind (`chatjudge.protocols.kinds`; a judge-free item's is its scores), its
+record is appended to `results.jsonl` (the format is
 `chatjudge.formats.results.ResultRecord`, built here as the plain dict it writes, not
 validated: readers validate) and handed to the report, and the summary and the progress
 bar count it.
@@ -16,8 +17,9 @@ from chatjudge import jsoncodec
 from chatjudge.calls import RunProgress
 from chatjudge.data import Item
 from chatjudge.formats.results import result_row
+from chatjudge.protocols.kinds import kind_of
 from chatjudge.protocols.spec import Protocol
-from chatjudge.runner.aggregate import CallOutcome, reduce_calls
+from chatjudge.runner.aggregate import CallOutcome
 from chatjudge.runner.plan import ItemState
 from chatjudge.summarize.run_summary import SummaryBuilder, count
 from chatjudge.verdicts import Verdict
@@ -41,6 +43,7 @@ class Folder:
         on_item: OnItem | None,
     ) -> None:
         self.protocol = protocol
+        self.kind = kind_of(protocol)
         self.judges = judges
         self.summary = summary
         self.progress = progress
@@ -49,7 +52,11 @@ class Folder:
         self.finished = 0
 
     def finish(self, state: ItemState) -> None:
-        self.write(self.record(state))
+        scored = state.scored
+        if scored is None:
+            self.write(self.record(state))
+        else:  # a judge-free protocol's item: its one judge is the scorer
+            self.write(scored_record(state.item, self.judges[0], scored))
 
     def write(self, record: dict[str, Any]) -> None:
         """Write, hand over and count one item's record."""
@@ -74,7 +81,7 @@ class Folder:
                 status="failed", scores={}, error=failed[0].error, consistent=None, agreement=None
             )
         else:
-            reduced = reduce_calls(self.protocol, calls)
+            reduced = self.kind.reduce(self.protocol, calls)
             verdict = dict(
                 status="ok",
                 scores=reduced.scores,
@@ -83,8 +90,9 @@ class Folder:
                 agreement=reduced.agreement,
             )
             if len(self.judges) > 1:
+                reduce = self.kind.reduce
                 verdict["judge_scores"] = {
-                    name: reduce_calls(self.protocol, [c for c in calls if c.judge == name]).scores
+                    name: reduce(self.protocol, [c for c in calls if c.judge == name]).scores
                     for name in self.judges
                 }
         first_ok = next((c for c in calls if c.ok), None)

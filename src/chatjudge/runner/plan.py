@@ -6,12 +6,14 @@ ledger and commit, as every producer's; the verdict schema as it is sent; and pe
 the generation settings and the cache-key maker). The planner turns
 an item into one call per judge, sample and presentation order, answers those the
 store already holds (parsed again, so a parser fix re-scores them without a call),
-and leaves the others to be executed.
+and leaves the others to be executed. A judge-free protocol's lane is a `Scorer`: it
+scores each item as it is planned, leaving no call.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from chatjudge.calls import Caller, KeyMaker, Ledger, LegacyKeyMaker
 from chatjudge.calls.ledger import Flight
@@ -21,9 +23,14 @@ from chatjudge.data import Item
 from chatjudge.errors import VerdictError
 from chatjudge.models import Model
 from chatjudge.options import GenerationOptions
+from chatjudge.options.calling import RunOptions
+from chatjudge.protocols.kinds import Deterministic
 from chatjudge.protocols.spec import Protocol
 from chatjudge.runner.aggregate import CallOutcome
 from chatjudge.verdicts import Verdict, parse_verdict
+
+if TYPE_CHECKING:  # a deterministic protocol's scores: its module only with such a run
+    from chatjudge.trajectories import Scored
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +99,7 @@ class ItemState:
     item: Item
     calls: list[CallOutcome] = field(default_factory=list)
     pending: int = 0  # calls not answered by the store and not finished yet
+    scored: Scored | None = None  # a judge-free protocol's: the item's scores, no call
 
 
 class Planner:
@@ -132,6 +140,26 @@ class Planner:
                     outcome.settle(reply, stored.latency, verdict, error)
         state.pending = len(missing)
         return state, missing
+
+
+class Scorer:
+    """The lane of a judge-free protocol: each item scored by the kind's rules as it is
+    planned, in input order, so that it is finished at once."""
+
+    def __init__(self, kind: Deterministic, run: RunOptions, as_written: bool) -> None:
+        """`as_written`: `Validation.read_as_written`."""
+        self.kind = kind
+        self.match = run.match
+        self.checked = run.checked()
+        self.as_written = as_written
+
+    def plan(self, item: Item) -> tuple[ItemState, list[Call]]:
+        scored = self.kind.score(
+            item.data, self.match, as_written=self.as_written, checked_tools=self.checked
+        )
+        if scored.columns:
+            item.data = {**item.data, **scored.columns}
+        return ItemState(item, scored=scored), []
 
 
 def parse(reply: Reply, protocol: Protocol, flipped: bool) -> tuple[Verdict | None, str | None]:

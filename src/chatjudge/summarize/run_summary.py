@@ -17,6 +17,7 @@ import numpy as np
 from chatjudge.__about__ import __version__
 from chatjudge.formats.cost import Cost
 from chatjudge.formats.summary import PassKRecord, Summary
+from chatjudge.protocols.kinds import kind_of
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec, Protocol
 from chatjudge.stats import bootstrap_metrics, bootstrap_ratios
 from chatjudge.stats.intervals import Range, guard_all
@@ -73,7 +74,8 @@ class SummaryBuilder:
     def __init__(self, protocol: Protocol, judges: list[str], *, flip: bool, samples: int) -> None:
         self.protocol = protocol
         self.judges = judges
-        self.flip = flip and protocol.kind == "pairwise"
+        self.kind = kind_of(protocol)
+        self.flip = self.kind.swaps_sides(flip)
         self.samples = samples
         self.n_items = 0
         self.n_failed = 0
@@ -191,8 +193,8 @@ class SummaryBuilder:
             optional["unparsed_tool_arguments"] = unparsed_tool_arguments
         if self.protocol.provenance:
             optional["protocol_provenance"] = self.protocol.provenance
-        if self.protocol.scorer:
-            optional["scorer"] = self.protocol.scorer
+        if self.kind.scorer:
+            optional["scorer"] = self.kind.scorer
         return Summary(
             protocol=self.protocol.name,
             kind=self.protocol.kind,

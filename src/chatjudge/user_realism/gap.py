@@ -20,6 +20,7 @@ from chatjudge.errors import DataValidationError, Problem, UsageError
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol, get_protocol
+from chatjudge.protocols.kinds import kind_of
 from chatjudge.rundir import RunDir
 from chatjudge.stats.intervals import Range
 from chatjudge.user_realism.real import RealConversation, shown
@@ -34,7 +35,8 @@ def checked_protocol(name: str, reals: Sequence[RealConversation]) -> Protocol:
     against its goal: it must be judged (not deterministic), pointwise, read the
     conversation from `chat` and need nothing a goal row lacks (`answer`: every real row)."""
     protocol = get_protocol(name)
-    if protocol.scorer or protocol.kind != "pointwise":
+    kind = kind_of(protocol)
+    if not kind.judged or kind.one_run_compares:
         raise UsageError(
             f"--protocol {protocol.name}: the metric gap judges each conversation alone; it "
             "needs a pointwise protocol with a judge (e.g. interactivity-accuracy)"

@@ -18,7 +18,7 @@ from typing import Any
 from chatjudge.analysis.align.measure import human_ceiling
 from chatjudge.analysis.align.model_calls import OPTIMIZER_STORE, AlignCalls
 from chatjudge.analysis.align.search import Labelled, Search, TooFewHeldOut, search, split
-from chatjudge.analysis.calibration import PREFERENCE, read_ratings
+from chatjudge.analysis.calibration import read_ratings
 from chatjudge.calls.estimate import CostEstimate
 from chatjudge.errors import UsageError
 from chatjudge.formats.alignment import Alignment
@@ -27,6 +27,7 @@ from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
 from chatjudge.outputs import check_dir_output
 from chatjudge.protocols import Protocol, protocol_sha256
+from chatjudge.protocols.kinds import PREFERENCE, kind_of
 from chatjudge.protocols.toml import protocol_toml
 from chatjudge.rundir import STORE, RunDir
 from chatjudge.writing import open_write
@@ -65,7 +66,7 @@ def align_run(
     opened = RunDir(run_dir)
     info = opened.info
     source = opened.protocol(protocol)
-    if source.scorer:
+    if not kind_of(source).judged:
         raise UsageError(
             f"{run_dir} was scored by {source.name}, which calls no judge: there is no judge "
             "prompt to align (align a run of an LLM-judged protocol)"
@@ -115,7 +116,7 @@ def align_run(
         optimizer=calls.optimizer.name,
         seed=seed,
         held_out_share=held_out,
-        score=None if source.kind == "pairwise" else data.deciding,
+        score=None if kind_of(source).prefers else data.deciding,
         n_labelled=len(data.ids),
         select_ids=select,
         selection=found.selection,
@@ -141,7 +142,7 @@ def _labelled(
     _ = run.summary  # a directory that is not a finished run is refused first
     records = list(run.results())
     columns, ratings = read_ratings(run, human, records, column=column, score=score)
-    if protocol.kind == "pairwise":
+    if kind_of(protocol).prefers:
         assert protocol.choice is not None
         deciding = protocol.choice.name
         ratings = {deciding: ratings[PREFERENCE]}

@@ -35,8 +35,8 @@ from chatjudge.analysis.gate.corrections import (
     corrected,
     style_of,
 )
+from chatjudge.analysis.gate.decide.provenance import judge_check, mismatches, record
 from chatjudge.analysis.gate.pair_rows import pair, same_baseline
-from chatjudge.analysis.gate.provenance import judge_check, mismatches, record
 from chatjudge.analysis.gate.small import (
     check_defined,
     small_ratio_pairs,
@@ -56,6 +56,7 @@ from chatjudge.formats.shared import Metric
 from chatjudge.options import GateSettings
 from chatjudge.outputs import check_file_output
 from chatjudge.protocols import Protocol
+from chatjudge.protocols.kinds import kind_of
 from chatjudge.rundir import GATE, RunDir
 from chatjudge.stats.paired import Difference
 from chatjudge.stats.small_sample import guarded_interval
@@ -107,7 +108,8 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
             warnings.warn(f"runs differ: {line} (--allow-mismatch)", ChatJudgeWarning, 3)
     check = judge_check(base_dir, cand_dir, s) if base_dir is not None else None
     proto = cand_run.protocol(s.protocol)
-    if base_dir is None and proto.kind != "pairwise":
+    kind = kind_of(proto)
+    if base_dir is None and not kind.one_run_compares:
         raise UsageError(
             f"{cand_dir} is a {proto.kind} run: gate two runs of it with "
             "--baseline DIR --candidate DIR (one run alone must be pairwise)"
@@ -116,7 +118,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
     joined = read_joined(s.data) if s.data is not None else None
     cand = read_rows(cand_dir, proto, name, joined)
     base = read_rows(base_dir, proto, name, joined) if base_dir is not None else None
-    if base is not None and proto.kind == "pairwise" and not s.allow_mismatch:
+    if base is not None and kind.one_run_compares and not s.allow_mismatch:
         same_baseline(proto, base, cand)
     paired, counts = pair(cand, base, s.cluster)
     units = len(set(paired.clusters)) if paired.clusters is not None else len(paired.ids)
@@ -136,7 +138,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
         _, cand, paired, counts = macro
         diff = raw = paired.difference(None, boundary(s.margin, require), 0.95, s.seed)
     warn_left_out(proto, macro[0] if macro else name, cand, paired)
-    style = style_of(paired.rows, paired.candidate, s.seed) if _one_pairwise(proto, base) else None
+    style = style_of(paired.rows, paired.candidate, s.seed) if _styled(proto, base) else None
     if control is not None:
         if style is None:
             raise UsageError("--control applies to one pairwise run (candidate vs baseline)")
@@ -190,8 +192,9 @@ def report_dir(candidate: str | Path, settings: GateSettings) -> Path | None:
     return run if gate_path(run, settings) == run / GATE else None
 
 
-def _one_pairwise(protocol: Protocol, base: RunRows | None) -> bool:
-    return protocol.kind == "pairwise" and base is None
+def _styled(protocol: Protocol, base: RunRows | None) -> bool:
+    """Style control applies to one run whose items hold the candidate against a baseline."""
+    return kind_of(protocol).controls_style and base is None
 
 
 def _held_to(controlled: Difference, raw: Difference) -> Difference:

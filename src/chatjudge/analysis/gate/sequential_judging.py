@@ -21,7 +21,6 @@ import numpy as np
 from chatjudge.analysis.gate.assemble import Require, Settings, assemble
 from chatjudge.analysis.gate.pair_rows import Paired, pair
 from chatjudge.analysis.gate.units import (
-    PREFERENCE,
     check_metric,
     field_value,
     is_ratio,
@@ -37,6 +36,7 @@ from chatjudge.formats.io import write_json
 from chatjudge.models import ModelSpec
 from chatjudge.options import RunConfig
 from chatjudge.protocols import Protocol, get_protocol
+from chatjudge.protocols.kinds import PREFERENCE, kind_of
 from chatjudge.rundir import GATE, RESULTS, RunDir
 from chatjudge.runner import build_engine
 from chatjudge.stats.decision import decide
@@ -72,7 +72,7 @@ def gate_sequential(
     if out is None:
         raise UsageError("--sequential needs --out DIR: the run directory it judges into")
     proto = get_protocol(protocol)
-    pairwise = proto.kind == "pairwise"
+    pairwise = kind_of(proto).one_run_compares  # the data holds both sides
     if pairwise == (baseline_data is not None):
         raise UsageError(
             "--sequential: a pairwise protocol judges DATA alone; a pointwise one needs "
@@ -287,5 +287,5 @@ def _calls_per_row(
     proto: Protocol, judge: ModelSpec | Sequence[ModelSpec], options: dict[str, Any]
 ) -> int:
     judges = len(judge) if isinstance(judge, list | tuple) else 1
-    orders = 2 if proto.kind == "pairwise" and options.get("flip", True) else 1
+    orders = 2 if kind_of(proto).swaps_sides(options.get("flip", True)) else 1
     return judges * orders * int(options.get("samples", 1))

@@ -29,13 +29,13 @@ from chatjudge.formats.results import CallRecord
 from chatjudge.formats.run_info import RunInfo
 from chatjudge.formats.summary import Summary
 from chatjudge.protocols import Protocol
+from chatjudge.protocols.kinds import kind_of
 from chatjudge.protocols.spec import BASELINE, CANDIDATE, TIE, MetricSpec
 from chatjudge.rundir import RunDir
 from chatjudge.stats.passk import pass_at, pass_hat, succeeded
 from chatjudge.summarize.run_summary import metric_parts, metric_value
 from chatjudge.summarize.tries import PASS_HAT, parse_passk, task_of, zero_one_metrics
 
-PREFERENCE = "preference"  # pairwise: the candidate's preference rate, ties counting half
 VOTE = {CANDIDATE: 1.0, TIE: 0.5, BASELINE: 0.0}
 MISSING = "(missing)"  # the `--by` slice of rows with no value for the field
 MAX_FIELDS = 30  # the fields an unknown `--by` lists
@@ -92,8 +92,7 @@ class RunRows:
 
 
 def metric_names(protocol: Protocol) -> list[str]:
-    names = [m.name for m in protocol.metrics]
-    return [PREFERENCE, *names] if protocol.kind == "pairwise" else names
+    return kind_of(protocol).gate_metrics(protocol)
 
 
 def check_metric(protocol: Protocol, metric: str | None) -> str:
@@ -123,9 +122,10 @@ def inner_values(protocol: Protocol, metric: str, calls: Sequence[CallRecord]) -
         groups[(call.judge, call.sample)].append(call)
     spec = _spec(protocol, metric)
     choice = protocol.choice.name if protocol.choice is not None else None
+    prefers = kind_of(protocol).prefers
     values = []
     for group in groups.values():
-        if protocol.kind == "pairwise" and choice is not None and spec_reads(spec, choice):
+        if prefers and choice is not None and spec_reads(spec, choice):
             sides = {c.scores[choice] for c in group}
             vote = sides.pop() if len(sides) == 1 else TIE  # orders disagree: a tie
             values.append(VOTE[vote] if spec is None else metric_value(spec, {choice: vote}))
@@ -164,15 +164,13 @@ def metric_scale(protocol: Protocol, metric: str) -> Scale | None:
         return None
     low, high = sorted((end + spec.offset) * spec.scale for end in (score.min, score.max))
     # a pairwise run averages a score over the two orders: more than its two ends
-    two = score.integer and score.max - score.min == 1 and protocol.kind == "pointwise"
+    two = score.integer and score.max - score.min == 1 and not kind_of(protocol).swappable
     return Scale(low, high, (low, high) if two else None)
 
 
 def _spec(protocol: Protocol, metric: str) -> MetricSpec | None:
     """The metric's declaration; `None` for the pairwise preference."""
-    if metric == PREFERENCE and protocol.kind == "pairwise":
-        return None
-    return next(m for m in protocol.metrics if m.name == metric)
+    return kind_of(protocol).gate_spec(protocol, metric)
 
 
 def read_rows(
