@@ -150,7 +150,7 @@ def table(runs: dict[str, list[Figures]]) -> list[str]:
     return lines
 
 
-def outputs_of(tree: Path, judge: str, work: Path) -> dict[str, str]:
+def outputs_of(tree: Path, judge: str, work: Path, drop: str = "") -> dict[str, str]:
     """Every identity scenario's outputs at `tree` (`bench/identity_outputs.py`), times masked.
 
     Both refs write in the same folder, so that paths written into outputs match."""
@@ -160,7 +160,11 @@ def outputs_of(tree: Path, judge: str, work: Path) -> dict[str, str]:
     out = work / f"{tree.name}.json"
     command = [sys.executable, str(BENCH / "identity_outputs.py"), str(scenarios), str(out)]
     done = subprocess.run(
-        [*command, "--judge", judge], cwd=ROOT, env=_env(tree), capture_output=True, text=True
+        [*command, "--judge", judge, "--drop", drop],
+        cwd=ROOT,
+        env=_env(tree),
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
         raise RuntimeError(f"{shlex.join(command)} at {tree.name}:\n{done.stderr[-3000:]}")
@@ -168,12 +172,12 @@ def outputs_of(tree: Path, judge: str, work: Path) -> dict[str, str]:
     return outputs
 
 
-def compare_outputs(trees: dict[str, Path], judge: str) -> int:
+def compare_outputs(trees: dict[str, Path], judge: str, drop: str = "") -> int:
     work = Path(tempfile.mkdtemp(prefix="chatjudge-identity-"))
     try:
         (a, a_tree), (b, b_tree) = trees.items()
-        first = outputs_of(a_tree, judge, work)
-        second = outputs_of(b_tree, judge, work)
+        first = outputs_of(a_tree, judge, work, drop)
+        second = outputs_of(b_tree, judge, work, drop)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     differ = 0
@@ -193,6 +197,8 @@ def compare_outputs(trees: dict[str, Path], judge: str) -> int:
         )
         print("\n".join(list(diff)[:60]))
     print("masked: clock times, durations, loopback ports, the exporter's instance id")
+    if drop:
+        print(f"left out: {drop}")
     return 1 if differ else 0
 
 
@@ -206,6 +212,11 @@ def main(argv: list[str] | None = None) -> int:
         "--identity", action="store_true", help="compare every identity scenario's outputs"
     )
     parser.add_argument("--judge", choices=("stub", "local"), default="stub")
+    parser.add_argument(
+        "--drop",
+        default="",
+        help="--identity: KEY,... left out of both sides (what a change adds on purpose)",
+    )
     args = parser.parse_args(argv)
     refs = args.refs.split(",")
     names = args.benches.split(",")
@@ -222,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         for ref, tree in trees.items():
             print(f"{ref}: {tree}")
         if args.identity:
-            return compare_outputs(trees, args.judge)
+            return compare_outputs(trees, args.judge, args.drop)
         compare_benches(trees, names, args.repeat, args.quick)
         return 0
     finally:

@@ -15,7 +15,7 @@ embedded judge instead, `--judge local`):
 - `agree`: `agree` on the pairwise demo run with scripted human labels (`agreement.json`);
 - `align`: `align` on the align stand-in's rows (`alignment.json`, `protocol.toml`).
 
-    python bench/identity_outputs.py WORKDIR OUT.json [--judge stub|local]
+    python bench/identity_outputs.py WORKDIR OUT.json [--judge stub|local] [--drop KEY,...]
 """
 
 from __future__ import annotations
@@ -56,14 +56,21 @@ TOOLS = {"lookup": lookup}
 '''
 
 
+# Keys left out with --drop (a change that adds them on purpose, so that the rest is compared):
+# a dict's key of that name, or an OTLP attribute whose key starts with it.
+DROPPED: set[str] = set()
+
+
 def mask(value: Any) -> Any:
     """`value` with every MASKED key's value replaced by "<masked>", at any depth."""
     if isinstance(value, dict):
         if value.get("key") in MASKED_ATTRIBUTES:
             return {**value, "value": "<masked>"}
-        return {k: "<masked>" if k in MASKED else mask(v) for k, v in value.items()}
+        return {
+            k: "<masked>" if k in MASKED else mask(v) for k, v in value.items() if k not in DROPPED
+        }
     if isinstance(value, list):
-        return [mask(v) for v in value]
+        return [mask(v) for v in value if not _dropped_attribute(v)]
     if isinstance(value, str):
         return LOOPBACK.sub("127.0.0.1:<port>", value)
     return value
@@ -182,12 +189,19 @@ SCENARIOS: dict[str, Callable[[Scenario, StubServer, str], None]] = {
 }
 
 
+def _dropped_attribute(value: Any) -> bool:
+    key = value.get("key") if isinstance(value, dict) else None
+    return isinstance(key, str) and any(key.startswith(d) for d in DROPPED)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("work", type=Path, help="an empty folder, the same path for every ref")
     parser.add_argument("out", type=Path, help="where to write {output name: masked text}")
     parser.add_argument("--judge", choices=("stub", "local"), default="stub")
+    parser.add_argument("--drop", default="", help="KEY,...: keys left out of the comparison")
     args = parser.parse_args(argv)
+    DROPPED.update(k for k in args.drop.split(",") if k)
     outputs: dict[str, str] = {}
     with StubServer() as stub:
         for name, scenario in SCENARIOS.items():

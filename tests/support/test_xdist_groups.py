@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_tests_of_a_module_fixture_run_on_one_worker() -> None:
-    """A small, quick module: 27 of its 29 tests take its module-scoped `doc` fixture."""
+    """A small, quick module: 30 of its 32 tests take its module-scoped `doc` fixture."""
     sharing = {
         name
         for name, function in inspect.getmembers(test_formats, inspect.isfunction)
@@ -29,7 +29,7 @@ def test_the_tests_of_a_module_fixture_run_on_one_worker() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:]
     ran = re.findall(r"^\[(gw\d+)\] .*PASSED tests/docs/test_formats\.py::(\w+)", done.stdout, re.M)
-    assert len(ran) == 29, done.stdout[-2000:]
+    assert len(ran) == 32, done.stdout[-2000:]
     workers = {worker for worker, name in ran if name in sharing}
     assert len(workers) == 1, [(worker, name) for worker, name in ran if name in sharing]
-    assert sum(name in sharing for _, name in ran) == 27
+    assert sum(name in sharing for _, name in ran) == 30

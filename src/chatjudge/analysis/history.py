@@ -19,8 +19,8 @@ from pathlib import Path
 from scipy.stats import norm
 
 from chatjudge.analysis.gate.assemble import boundary, slice_differences
-from chatjudge.analysis.gate.decide.provenance import changed_text, compared_checks, mismatches
 from chatjudge.analysis.gate.pair_rows import pair
+from chatjudge.analysis.gate.provenance import changed_text, compared_checks, mismatches
 from chatjudge.analysis.gate.units import RunRows, check_metric, read_rows
 from chatjudge.errors import UsageError
 from chatjudge.formats.analyses import GateDifference

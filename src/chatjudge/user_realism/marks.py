@@ -40,7 +40,7 @@ PROMPTS = ("disclosure", "pushback", "discriminator")  # shipped in user_realism
 
 
 def prompt(name: str) -> Any:
-    return prompt_text("chatjudge.realism", name)
+    return prompt_text("chatjudge.user_realism", name)
 
 
 def disclosure_messages(first: str, facts: Sequence[str]) -> list[Message]:

@@ -35,8 +35,8 @@ from chatjudge.analysis.gate.corrections import (
     corrected,
     style_of,
 )
-from chatjudge.analysis.gate.decide.provenance import judge_check, mismatches, record
 from chatjudge.analysis.gate.pair_rows import pair, same_baseline
+from chatjudge.analysis.gate.provenance import judge_check, mismatches, record
 from chatjudge.analysis.gate.small import (
     check_defined,
     small_ratio_pairs,
