@@ -151,6 +151,17 @@ def test_a_judge_or_samples_are_refused(tmp_path: Path) -> None:
     assert sampled.returncode == 2 and "deterministic" in sampled.stderr
 
 
+def test_a_judge_check_is_refused_before_the_run_directory_is_made(tmp_path: Path) -> None:
+    """No judge, none to check: refused as a judge is, nothing created."""
+    data = write_rows(tmp_path / "rows.jsonl", ROWS)
+    check = write_rows(tmp_path / "check.jsonl", ROWS)
+    done = run_cli("run", str(data), "-p", "tool-trajectory", "--judge-check", str(check),
+                   "--out", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode == 2
+    assert "tool-trajectory calls no judge, there is none to check" in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
 def test_gate_and_merge_read_its_runs(tmp_path: Path) -> None:
     """`gate` and `merge` through the CLI; the runs they read through the API but a shard."""
     base = write_rows(tmp_path / "base.jsonl", ROWS)

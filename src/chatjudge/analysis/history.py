@@ -1,7 +1,7 @@
 """`chatjudge history`: a line of releases, one run each, with the step between each two.
 
 Each run shows its metrics as its summary states them (value and 95% interval). Each step
-between two consecutive runs gets the gate's paired difference (`gate_pairing`, the same
+between two consecutive runs gets the gate's paired difference (`gate.pair_rows`, the same
 statistics as `chatjudge gate --baseline A --candidate B`) when their rows pair by id, and an
 unpaired difference from the two summaries' intervals otherwise. Only the latest step is
 decided by default, as CI asks; `all_steps` decides every step with Holm's correction. A

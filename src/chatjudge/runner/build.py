@@ -76,6 +76,8 @@ def _check_scorer(
     """A deterministic protocol calls no judge, and its score is the same every time."""
     if judge is not None and judge != []:
         raise UsageError(f"{protocol.name} is deterministic and calls no judge: leave out --judge")
+    if config.run.judge_check is not None:
+        raise UsageError(f"--judge-check: {protocol.name} calls no judge, there is none to check")
     if config.run.samples > 1:
         raise UsageError(
             f"{protocol.name} is deterministic: --samples {config.run.samples} would score "

@@ -28,7 +28,6 @@ from chatjudge.formats.results import ResultRecord, read_results
 from chatjudge.models import Model
 from chatjudge.options import RunConfig
 from chatjudge.preflight import Setup
-from chatjudge.protocols.kinds import kind_of
 from chatjudge.protocols.spec import Protocol
 from chatjudge.rundir import RESULTS, RUN_INFO, SUMMARY
 from chatjudge.runner.engine import Engine
@@ -60,8 +59,6 @@ def plan_check(
 ) -> CheckRun:
     """The check of `path` for a run in `run_dir`: its rows validated and its reference
     labels read (a bad row or label is named, exit 2, before anything is sent)."""
-    if not kind_of(protocol).judged:
-        raise UsageError(f"--judge-check: {protocol.name} calls no judge, there is none to check")
     run = config.run.model_copy(
         update={"samples": config.run.judge_check_samples, "limit": None, "shard": None,
                 "skip_invalid": False, "judge_check": None}

@@ -10,7 +10,7 @@ data, never a placeholder).
 The optimiser sees the simulated user's instructions, the behaviour gaps (real against
 simulated, means over the goals it is shown) and the discriminator's reasons on those
 goals, grouped and counted; never a conversation, never a goal. It answers `{"rules": [...]}`
-(`align_guidance.RULES_SCHEMA`, read by `read_rules`).
+(`align.guidance.RULES_SCHEMA`, read by `read_rules`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The honest part of `chatjudge realism --tune`: the split, the search on the tuning goals,
 and the held-out measurement, given a way to simulate goals and a way to have rules written.
 
-The goals are split with the seed (`align_search.split`): 60% to tune, 40% held out, at
+The goals are split with the seed (`align.search.split`): 60% to tune, 40% held out, at
 least 50 held out. Nothing below reads a held-out goal before the final measurement: the
 optimiser is shown the tuning goals' behaviour gaps and reasons only (`tune_guidance`),
 every example is a tuning goal's real first message, and the candidates are compared by

@@ -2,9 +2,9 @@
 only when it agrees with people better on labels the optimiser never saw.
 
 Reads a judged run and a labels file (`agree`'s format, checked row by row before anything
-is sent), splits the labelled rows (`align_search`), has the optimiser write rules from the
+is sent), splits the labelled rows (`align.search`), has the optimiser write rules from the
 select part's disagreements and picks rules, examples or both by cross-validation, then
-re-judges the held-out rows with the chosen candidate and the original (`align_calls`).
+re-judges the held-out rows with the chosen candidate and the original (`align.model_calls`).
 Writes `DIR/protocol.toml` (a custom protocol, its provenance in it) and `DIR/alignment.json`;
 `recommended` only when the held-out interval lies above 0.
 """

@@ -7,10 +7,10 @@ their preference rates). The interval treats the row as the unit (samples, order
 a panel's judges nested inside it; `cluster` groups rows that move together), and the
 decision follows DESIGN.md §8: not-worse passes when lo > -margin and fails when
 hi < -margin; better passes when lo > 0 and fails when hi < 0; else inconclusive.
-The statistics are `chatjudge.stats.paired`'s; `gate_pairing` pairs the runs' rows and
+The statistics are `chatjudge.stats.paired`'s; `gate.pair_rows` pairs the runs' rows and
 gives the statistics what the protocol knows (the range a row's difference can take,
-which guards a small sample's interval), `gate_small` decides a small sample of a ratio
-(micro) metric on its macro figure, `gate_decision` decides and builds the record, and
+which guards a small sample's interval), `gate.small` decides a small sample of a ratio
+(micro) metric on its macro figure, `gate.assemble` decides and builds the record, and
 this module checks the inputs, applies the corrections and writes `gate.json`.
 """
 
@@ -130,7 +130,7 @@ def gate(candidate: str | Path, baseline: str | Path | None, settings: GateSetti
         )
     check_defined(proto, name, paired)
     diff = raw = paired.difference(None, boundary(s.margin, require), 0.95, s.seed)
-    small_ratio = raw.small if paired.ratio else None  # nothing guards it: `gate_small`
+    small_ratio = raw.small if paired.ratio else None  # nothing guards it: `gate.small`
     macro = None
     if small_ratio is not None and base_dir is not None:
         macro = small_ratio_pairs(proto, name, (base_dir, cand_dir), joined, s.cluster)
