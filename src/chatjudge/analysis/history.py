@@ -68,13 +68,13 @@ def history(
         raise UsageError(f"--margin must be 0 or more (a distance below zero), got {margin}")
     runs = order_runs([_read(name, path, protocol) for name, path in named_runs(given)], given)
     chosen = _metrics(runs, metrics)
+    changed = [judge_changed(a, b, check_level, seed) for a, b in zip(runs, runs[1:], strict=False)]
     steps = []
     for metric in chosen:
         rows = [read_rows(r.path, r.protocol, metric, None) for r in runs]  # each run once
         for i in range(1, len(runs)):
             pair_ = (runs[i - 1], runs[i]), (rows[i - 1], rows[i])
-            changed = judge_changed(*pair_[0], check_level, seed)
-            steps.append(_step(*pair_, metric, by, margin, seed, changed))
+            steps.append(_step(*pair_, metric, by, margin, seed, changed[i - 1]))
     return History(
         protocol=runs[-1].protocol.name,
         metrics=chosen,
