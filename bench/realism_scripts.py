@@ -9,11 +9,12 @@ A goal is a need and a few facts. A style turns it into the user's messages:
 
 Two uses. At the record level (`bench/realism_calibration.py`), `goal_sample` builds the
 `GoalSample`s the statistics read, with stand-in judges that decide from the text only. Through
-the whole pipeline (`chatjudge realism`, Python function models): `real_rows` writes "real"
-conversations (rows with `chat`), `simulated_user(style)` is the simulated user (called with the
-prompt text: it reads its facts from the `<context>` block, one a line or `;`-separated, and
-counts its own turns in the transcript), `assistant` the assistant under test,
-`discriminator_judge` the stand-in discriminator.
+the whole command (`bench/realism_pipeline.py`: `chatjudge.realism(...)` with Python function
+models, each called with the messages the command sends): `real_rows` writes "real"
+conversations (rows with `chat`), `goal_writer` re-extracts each goal from the conversation it
+is shown, `SimulatedUser(style, seed)` is the simulated user (its goal and facts from its
+instructions, its turn from the transcript), `assistant` the assistant under test, and `judge`
+the stand-in judge for disclosure, pushback and the discriminator.
 """
 
 from __future__ import annotations
