@@ -221,7 +221,8 @@ class SimulatedUser:
     def __init__(self, style: str, seed: int) -> None:
         self.style = style
         self.rng = random.Random(seed)
-        self.plans: dict[str, list[list[str]]] = {}  # by instructions: a goal's conversations
+        # by instructions (a goal): its conversations' messages, and each turn's followers
+        self.plans: dict[str, list[tuple[list[str], dict[int, int]]]] = {}
         self.lock = threading.Lock()  # sync function models run in worker threads
 
     def __call__(self, messages: list[dict[str, Any]]) -> str:
@@ -238,21 +239,25 @@ class SimulatedUser:
         return json.dumps({"thought": "next", "response": plan[turn] + end})
 
     def _plan(self, instructions: str, said: list[str]) -> list[str]:
-        """The conversation these messages continue: the first of the goal's whose opening
-        they are; a new one at the first turn."""
+        """The conversation these messages continue: of the goal's whose opening they are,
+        the one least followed at this turn (two samples that open alike keep their own
+        draws); a new one at the first turn."""
         plans = self.plans.setdefault(instructions, [])
         if said:
-            for plan in plans:
-                if plan[: len(said)] == said:
-                    return plan
+            turn = len(said)
+            going = [p for p in plans if p[0][:turn] == said]
+            if going:
+                messages, uses = min(going, key=lambda p: p[1].get(turn, 0))
+                uses[turn] = uses.get(turn, 0) + 1
+                return messages
         need = _between(instructions, "<goal>", "</goal>") or "help"
         context = _between(instructions, "<context>", "</context>")
         lines = [f.strip(" -") for f in context.splitlines()]
         facts = tuple(f for f in lines if f and not f.startswith("("))  # "(nothing ...)"
         goal = Goal(need, _SHORT.get(need, need), facts or ("",))
-        plan = [m.strip() for m in user_messages(goal, self.style, self.rng)[0]]
-        plans.append(plan)
-        return plan
+        drawn = [m.strip() for m in user_messages(goal, self.style, self.rng)[0]]
+        plans.append((drawn, {0: 1}))
+        return drawn
 
 
 _SHORT = dict(_NEEDS)  # a need as the terse user puts it
