@@ -9,11 +9,12 @@ A goal is a need and a few facts. A style turns it into the user's messages:
 
 Two uses. At the record level (`bench/realism_calibration.py`), `goal_sample` builds the
 `GoalSample`s the statistics read, with stand-in judges that decide from the text only. Through
-the whole pipeline (`chatjudge realism`, Python function models): `real_rows` writes "real"
-conversations (rows with `chat`), `simulated_user(style)` is the simulated user (called with the
-prompt text: it reads its facts from the `<context>` block, one a line or `;`-separated, and
-counts its own turns in the transcript), `assistant` the assistant under test,
-`discriminator_judge` the stand-in discriminator.
+the whole command (`bench/realism_pipeline.py`: `chatjudge.realism(...)` with Python function
+models, each called with the messages the command sends): `real_rows` writes "real"
+conversations (rows with `chat`), `goal_writer` re-extracts each goal from the conversation it
+is shown, `SimulatedUser(style, seed)` is the simulated user (its goal and facts from its
+instructions, its turn from the transcript), `assistant` the assistant under test, and `judge`
+the stand-in judge for disclosure, pushback and the discriminator.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,18 +40,42 @@ _NEEDS = [
     ("my invoice shows the wrong amount", "invoice is wrong"),
     ("I want to cancel my subscription", "cancel my sub"),
 ]
+_MONTHS = ["march", "april", "may", "june"]
+_COLOURS = ["blue", "red", "grey", "green"]
+_ITEMS = ["kettle", "lamp", "jacket", "chair", "phone case"]
+_PAYMENTS = ["card", "paypal", "bank transfer", "gift card"]
+_TOWNS = ["leeds", "york", "bath", "derby", "ely"]
+_NAMES = ["sam", "kim", "alex", "jo"]
 _FACTS: list[Callable[[random.Random], str]] = [
     lambda r: f"order number {r.randint(10000, 99999)}",
-    lambda r: f"bought on {r.randint(1, 28)} {r.choice(['march', 'april', 'may', 'june'])}",
-    lambda r: (
-        f"it was a {r.choice(['blue', 'red', 'grey', 'green'])} "
-        f"{r.choice(['kettle', 'lamp', 'jacket', 'chair', 'phone case'])}"
-    ),
-    lambda r: f"paid by {r.choice(['card', 'paypal', 'bank transfer', 'gift card'])}",
-    lambda r: f"delivery to {r.choice(['leeds', 'york', 'bath', 'derby', 'ely'])}",
-    lambda r: f"account email {r.choice(['sam', 'kim', 'alex', 'jo'])}{r.randint(1, 99)}@mail.com",
+    lambda r: f"bought on {r.randint(1, 28)} {r.choice(_MONTHS)}",
+    lambda r: f"it was a {r.choice(_COLOURS)} {r.choice(_ITEMS)}",
+    lambda r: f"paid by {r.choice(_PAYMENTS)}",
+    lambda r: f"delivery to {r.choice(_TOWNS)}",
+    lambda r: f"account email {r.choice(_NAMES)}{r.randint(1, 99)}@mail.com",
     lambda r: f"booking ref {r.choice('ABCDEFGH')}{r.randint(100, 999)}",
 ]
+
+
+def _any(words: list[str]) -> str:
+    return "(?:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
+
+
+# The facts `_FACTS` writes, as the stand-in goal writer finds them in what a user said.
+_FACT_TEXT = re.compile(
+    "|".join(
+        [
+            r"order number \d{5}",
+            rf"bought on \d{{1,2}} {_any(_MONTHS)}",
+            rf"it was a {_any(_COLOURS)} {_any(_ITEMS)}",
+            rf"paid by {_any(_PAYMENTS)}",
+            rf"delivery to {_any(_TOWNS)}",
+            rf"account email {_any(_NAMES)}\d{{1,2}}@mail\.com",
+            r"booking ref [a-h]\d{3}",
+        ]
+    ),
+    re.IGNORECASE,
+)
 _GREETINGS = ["Hello!", "Hi there,", "Good morning.", "Hello,"]
 _THANKS = [
     "Thank you so much for your help, have a wonderful day!",
@@ -184,39 +210,103 @@ def assistant(messages: list[dict[str, Any]]) -> str:
     return assistant_reply(sum(m["role"] == "user" for m in messages))
 
 
-def simulated_user(style: str, seed: int = 0) -> Callable[[str], str]:
-    """The simulated user as a function of its prompt text: facts from `<context>`, its turn
-    from the transcript's `**you**` lines; replies `{"thought", "response"}`."""
+class SimulatedUser:
+    """The simulated user of one run, as a Python function model called with its messages:
+    its goal from `<goal>` (a need it also knows how to put tersely), its facts from
+    `<context>` (`goals.goal_row`'s `- fact` lines), its own earlier messages from the
+    transcript's `**you**` lines. A conversation's messages are drawn at its first turn,
+    fresh for each of the K samples of a goal, and followed turn by turn; replies
+    `{"thought", "response"}`."""
 
-    def user(prompt: str) -> str:
-        context = re.search(r"<context>\s*(.*?)\s*</context>", prompt, re.DOTALL)
-        text = context.group(1) if context else ""
-        facts = tuple(f.strip(" -.") for f in re.split(r"\n|;", text) if f.strip(" -."))
-        need = re.search(r"<goal>\s*(.*?)\s*</goal>", prompt, re.DOTALL)
-        goal = Goal(need.group(1) if need else "help", need.group(1) if need else "help", facts)
-        rng = random.Random(f"{seed}:{prompt[:2000]}")  # the same prompt, the same reply
-        messages, _ = user_messages(
-            goal if facts else Goal(goal.need, goal.need, ("",)), style, rng
-        )
-        turn = prompt.count("**you**")
-        if turn >= len(messages):  # a one-message user: the marker alone, after a reply
+    def __init__(self, style: str, seed: int) -> None:
+        self.style = style
+        self.rng = random.Random(seed)
+        # by instructions (a goal): its conversations' messages, and each turn's followers
+        self.plans: dict[str, list[tuple[list[str], dict[int, int]]]] = {}
+        self.lock = threading.Lock()  # sync function models run in worker threads
+
+    def __call__(self, messages: list[dict[str, Any]]) -> str:
+        instructions, shown = messages[0]["content"], messages[-1]["content"]
+        said = [s.strip() for s in re.findall(r"^\*\*you\*\*: (.*)$", shown, re.M)]
+        with self.lock:
+            plan = self._plan(instructions, said)
+        turn = len(said)
+        if turn >= len(plan):  # a one-message user: the marker alone, after a reply
             return json.dumps({"thought": "done", "response": END_MARKER})
         # Its last message ends the conversation (the marker counts once the assistant has
         # replied), so that it writes what a real row of the same style holds.
-        end = f" {END_MARKER}" if turn == len(messages) - 1 and turn else ""
-        return json.dumps({"thought": "next", "response": messages[turn] + end})
+        end = f" {END_MARKER}" if turn == len(plan) - 1 and turn else ""
+        return json.dumps({"thought": "next", "response": plan[turn] + end})
 
-    return user
+    def _plan(self, instructions: str, said: list[str]) -> list[str]:
+        """The conversation these messages continue: of the goal's whose opening they are,
+        the one least followed at this turn (two samples that open alike keep their own
+        draws); a new one at the first turn."""
+        plans = self.plans.setdefault(instructions, [])
+        if said:
+            turn = len(said)
+            going = [p for p in plans if p[0][:turn] == said]
+            if going:
+                messages, uses = min(going, key=lambda p: p[1].get(turn, 0))
+                uses[turn] = uses.get(turn, 0) + 1
+                return messages
+        need = _between(instructions, "<goal>", "</goal>") or "help"
+        context = _between(instructions, "<context>", "</context>")
+        lines = [f.strip(" -") for f in context.splitlines()]
+        facts = tuple(f for f in lines if f and not f.startswith("("))  # "(nothing ...)"
+        goal = Goal(need, _SHORT.get(need, need), facts or ("",))
+        drawn = [m.strip() for m in user_messages(goal, self.style, self.rng)[0]]
+        plans.append((drawn, {0: 1}))
+        return drawn
 
 
-def discriminator_judge(prompt: str) -> str:
-    """The stand-in discriminator as a judge function: reads the two conversations' user
-    messages (`**user**: ...` lines, the first conversation before the second's heading) and
-    answers which holds the real user, from their text only."""
-    parts = re.split(r"(?im)^#+ .*conversation.*$|^conversation [ab12]:?$", prompt)
-    convs = [re.findall(r"\*\*user\*\*: (.*)", p) for p in parts]
-    convs = [c for c in convs if c][-2:]
-    if len(convs) < 2:
-        return json.dumps({"real": "A", "reason": "no telling them apart"})
-    picked, reason = pick_real(convs[0], convs[1])
-    return json.dumps({"real": "AB"[picked], "reason": reason})
+_SHORT = dict(_NEEDS)  # a need as the terse user puts it
+
+
+def _between(text: str, start: str, end: str) -> str:
+    found = re.search(re.escape(start) + r"\s*(.*?)\s*" + re.escape(end), text, re.DOTALL)
+    return found.group(1) if found else ""
+
+
+def _users(conversation: str) -> list[str]:
+    """The user's messages of a rendered conversation (`**user**: ...`, one line each)."""
+    return re.findall(r"^\*\*user\*\*: (.*)$", conversation, re.M)
+
+
+def goal_writer(messages: list[dict[str, Any]]) -> str:
+    """The stand-in goal writer (`--goal-model`): reads the conversation it is shown
+    (`produce/prompts/realism_goal.txt`), names the need the user's first message states and
+    lists every fact the user gave, in the user's words and order."""
+    said = _users(_between(messages[-1]["content"], "<conversation>", "</conversation>"))
+    first = said[0].lower() if said else ""
+    question = next(
+        (need for need, short in _NEEDS if need.lower() in first or short in first),
+        said[0] if said else "help",
+    )
+    facts = [m.group(0) for text in said for m in _FACT_TEXT.finditer(text)]
+    return json.dumps({"question": question, "facts": facts})
+
+
+def judge(messages: list[dict[str, Any]]) -> str:
+    """The stand-in judge (`--judge`) for realism's three prompts (`user_realism/prompts/`),
+    told apart by the reply each asks for; it decides from the text it is shown only:
+    disclosure (a fact is given when its text is in the first message), pushback (by its
+    words) and the discriminator (`pick_real` on the user messages of conversation 1 and 2,
+    never their position)."""
+    text = messages[-1]["content"]
+    if '{"disclosed"' in text:
+        first = _between(text, "<message>", "</message>")
+        numbered = text.split("numbered:", 1)[1]
+        facts = re.findall(r"^\d+\. (.*)$", numbered, re.M)
+        return json.dumps({"disclosed": [f.lower() in first.lower() for f in facts]})
+    if '{"pushback"' in text:
+        said = _users(_between(text, "<conversation>", "</conversation>"))
+        return json.dumps({"pushback": list(pushback(said))})
+    first, second = (
+        _users(
+            _between(text.split(f"Conversation {n}:", 1)[1], "<conversation>", "</conversation>")
+        )
+        for n in (1, 2)
+    )
+    picked, reason = pick_real(first, second)
+    return json.dumps({"reason": reason, "real": picked + 1})
