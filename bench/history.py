@@ -25,33 +25,19 @@ from pathlib import Path
 import chatjudge
 from chatjudge.analysis.history import history
 
-PROTOCOL = """\
-name = "resolved"
-kind = "pointwise"
-template = "Did the assistant resolve the user's problem?\\n{chat}\\n"
-[[fields]]
-name = "chat"
-conversation = true
-[[scores]]
-name = "resolved"
-path = "resolved"
-min = 0
-max = 1
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.summarize.test_tries import RESOLVED, resolved_judge  # noqa: E402 - the test's protocol
+
 TARGET_S = 10.0
-
-
-def judge(prompt: str) -> str:
-    return json.dumps({"resolved": int("OK" in prompt)})
 
 
 def first_run(work: Path, items: int) -> tuple[Path, Path]:
     protocol = work / "resolved.toml"
-    protocol.write_text(PROTOCOL, encoding="utf-8")
+    protocol.write_text(RESOLVED, encoding="utf-8")
     rows = [{"id": f"r{i}", "chat": "OK" if i % 5 else "no", "tier": "ab"[i % 2]}
             for i in range(items)]  # fmt: skip
     out = work / "run-000"
-    chatjudge.evaluate(rows, protocol, judge=judge, out=out, report=False)
+    chatjudge.evaluate(rows, protocol, judge=resolved_judge, out=out, report=False)
     return protocol, out
 
 

@@ -12,23 +12,20 @@ from pathlib import Path
 import pytest
 
 import chatjudge
-from chatjudge.analysis.history import history, holm
+from chatjudge.analysis.history import ALPHA, decide, history
 from chatjudge.errors import UsageError
-from chatjudge.formats.analyses import Gate
+from chatjudge.formats.analyses import Gate, GateDifference
+from chatjudge.formats.history import HistoryStep
 from chatjudge.formats.io import read_model
 from chatjudge.formats.summary import Summary
 from chatjudge.rundir import RunDir
+from chatjudge.stats.intervals import clopper_pearson
 from tests.analysis.gate.test_decide import pointwise_rows
 from tests.analysis.gate.test_judge_check import SHIFT, _check_file, _run
-from tests.summarize.test_tries import RESOLVED
+from tests.summarize.test_tries import RESOLVED, resolved_judge
 from tests.support.cli import run_cli
 
 N = 40
-
-
-def judge(prompt: str) -> str:
-    """`OK` in the conversation resolves it."""
-    return json.dumps({"resolved": int("OK" in prompt)})
 
 
 def other_judge(prompt: str) -> str:
@@ -45,13 +42,13 @@ def protocol(tmp_path: Path) -> Path:
 
 def judged(tmp_path: Path, protocol: Path, name: str, resolved: float, **kw: object) -> Path:
     """A run of N rows (`ids` from `prefix`) of which the first `resolved` share pass."""
-    prefix = str(kw.pop("prefix", "r"))
+    prefix, n = str(kw.pop("prefix", "r")), int(kw.pop("n", N))  # type: ignore[call-overload]
     rows = [
-        {"id": f"{prefix}{i}", "chat": "OK" if i < resolved * N else "no", "tier": "ab"[i % 2]}
-        for i in range(N)
+        {"id": f"{prefix}{i}", "chat": "OK" if i < resolved * n else "no", "tier": "ab"[i % 2]}
+        for i in range(n)
     ]
     out = tmp_path / name
-    by = kw.pop("judge", judge)
+    by = kw.pop("judge", resolved_judge)
     chatjudge.evaluate(rows, protocol, judge=by, out=out, report=False, **kw)  # type: ignore[arg-type]
     return out
 
@@ -119,12 +116,41 @@ def test_runs_are_ordered_by_time_or_as_named(tmp_path: Path, protocol: Path) ->
         history([str(late)], protocol=protocol)
 
 
-def test_holm_rejects_step_down() -> None:
-    # m = 4: thresholds 0.0125, 0.0167, 0.025, 0.05 at alpha 0.05
-    assert holm([0.01, 0.04, 0.015, 0.2], 0.05) == [True, False, True, False]
-    assert holm([0.02, 0.001], 0.05) == [True, True]
-    assert holm([0.03, 0.03], 0.05) == [False, False]
-    assert holm([], 0.05) == []
+def _paired_step(name: str, p: float | None) -> HistoryStep:
+    return HistoryStep(before=name, after=name, metric="m", n_pairs=10, paired=True, p=p,
+                       difference=GateDifference(value=-0.5, ci95=[-0.9, -0.1]),
+                       judge_changed=None, decided=False, regression=False)  # fmt: skip
+
+
+def test_all_steps_steps_down_by_p_each_at_holms_level_on_its_own_interval() -> None:
+    steps = [_paired_step("c", 0.03), _paired_step("a", 0.001), _paired_step("b", 0.01)]
+    steps.append(_paired_step("unpaired", 0.0))
+    steps[-1].paired = False  # no interval of it at another level: never decided here
+    asked: list[tuple[str, float]] = []
+    below = {"a": True, "b": False, "c": True}  # c would regress, but b stops the stepping
+
+    def interval_at(step: HistoryStep, level: float) -> list[float]:
+        asked.append((step.before, level))
+        return [-0.9, -0.1] if below[step.before] else [-0.9, 0.1]
+
+    decide(steps, 0.0, True, interval_at)
+    assert asked == [("a", pytest.approx(1 - 2 * ALPHA / 3)), ("b", pytest.approx(1 - ALPHA))]
+    assert [(s.before, s.decided, s.regression) for s in steps] == [
+        ("c", True, False), ("a", True, True), ("b", True, False), ("unpaired", False, False)
+    ]  # fmt: skip
+
+
+def test_a_small_unpaired_step_is_the_difference_of_each_runs_own_interval(
+    tmp_path: Path, protocol: Path
+) -> None:
+    a = judged(tmp_path, protocol, "a", 0.8, prefix="x", n=10)
+    b = judged(tmp_path, protocol, "b", 0.5, prefix="y", n=10)
+    (step,) = history([f"a={a}", f"b={b}"], protocol=protocol).steps
+    (alo, ahi), (blo, bhi) = clopper_pearson(8, 10, 0.975), clopper_pearson(5, 10, 0.975)
+    assert step.difference is not None and not step.paired
+    assert step.difference.value == pytest.approx(-0.3)
+    assert step.difference.ci95 == pytest.approx([blo - ahi, bhi - alo])
+    assert step.decided and not step.regression  # its interval holds 0
 
 
 def test_all_steps_decides_every_step_with_holm(tmp_path: Path, protocol: Path) -> None:
@@ -133,9 +159,7 @@ def test_all_steps_decides_every_step_with_holm(tmp_path: Path, protocol: Path) 
     h = history(runs, protocol=protocol, all_steps=True)
     assert all(s.decided for s in h.steps)
     assert [s.regression for s in h.steps] == [True, False, True]
-    ps = [s.p for s in h.steps]
-    assert all(p is not None for p in ps)
-    assert [s.regression for s in h.steps] == holm(ps, 0.025)  # type: ignore[arg-type]
+    assert all(s.p is not None for s in h.steps)
     latest = history(runs, protocol=protocol)
     assert [s.decided for s in latest.steps] == [False, False, True]
 

@@ -12,14 +12,15 @@ difference measures the judge as much as the system.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from scipy.stats import norm
 
 from chatjudge.analysis.gate.assemble import boundary, slice_differences
-from chatjudge.analysis.gate.pair_rows import pair
+from chatjudge.analysis.gate.pair_rows import Paired, pair
 from chatjudge.analysis.gate.provenance import changed_text, compared_checks, mismatches
 from chatjudge.analysis.gate.units import RunRows, check_metric, read_rows
 from chatjudge.errors import UsageError
@@ -29,6 +30,9 @@ from chatjudge.formats.run_info import RunInfo
 from chatjudge.formats.shared import Metric
 from chatjudge.protocols import Protocol
 from chatjudge.rundir import RunDir
+from chatjudge.stats.bootstrap import Estimate
+from chatjudge.stats.intervals import Range, guard
+from chatjudge.stats.small_sample import SMALL_UNITS
 
 # A history reads many runs: each step's bootstrap is capped here (the gate's default is
 # 10,000); the interval's Monte Carlo error at this size is far below its width.
@@ -69,19 +73,30 @@ def history(
     runs = order_runs([_read(name, path, protocol) for name, path in named_runs(given)], given)
     chosen = _metrics(runs, metrics)
     changed = [judge_changed(a, b, check_level, seed) for a, b in zip(runs, runs[1:], strict=False)]
-    steps = []
+    steps: list[HistoryStep] = []
+    pairs: dict[int, Paired] = {}  # by id of a paired step: its interval at another level
     for metric in chosen:
         rows = [read_rows(r.path, r.protocol, metric, None) for r in runs]  # each run once
         for i in range(1, len(runs)):
             pair_ = (runs[i - 1], runs[i]), (rows[i - 1], rows[i])
-            steps.append(_step(*pair_, metric, by, margin, seed, changed[i - 1]))
+            step, paired = _step(*pair_, metric, by, margin, seed, changed[i - 1])
+            steps.append(step)
+            if paired is not None:
+                pairs[id(step)] = paired
+
+    def interval_at(step: HistoryStep, level: float) -> list[float]:
+        """A paired step's interval at `level`: the gate's, guarded for a decision at −margin."""
+        diff = pairs[id(step)].difference(None, boundary(margin, "not-worse"), level, seed,
+                                          RESAMPLES)  # fmt: skip
+        return list(diff.ci95)
+
     return History(
         protocol=runs[-1].protocol.name,
         metrics=chosen,
         margin=margin,
         all_steps=all_steps,
         runs=[r.record for r in runs],
-        steps=decide(steps, margin, all_steps),
+        steps=decide(steps, margin, all_steps, interval_at),
     )
 
 
@@ -152,8 +167,9 @@ def _step(
     margin: float,
     seed: int,
     changed: str | None,
-) -> HistoryStep:
-    """The step from `runs[0]` to `runs[1]`, their rows of `metric` read once each."""
+) -> tuple[HistoryStep, Paired | None]:
+    """The step from `runs[0]` to `runs[1]`, their rows of `metric` read once each, and its
+    pairs (None: the runs do not pair)."""
     (a, b), (base, cand) = runs, rows
     step = HistoryStep(
         before=a.record.name, after=b.record.name, metric=metric, difference=None, n_pairs=0,
@@ -161,13 +177,14 @@ def _step(
     )  # fmt: skip
     paired, _ = pair(cand, base, None)
     if len(paired.ids) < 2:
-        return _unpaired(step, a.record.metrics[metric], b.record.metrics[metric], margin)
+        metrics = (a.record.metrics[metric], b.record.metrics[metric])
+        return _unpaired(step, (base, cand), metrics), None
     diff = paired.difference(None, boundary(margin, "not-worse"), 0.95, seed, RESAMPLES)
     step.difference = GateDifference(value=diff.value, ci95=list(diff.ci95))
     step.n_pairs, step.paired, step.p = len(paired.ids), True, _p(diff.value, diff.se, margin)
     if by is not None:
         step.slices = slice_differences(paired, by, margin, seed, RESAMPLES)
-    return step
+    return step, paired
 
 
 def judge_changed(a: _Run, b: _Run, level: float, seed: int) -> str | None:
@@ -181,15 +198,37 @@ def judge_changed(a: _Run, b: _Run, level: float, seed: int) -> str | None:
     return "; ".join(found) if found else None
 
 
-def _unpaired(step: HistoryStep, x: Metric, y: Metric, margin: float) -> HistoryStep:
-    """Runs whose rows do not pair: the difference of their summaries' values, with the
-    normal interval of two independent estimates (each one's se read off its interval)."""
+def _unpaired(
+    step: HistoryStep, rows: tuple[RunRows, RunRows], metrics: tuple[Metric, Metric]
+) -> HistoryStep:
+    """Runs whose rows do not pair: the difference of their summaries' values. From
+    SMALL_UNITS items a run, the normal interval of two independent estimates (each one's se
+    read off its summary's interval); below, where the normal one does not cover, the
+    difference of each run's own interval at 97.5% (the summary's rule for its kind), 95%
+    by Bonferroni; none for a metric of no known range (a ratio's)."""
+    x, y = metrics
     if x.value is None or y.value is None or not x.ci95 or not y.ci95:
         return step
-    se = math.hypot((x.ci95[1] - x.ci95[0]) / (2 * Z95), (y.ci95[1] - y.ci95[0]) / (2 * Z95))
     value = y.value - x.value
-    step.difference = GateDifference(value=value, ci95=[value - Z95 * se, value + Z95 * se])
-    step.p = _p(value, se, margin)
+    values = [np.array([r.value for r in run.rows.values() if r.inner]) for run in rows]
+    if min(v.size for v in values) >= SMALL_UNITS:
+        se = math.hypot(*((m.ci95[1] - m.ci95[0]) / (2 * Z95) for m in (x, y)))  # type: ignore[index]
+        step.difference = GateDifference(value=value, ci95=[value - Z95 * se, value + Z95 * se])
+        return step
+    scale = rows[0].scale
+    if scale is None:
+        step.difference = GateDifference(value=value, ci95=[])
+        return step
+    known = Range(scale.low, scale.high, zero_one=(scale.low, scale.high) == (0.0, 1.0))
+    ends = [
+        guard(Estimate(float(v.mean()), None, int(v.size)), v, known, level=1 - ALPHA).ci95
+        for v in values
+    ]
+    a, b = ends
+    if a is None or b is None:
+        step.difference = GateDifference(value=value, ci95=[])
+        return step
+    step.difference = GateDifference(value=value, ci95=[b[0] - a[1], b[1] - a[0]])
     return step
 
 
@@ -202,28 +241,31 @@ def _p(value: float, se: float | None, margin: float) -> float | None:
     return float(norm.cdf((value + margin) / se))
 
 
-def decide(steps: list[HistoryStep], margin: float, all_steps: bool) -> list[HistoryStep]:
+def decide(
+    steps: list[HistoryStep],
+    margin: float,
+    all_steps: bool,
+    interval_at: Callable[[HistoryStep, float], list[float]] | None = None,
+) -> list[HistoryStep]:
     """Flag regressions: the latest step of each metric (its interval below −margin, as the
-    gate fails), or every step with Holm's correction across them all. A step across a
-    judge change is never decided: it measures the judge as much as the system."""
+    gate fails), or, with `all_steps`, every paired step by Holm's step-down: in the order
+    of their one-sided p-values, the step of rank i regresses when its own interval at
+    level 1 − 2·ALPHA/(m − i) (`interval_at`: the gate's, guarded at every size) lies below
+    −margin, and the stepping stops at the first that does not. A step across a judge
+    change is never decided (it measures the judge as much as the system), nor, with
+    `all_steps`, an unpaired one (no interval of it at another level)."""
     if not all_steps:
         for s in {s.metric: s for s in steps}.values():  # each metric's latest step
-            if s.judge_changed is None and s.difference is not None:
+            if s.judge_changed is None and s.difference is not None and s.difference.ci95:
                 s.decided, s.regression = True, s.difference.ci95[1] < -margin
         return steps
-    tested = [s for s in steps if s.judge_changed is None and s.p is not None]
-    for s, rejected in zip(tested, holm([s.p for s in tested], ALPHA), strict=True):  # type: ignore[misc]
-        s.decided, s.regression = True, rejected
+    assert interval_at is not None
+    tested = [s for s in steps if s.paired and s.judge_changed is None and s.p is not None]
+    tested.sort(key=lambda s: s.p)  # type: ignore[arg-type,return-value]
+    stepping = True
+    for rank, s in enumerate(tested):
+        s.decided = True
+        if stepping:
+            ci = interval_at(s, 1 - 2 * ALPHA / (len(tested) - rank))
+            s.regression = stepping = bool(ci) and ci[1] < -margin
     return steps
-
-
-def holm(p: Sequence[float], alpha: float) -> list[bool]:
-    """Holm's step-down: which of the hypotheses with p-values `p` are rejected at
-    family-wise error `alpha`."""
-    order = sorted(range(len(p)), key=lambda i: p[i])
-    rejected = [False] * len(p)
-    for rank, i in enumerate(order):
-        if p[i] > alpha / (len(p) - rank):
-            break
-        rejected[i] = True
-    return rejected

@@ -31,7 +31,8 @@ class HistoryStep(Record):
     judge_changed: str | None  # what differs in how the two runs were judged; None: alike
     decided: bool  # the step is decided (the latest, or every one with --all-steps)
     regression: bool  # decided, and its interval lies below −margin (Holm with all steps)
-    p: float | None = None  # one-sided p of "fell by no more than the margin"
+    # A paired step's one-sided p of "fell by no more than the margin": `--all-steps`' order.
+    p: float | None = None
     slices: list[GateSlice] = []  # per --by value, as the gate shows them; never decided
 
 
